@@ -1,0 +1,66 @@
+/* The executor: an AST-walking interpreter in C on top of embedded CPython, and the policy
+ * layer. CPython parses (PyCF_ONLY_AST); the executor compiles that tree once into its own
+ * compact node tree and walks it, doing every value operation through CPython's object protocol.
+ * Non-logging module: errors are returned, never printed. Used by the worker (daemon/worker/)
+ * and by the tests; never by pyfenced itself. */
+#ifndef DAEMON_EXECUTOR_EXEC_H
+#define DAEMON_EXECUTOR_EXEC_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pf_error.h"
+
+/* smolagents' base list of importable modules. */
+#define EXEC_DEFAULT_IMPORTS                                                                       \
+    "collections", "datetime", "itertools", "math", "queue", "random", "re", "stat",               \
+            "statistics", "time", "unicodedata"
+
+struct exec_policy {
+    /* Allowed imports: "pkg" allows the module pkg; "pkg.*" allows pkg and its submodules. */
+    const char *const *imports;
+    size_t n_imports;
+    uint64_t max_ops;              /* evaluated nodes; default 10,000,000 */
+    uint64_t max_while_iterations; /* per while loop; default 1,000,000 */
+    uint32_t max_recursion;        /* executor call depth */
+    uint64_t max_output_bytes;     /* total print bytes before an output_limit outcome */
+    uint32_t max_log_chars;        /* `logs` keeps head and tail within this; default 50,000 */
+    uint64_t timeout_ms;           /* wall-clock deadline checked during the walk; 0 = none */
+};
+
+/* Initialises embedded CPython for executor use (isolated config, no site, no user env).
+ * Idempotent. Called once in the zygote (before forking) and in tests. */
+int exec_python_init(struct pf_error **err);
+/* Imports each module once so that forks share it (the zygote's preload). */
+int exec_preload(const char *const *modules, size_t n, struct pf_error **err);
+
+/* A persistent namespace plus its policy: one per ephemeral job, or one per session. */
+struct exec_env;
+
+struct exec_env *exec_env_new(const struct exec_policy *policy, struct pf_error **err);
+struct exec_env *exec_env_free(struct exec_env *env);
+
+/* Injects variables, given as an object of name → tagged JSON value (PROTOCOL.md "Values"). */
+int exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error **err);
+/* Reads the named variables back as tagged JSON: {name: value}; missing names are omitted. */
+cJSON *exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n);
+
+/* Receives print output as it is produced (already counted against max_output_bytes). */
+typedef void (*exec_output_cb)(void *userdata, const char *data, size_t len);
+
+/* Runs one snippet in env. Never returns NULL except on allocation failure. The result object:
+ *   "outcome":        "ok" | "error" | "timeout" | "output_limit" | "memory_limit"
+ *   "output":         tagged JSON of the last expression / final_answer value (null otherwise)
+ *   "output_repr":    repr() of it, or null when it is None
+ *   "logs":           captured print output (head and tail kept within max_log_chars)
+ *   "is_final_answer": bool
+ *   "error":          (outcome != "ok") {"type", "message", "line", "source"}; message is
+ *                     "Code execution failed at line '<source>' due to: <Type>: <msg>" or
+ *                     "Code parsing failed on line N due to: SyntaxError: ..."
+ *   "stats":          {"ops": evaluated nodes, "run_ms": wall time in the executor}
+ */
+cJSON *exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata);
+
+#endif

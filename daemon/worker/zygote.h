@@ -1,0 +1,63 @@
+/* The daemon's side of the zygote (daemon/worker/zygote_client.c): starts the pyfence-zygote
+ * process, asks it to fork workers, learns how they ended. The daemon never embeds Python;
+ * the zygote does, and a worker is a fork of it. Wire format of the control channel and of a
+ * worker's channel: daemon/worker/CHANNEL.md. Logs through group ZYGOTE/WORKER. */
+#ifndef DAEMON_WORKER_ZYGOTE_H
+#define DAEMON_WORKER_ZYGOTE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "harden.h"
+#include "pf_error.h"
+
+/* How a worker process ended, as the zygote (its parent) saw it through wait4(). */
+struct zygote_exit {
+    uint64_t job_id;
+    pid_t pid;
+    int exit_code;   /* valid when signal == 0 */
+    int signal;      /* terminating signal, 0 when it exited */
+    bool killed_by_request; /* we asked for the kill (zygote_kill) */
+    uint64_t cpu_ms; /* user+system, from rusage */
+    uint64_t max_rss_kb;
+};
+
+/* Called once per spawn request: with pid > 0 when the worker was forked, or with an error.
+ * Then exit_cb is called exactly once when that worker has been reaped (also when the zygote
+ * itself died: then signal is SIGKILL and the exit is synthesised). */
+typedef void (*zygote_spawned_cb)(void *job_ctx, pid_t pid, const struct pf_error *err);
+typedef void (*zygote_exit_cb)(void *job_ctx, const struct zygote_exit *exit_info);
+
+struct zygote;
+
+struct zygote_config {
+    const char *path;   /* pyfence-zygote binary */
+    int log_level;
+    const char *const *preload; /* modules the zygote imports once (NULL-terminated), may be NULL */
+};
+
+/* Starts the zygote and waits (blocking, bounded by 10 s) for its "ready" message. */
+int zygote_start(uv_loop_t *loop, const struct zygote_config *config, zygote_spawned_cb spawned_cb,
+                 zygote_exit_cb exit_cb, struct zygote **ret, struct pf_error **err);
+
+/* Asks for a worker for job_id, hardened with `params`. On success *ret_channel_fd is the
+ * daemon's end of a fresh SOCK_STREAM socketpair (O_CLOEXEC, non-blocking), owned by the
+ * caller; the worker holds the other end. Callbacks receive job_ctx. */
+int zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *params,
+                 void *job_ctx, int *ret_channel_fd, struct pf_error **err);
+
+/* SIGKILLs the worker of job_id if it still lives (no-op otherwise). */
+int zygote_kill(struct zygote *z, uint64_t job_id);
+
+pid_t zygote_pid(const struct zygote *z);
+unsigned zygote_restarts(const struct zygote *z);
+unsigned zygote_live_workers(const struct zygote *z);
+const char *zygote_python_version(const struct zygote *z);
+
+/* Kills every worker, stops the zygote, reaps it, frees z. Accepts NULL; returns NULL.
+ * exit_cb is called for each worker still live. */
+struct zygote *zygote_stop(struct zygote *z);
+
+#endif

@@ -1,0 +1,156 @@
+#include "limits.h"
+
+#include <math.h>
+#include <string.h>
+
+#define KiB (1024LL)
+#define MiB (1024LL * 1024)
+
+static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
+    [POLICY_LIMIT_MAX_FRAME_BYTES] = {"max_frame_bytes", POLICY_SCOPE_DAEMON, 8 * MiB, 4 * KiB,
+                                      64 * MiB, "largest frame accepted or sent, in bytes"},
+    [POLICY_LIMIT_MAX_CONNECTIONS] = {"max_connections", POLICY_SCOPE_DAEMON, 1024, 1, 65536,
+                                      "open client connections; more are refused with busy"},
+    [POLICY_LIMIT_MAX_INFLIGHT] = {"max_inflight", POLICY_SCOPE_DAEMON, 64, 1, 4096,
+                                   "requests in flight on one connection"},
+    [POLICY_LIMIT_MAX_OUTBUF_BYTES] = {"max_outbuf_bytes", POLICY_SCOPE_DAEMON, 16 * MiB,
+                                       64 * KiB, 256 * MiB,
+                                       "unread reply bytes queued for one connection; a client "
+                                       "that does not read past this is disconnected"},
+    [POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS] = {"conn_idle_timeout_ms", POLICY_SCOPE_DAEMON, 600000,
+                                           1000, 86400000,
+                                           "a connection with no request in flight and no "
+                                           "traffic for this long is closed"},
+    [POLICY_LIMIT_MAX_WORKERS] = {"max_workers", POLICY_SCOPE_DAEMON, 32, 1, 4096,
+                                  "live worker processes at once; more jobs get busy"},
+    [POLICY_LIMIT_TIMEOUT_MS] = {"timeout_ms", POLICY_SCOPE_JOB, 30000, 1, 3600000,
+                                 "wall-clock time of one snippet"},
+    [POLICY_LIMIT_CPU_MS] = {"cpu_ms", POLICY_SCOPE_JOB, 30000, 100, 3600000,
+                             "CPU time of one worker (enforced in whole seconds)"},
+    [POLICY_LIMIT_MEMORY_MB] = {"memory_mb", POLICY_SCOPE_JOB, 1024, 32, 4096,
+                                "memory of one worker (address space; cgroup where available)"},
+    [POLICY_LIMIT_PIDS] = {"pids", POLICY_SCOPE_JOB, 16, 1, 1024,
+                           "processes and threads of one worker"},
+    [POLICY_LIMIT_OPEN_FILES] = {"open_files", POLICY_SCOPE_JOB, 64, 16, 4096,
+                                 "open file descriptors of one worker"},
+    [POLICY_LIMIT_FILE_SIZE_MB] = {"file_size_mb", POLICY_SCOPE_JOB, 16, 0, 4096,
+                                   "largest file a worker may write"},
+    [POLICY_LIMIT_MAX_OPS] = {"max_ops", POLICY_SCOPE_JOB, 10000000, 1, 10000000000LL,
+                              "operations (evaluated nodes) of one snippet"},
+    [POLICY_LIMIT_MAX_WHILE_ITERATIONS] = {"max_while_iterations", POLICY_SCOPE_JOB, 1000000, 1,
+                                           1000000000LL, "iterations of one while loop"},
+    [POLICY_LIMIT_MAX_RECURSION] = {"max_recursion", POLICY_SCOPE_JOB, 1000, 10, 5000,
+                                    "call depth inside the executor"},
+    [POLICY_LIMIT_MAX_OUTPUT_BYTES] = {"max_output_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
+                                       64 * MiB, "printed output of one snippet, in bytes"},
+    [POLICY_LIMIT_MAX_LOG_CHARS] = {"max_log_chars", POLICY_SCOPE_JOB, 50000, 100, 10000000,
+                                    "characters of `logs` kept in the reply (head and tail)"},
+    [POLICY_LIMIT_MAX_RESULT_BYTES] = {"max_result_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
+                                       32 * MiB, "size of the encoded result value, in bytes"},
+};
+
+const struct policy_limit_def *
+policy_limit_def(enum policy_limit limit)
+{
+    if ((int) limit < 0 || limit >= _POLICY_LIMIT_MAX)
+        return NULL;
+    return &limit_defs[limit];
+}
+
+enum policy_limit
+policy_limit_from_name(const char *name)
+{
+    for (int i = 0; i < _POLICY_LIMIT_MAX; i++)
+        if (name && strcmp(limit_defs[i].name, name) == 0)
+            return (enum policy_limit) i;
+    return _POLICY_LIMIT_INVALID;
+}
+
+void
+policy_limits_init_defaults(struct policy_limits *limits)
+{
+    for (int i = 0; i < _POLICY_LIMIT_MAX; i++)
+        limits->v[i] = limit_defs[i].def;
+}
+
+int
+policy_limits_set(struct policy_limits *limits, enum policy_limit limit, int64_t value,
+                  const char *where, struct pf_error **err)
+{
+    const struct policy_limit_def *def = policy_limit_def(limit);
+    if (!def)
+        return pf_error_set(err, PF_E_INTERNAL, "%s: unknown limit %d", where, (int) limit);
+    if (value < def->min)
+        return pf_error_set(err, PF_E_CONFIG, "%s: %s: %lld is below minimum %lld", where,
+                            def->name, (long long) value, (long long) def->min);
+    if (value > def->max)
+        return pf_error_set(err, PF_E_CONFIG, "%s: %s: %lld exceeds maximum %lld", where,
+                            def->name, (long long) value, (long long) def->max);
+    limits->v[limit] = value;
+    return 0;
+}
+
+/* Reads an integral JSON number exactly (cJSON's valueint saturates). */
+static int
+read_integral(const cJSON *item, const char *where, struct pf_error **err, int64_t *ret)
+{
+    if (!cJSON_IsNumber(item))
+        return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: must be an integer", where,
+                            item->string);
+    double d = item->valuedouble;
+    if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+        return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: %g is not an integer", where,
+                            item->string, d);
+    *ret = (int64_t) d;
+    return 0;
+}
+
+int
+policy_limits_tighten(struct policy_limits *limits, const cJSON *obj, const char *where,
+                      struct pf_error **err)
+{
+    if (!obj)
+        return 0;
+    if (!cJSON_IsObject(obj))
+        return pf_error_set(err, PF_E_BAD_REQUEST, "%s: must be an object", where);
+    struct policy_limits next = *limits;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj)
+    {
+        enum policy_limit l = policy_limit_from_name(item->string);
+        if (l == _POLICY_LIMIT_INVALID || limit_defs[l].scope != POLICY_SCOPE_JOB)
+            return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: not a per-job limit", where,
+                                item->string);
+        int64_t v;
+        if (read_integral(item, where, err, &v) < 0)
+            return -1;
+        if (v < limit_defs[l].min)
+            return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: %lld is below minimum %lld", where,
+                                item->string, (long long) v, (long long) limit_defs[l].min);
+        if (v > next.v[l])
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "%s.%s: %lld would loosen the profile's %lld (a request may only "
+                                "tighten limits)",
+                                where, item->string, (long long) v, (long long) next.v[l]);
+        next.v[l] = v;
+    }
+    *limits = next;
+    return 0;
+}
+
+cJSON *
+policy_limits_to_json(const struct policy_limits *limits, enum policy_scope scope)
+{
+    cJSON *obj = cJSON_CreateObject();
+    if (!obj)
+        return NULL;
+    for (int i = 0; i < _POLICY_LIMIT_MAX; i++) {
+        if (limit_defs[i].scope != scope)
+            continue;
+        if (!cJSON_AddNumberToObject(obj, limit_defs[i].name, (double) limits->v[i])) {
+            cJSON_Delete(obj);
+            return NULL;
+        }
+    }
+    return obj;
+}

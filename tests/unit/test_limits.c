@@ -1,0 +1,86 @@
+/* The limits table: defaults in range, set() bounds, tighten() never loosens. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "limits.h"
+
+static void
+test_defaults_within_bounds(void **state)
+{
+    (void) state;
+    struct policy_limits l;
+    policy_limits_init_defaults(&l);
+    for (int i = 0; i < _POLICY_LIMIT_MAX; i++) {
+        const struct policy_limit_def *d = policy_limit_def((enum policy_limit) i);
+        assert_non_null(d);
+        assert_true(d->min <= d->def && d->def <= d->max);
+        assert_int_equal(l.v[i], d->def);
+        assert_int_equal(policy_limit_from_name(d->name), i);
+    }
+    assert_int_equal(policy_limit_from_name("no_such_limit"), _POLICY_LIMIT_INVALID);
+}
+
+static void
+test_set_names_the_limit(void **state)
+{
+    (void) state;
+    struct policy_limits l;
+    struct pf_error *err = NULL;
+    policy_limits_init_defaults(&l);
+    assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 9000, "profiles/x.json: limits",
+                                       &err),
+                     -1);
+    assert_string_equal(err->msg, "profiles/x.json: limits: memory_mb: 9000 exceeds maximum 4096");
+    err = pf_error_free(err);
+    assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 256, "x", &err), 0);
+    assert_int_equal(l.v[POLICY_LIMIT_MEMORY_MB], 256);
+}
+
+static void
+test_tighten_only(void **state)
+{
+    (void) state;
+    struct policy_limits l;
+    struct pf_error *err = NULL;
+    policy_limits_init_defaults(&l);
+
+    cJSON *ok = cJSON_Parse("{\"timeout_ms\": 500, \"max_ops\": 1000}");
+    assert_int_equal(policy_limits_tighten(&l, ok, "limits", &err), 0);
+    assert_int_equal(l.v[POLICY_LIMIT_TIMEOUT_MS], 500);
+    assert_int_equal(l.v[POLICY_LIMIT_MAX_OPS], 1000);
+    cJSON_Delete(ok);
+
+    /* Loosening is refused, and nothing is half-applied. */
+    cJSON *loose = cJSON_Parse("{\"max_ops\": 10, \"timeout_ms\": 900}");
+    assert_int_equal(policy_limits_tighten(&l, loose, "limits", &err), -1);
+    assert_non_null(strstr(err->msg, "limits.timeout_ms: 900 would loosen the profile's 500"));
+    assert_int_equal(l.v[POLICY_LIMIT_MAX_OPS], 1000);
+    err = pf_error_free(err);
+    cJSON_Delete(loose);
+
+    const char *bad[] = {"{\"max_frame_bytes\": 10}", "{\"nope\": 1}", "{\"timeout_ms\": 1.5}",
+                         "{\"timeout_ms\": \"1\"}", "{\"timeout_ms\": 0}", "[1]"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cJSON *j = cJSON_Parse(bad[i]);
+        assert_int_equal(policy_limits_tighten(&l, j, "limits", &err), -1);
+        assert_int_equal(err->code, PF_E_BAD_REQUEST);
+        err = pf_error_free(err);
+        cJSON_Delete(j);
+    }
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_within_bounds),
+        cmocka_unit_test(test_set_names_the_limit),
+        cmocka_unit_test(test_tighten_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
