@@ -1,0 +1,36 @@
+/* Between worker_harden() (harden.c) and the layers, one file each. Each layer applies itself
+ * to the calling process (a freshly forked worker that has not read untrusted input yet),
+ * returns 0 or a negative value with *err set, and never logs: the worker's stderr is /dev/null
+ * after the fds layer, so the error travels back to worker.c, which reports it on the channel.
+ * A layer that reads a field of harden_params documents which one. */
+#ifndef DAEMON_WORKER_HARDEN_INTERNAL_H
+#define DAEMON_WORKER_HARDEN_INTERNAL_H
+
+#include "harden.h"
+#include "pf_error.h"
+
+/* The fd the worker's channel is moved to by the fds layer (CHANNEL.md). */
+#define HARDEN_CHANNEL_FD 3
+
+/* Each layer's entry point. `p->level[layer]` is HARDEN_REQUIRED or HARDEN_BEST_EFFORT when it
+ * is called; a layer that can do only part of its work in best-effort mode may return 0. */
+typedef int (*harden_apply_fn)(const struct harden_params *p, struct pf_error **err);
+
+int harden_cgroup_apply(const struct harden_params *p, struct pf_error **err);
+int harden_namespaces_apply(const struct harden_params *p, struct pf_error **err);
+/* cpu_ms, memory_mb, file_size_mb, open_files, pids. */
+int harden_rlimits_apply(const struct harden_params *p, struct pf_error **err);
+/* Expects the channel already at HARDEN_CHANNEL_FD (harden_fds_move_channel). */
+int harden_fds_apply(const struct harden_params *p, struct pf_error **err);
+/* uid, gid. */
+int harden_identity_apply(const struct harden_params *p, struct pf_error **err);
+int harden_privileges_apply(const struct harden_params *p, struct pf_error **err);
+int harden_landlock_apply(const struct harden_params *p, struct pf_error **err);
+int harden_seccomp_apply(const struct harden_params *p, struct pf_error **err);
+
+/* Moves channel_fd to HARDEN_CHANNEL_FD (close-on-exec set, blocking mode). Done by
+ * worker_harden() before any layer runs, whatever the fds layer's level, so that a layer which
+ * closes fds never closes the channel. Returns HARDEN_CHANNEL_FD. */
+int harden_fds_move_channel(int channel_fd, struct pf_error **err);
+
+#endif
