@@ -1,0 +1,45 @@
+/* Tagged JSON <-> Python values (proto/PROTOCOL.md, "Values"): how results leave a worker and
+ * how variables enter it. Nothing is ever pickled; anything without a faithful JSON form leaves
+ * as {"$type": "repr", ...} and is refused on the way in.
+ *
+ * Both functions need the GIL (the executor's thread holds it throughout) and leave no Python
+ * exception set behind them. Non-logging module. */
+#ifndef DAEMON_EXECUTOR_VALUE_H
+#define DAEMON_EXECUTOR_VALUE_H
+
+#include <Python.h>
+#include <cjson/cJSON.h>
+
+#include "pf_error.h"
+
+/* Container nesting allowed on input (and the depth the worker uses on output). */
+#define EXEC_VALUE_MAX_DEPTH 64
+
+/* Converts obj to tagged JSON. Never raises; returns NULL only when memory runs out.
+ *
+ * - Only exact built-in types get a structured form: an instance of a subclass (Counter,
+ *   namedtuple, IntEnum, a user's list subclass...) is sent as "repr", because sending it as its
+ *   base type would silently change its type on the way back.
+ * - Containers deeper than max_depth levels (the top-level container is level 1) are sent as
+ *   "repr"; so are self-referencing containers, once they reach that depth.
+ * - A str that contains NUL or is not encodable as UTF-8 (lone surrogates) is sent as "repr":
+ *   cJSON strings are NUL-terminated UTF-8.
+ * - Finite floats are cJSON *raw* nodes holding Python's repr ("1.0", "1e+100", "-0.0"), so
+ *   that a float always prints with a '.' or an exponent and never reads back as an int; test
+ *   them with cJSON_IsRaw, not cJSON_IsNumber. Ints within ±2^53 are number nodes.
+ *
+ * Runs user code: PyObject_Repr on objects without a structured form calls their __repr__, and
+ * datetime.isoformat may call a user tzinfo's utcoffset(). The caller (the executor) is
+ * responsible for running this under its budgets; an exception raised there is swallowed and
+ * replaced by a placeholder repr naming the type. */
+cJSON *exec_value_to_json(PyObject *obj, int max_depth);
+
+/* Converts tagged JSON to a new reference. Strict: an unknown "$type", a tagged object with a
+ * missing, extra or wrongly typed field, bad base64, a "repr" value, an unhashable dict key or
+ * set item, or nesting deeper than EXEC_VALUE_MAX_DEPTH fails with PF_E_BAD_REQUEST and a
+ * message that names the place ("value.items[2][0]: ..."). A JSON number is an int when it is
+ * integral and within ±2^53, else a float; send {"$type": "float", "value": "1.0"} to force a
+ * float. Returns NULL with *err set (and no Python exception pending) on failure. */
+PyObject *exec_value_from_json(const cJSON *json, struct pf_error **err);
+
+#endif
