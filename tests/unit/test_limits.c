@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "limits.h"
+#include "policy_limits.h"
 
 static void
 test_defaults_within_bounds(void **state)

@@ -1,4 +1,4 @@
-#include "limits.h"
+#include "policy_limits.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,0 +1,80 @@
+/* The one context of pyfenced: everything the loop's callbacks reach is here, passed as a
+ * `struct daemon *`. There is no other global mutable state (pf_log's level excepted). */
+#ifndef DAEMON_DAEMON_H
+#define DAEMON_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "dlist.h"
+#include "policy_limits.h"
+#include "listener.h"
+#include "pf_error.h"
+
+#define DAEMON_READ_BUF_BYTES (64 * 1024)
+#define DAEMON_FLUSH_TIMEOUT_MS 2000
+
+struct zygote;
+
+struct daemon_options {
+    const char *socket_path; /* --socket; NULL: resolved by pf_socket_path_resolve. Not owned. */
+    mode_t socket_mode;
+    const char *zygote_path; /* Not owned. NULL: run without a zygote (tests only). */
+    int log_level;
+};
+
+struct daemon {
+    uv_loop_t *loop; /* Not owned. */
+    struct daemon_options opts;
+    struct policy_limits limits; /* daemon-wide limits and the default job limits */
+    struct listener listener;
+    struct zygote *zygote; /* owned; NULL until started (and in tests) */
+
+    struct dlist conns; /* struct conn.link */
+    unsigned n_conns;   /* accepted connections, not counting ones refused with busy */
+    uint64_t next_conn_id;
+    struct dlist jobs; /* struct job.daemon_link: the job table */
+    uint64_t next_job_id;
+    unsigned jobs_running; /* jobs whose worker has not been reaped yet */
+    uint64_t jobs_total;
+    uint64_t jobs_by_outcome[_PF_E_MAX]; /* index 0 counts "ok", others by enum pf_code */
+
+    uint64_t start_ns; /* uv_hrtime() at daemon_init */
+    bool shutting_down;
+    bool stopped; /* the final stage of the shutdown ran */
+    uv_signal_t sig_term, sig_int;
+    uv_timer_t flush_timer; /* bounds how long a shutdown waits for replies to drain */
+    int exit_status;
+
+    /* One read buffer for every stream: libuv calls alloc_cb and read_cb back to back. */
+    bool read_buf_busy;
+    char read_buf[DAEMON_READ_BUF_BYTES];
+};
+
+/* Sets up the context; limits are copied. No handle is started. */
+void daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts,
+                 const struct policy_limits *limits);
+/* Binds (or adopts) the socket, starts the zygote and the signal handlers. */
+int daemon_start(struct daemon *d, struct pf_error **err);
+/* Graceful stop (SIGTERM/SIGINT): stop accepting, fail in-flight requests with shutting_down,
+ * let replies drain (bounded), stop the zygote, close every handle. The loop then ends. */
+void daemon_shutdown(struct daemon *d);
+/* After uv_run returned: unlinks the socket if we created it. */
+void daemon_finish(struct daemon *d);
+
+/* Counts a finished job under its outcome (0 = ok, else enum pf_code). */
+void daemon_count_outcome(struct daemon *d, int code);
+/* Called when a connection is freed: a shutdown in progress may now finish. */
+void daemon_conn_gone(struct daemon *d);
+
+/* alloc_cb for every stream the daemon reads. */
+void daemon_alloc_cb(uv_handle_t *handle, size_t suggested, uv_buf_t *buf);
+/* Gives back a buffer handed out by daemon_alloc_cb (call in every read_cb). */
+void daemon_release_buf(struct daemon *d, const uv_buf_t *buf);
+
+/* Milliseconds since daemon_init, with sub-millisecond precision. */
+double daemon_elapsed_ms(uint64_t from_ns);
+
+#endif

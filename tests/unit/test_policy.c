@@ -1,0 +1,209 @@
+/* Profiles: the shipped ones load, every bad field is refused with file, field and value named,
+ * access and defaults resolve, and a directory loads all-or-nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "load.h"
+#include "profile.h"
+
+static struct policy_profile *
+parse_ok(const char *text)
+{
+    struct policy_profile *p = NULL;
+    struct pf_error *err = NULL;
+    int r = policy_profile_parse(text, strlen(text), "profiles/x.json", NULL, &p, &err);
+    if (r < 0)
+        fail_msg("unexpected error: %s", err->msg);
+    return p;
+}
+
+static void
+expect_error(const char *text, const char *message)
+{
+    struct policy_profile *p = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(policy_profile_parse(text, strlen(text), "profiles/x.json", "x", &p, &err),
+                     -1);
+    assert_null(p);
+    assert_non_null(err);
+    if (!strstr(err->msg, message))
+        fail_msg("error '%s' lacks '%s'", err->msg, message);
+    pf_error_free(err);
+}
+
+static void
+test_builtin_profiles_load(void **state)
+{
+    (void) state;
+    struct policy *pol = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(policy_load_builtin(&pol, &err), 0);
+    assert_int_equal(pol->n, 3);
+    const struct policy_profile *strict = policy_find(pol, "strict");
+    assert_non_null(strict);
+    assert_int_equal(strict->imports.n, 0);
+    assert_int_equal(strict->limits.v[POLICY_LIMIT_MEMORY_MB], 256);
+    const struct policy_profile *def = policy_find(pol, "default");
+    assert_int_equal(def->hardening[POLICY_LAYER_SECCOMP], POLICY_LEVEL_REQUIRED);
+    assert_int_equal(def->hardening[POLICY_LAYER_CGROUP], POLICY_LEVEL_BEST_EFFORT);
+    /* Unspecified limits keep the table's defaults. */
+    assert_int_equal(def->limits.v[POLICY_LIMIT_MAX_RECURSION],
+                     policy_limit_def(POLICY_LIMIT_MAX_RECURSION)->def);
+    assert_ptr_equal(policy_default_for(pol, 1000, 1000, &err), def);
+    policy_free(pol);
+}
+
+static void
+test_minimal_profile(void **state)
+{
+    (void) state;
+    struct policy_profile *p = parse_ok("{\"name\": \"x\"}");
+    assert_string_equal(p->name, "x");
+    /* Nobody but root may use a profile that names no one. */
+    assert_false(policy_profile_allows(p, 1000, 1000));
+    assert_true(policy_profile_allows(p, 0, 0));
+    cJSON *j = policy_profile_to_json(p);
+    assert_non_null(cJSON_GetObjectItem(j, "limits"));
+    cJSON_Delete(j);
+    policy_profile_free(p);
+}
+
+static void
+test_bad_fields_are_named(void **state)
+{
+    (void) state;
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 9000}}",
+                 "profiles/x.json: limits: memory_mb: 9000 exceeds maximum 4096");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1.5}}", "memory_mb: must be an integer");
+    expect_error("{\"name\": \"x\", \"limits\": {\"max_connections\": 5}}",
+                 "limits.max_connections: not a per-job limit");
+    expect_error("{\"name\": \"x\", \"color\": 1}", "color");
+    expect_error("{\"name\": \"y\"}", "differs from the file name 'x'");
+    expect_error("{\"name\": \"x\", \"imports\": [\"os;rm\"]}", "imports[0]: 'os;rm' is not a module name");
+    expect_error("{\"name\": \"x\", \"imports\": [\"a..b\"]}", "is not a module name");
+    expect_error("{\"name\": \"x\", \"hardening\": {\"seccomp\": \"maybe\"}}",
+                 "hardening.seccomp: must be");
+    expect_error("{\"name\": \"x\", \"hardening\": {\"kernel\": \"off\"}}",
+                 "hardening.kernel: no such layer");
+    expect_error("{\"name\": \"x\", \"hardening\": {\"fds\": \"off\"}}", "always required");
+    expect_error("{\"name\": \"x\", \"egress\": [{\"host\": \"example.org\"}]}",
+                 "egress: network egress rules are not supported");
+    expect_error("{\"name\": \"x\", \"access\": {\"users\": [\"no-such-user-pyfence\"]}}",
+                 "access.users: no user named 'no-such-user-pyfence'");
+    expect_error("{\"name\": \"x\", \"access\": {\"uids\": [-1]}}", "access.uids[0]");
+    expect_error("{\"name\": \"x\", \"name\": \"x\"}", "profiles/x.json");
+    expect_error("{\"name\": \"x\"", "profiles/x.json");
+}
+
+static void
+test_access_and_defaults(void **state)
+{
+    (void) state;
+    struct policy_profile *p = parse_ok("{\"name\": \"x\", \"access\": {\"uids\": [1001], "
+                                        "\"groups\": [\"root\"]}, \"default_for\": {\"uids\": [1001]}}");
+    assert_true(policy_profile_allows(p, 1001, 50));
+    assert_true(policy_profile_allows(p, 1002, 0)); /* group root */
+    assert_false(policy_profile_allows(p, 1002, 50));
+    assert_true(policy_profile_is_default_for(p, 1001, 5));
+    assert_false(policy_profile_is_default_for(p, 1002, 5));
+    policy_profile_free(p);
+}
+
+static char *
+make_dir(void)
+{
+    char *dir = strdup("/tmp/pyfence-policy-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void
+remove_dir(char *dir, const char *const *names)
+{
+    char path[512];
+    for (; *names; names++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, *names);
+        unlink(path);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+static void
+test_directory_all_or_nothing(void **state)
+{
+    (void) state;
+    char *dir = make_dir();
+    struct policy *pol = NULL;
+    struct pf_error *err = NULL;
+    write_file(dir, "default.json", "{\"name\": \"default\", \"access\": {\"everyone\": true}}");
+    write_file(dir, "agents.json", "{\"name\": \"agents\", \"access\": {\"uids\": [1001]}, "
+                                   "\"default_for\": {\"uids\": [1001]}}");
+    write_file(dir, "README.txt", "not a profile");
+    assert_int_equal(policy_load_dir(dir, &pol, &err), 0);
+    assert_int_equal(pol->n, 2);
+    assert_string_equal(policy_default_for(pol, 1001, 1001, &err)->name, "agents");
+    assert_string_equal(policy_default_for(pol, 1002, 1002, &err)->name, "default");
+    /* A profile the peer may not use answers exactly like a missing one. */
+    assert_null(policy_resolve(pol, "agents", 1002, 1002, &err));
+    assert_int_equal(err->code, PF_E_NOT_FOUND);
+    err = pf_error_free(err);
+    assert_null(policy_resolve(pol, "nothere", 1002, 1002, &err));
+    assert_int_equal(err->code, PF_E_NOT_FOUND);
+    err = pf_error_free(err);
+    pol = policy_free(pol);
+
+    /* One bad file: nothing loads, and the error names the file and field. */
+    write_file(dir, "bad.json", "{\"name\": \"bad\", \"limits\": {\"pids\": 0}}");
+    assert_int_equal(policy_load_dir(dir, &pol, &err), -1);
+    assert_null(pol);
+    assert_non_null(strstr(err->msg, "/bad.json: limits: pids: 0 is below minimum 1"));
+    err = pf_error_free(err);
+
+    /* No default profile. */
+    unlink(strcat(strcpy((char[512]){0}, dir), "/bad.json"));
+    unlink(strcat(strcpy((char[512]){0}, dir), "/default.json"));
+    assert_int_equal(policy_load_dir(dir, &pol, &err), -1);
+    assert_non_null(strstr(err->msg, "no profile named 'default'"));
+    err = pf_error_free(err);
+
+    const char *names[] = {"default.json", "agents.json", "README.txt", "bad.json", NULL};
+    remove_dir(dir, names);
+
+    assert_int_equal(policy_load_dir("/nonexistent/pyfence", &pol, &err), -1);
+    assert_non_null(strstr(err->msg, "policy directory '/nonexistent/pyfence'"));
+    pf_error_free(err);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtin_profiles_load),
+        cmocka_unit_test(test_minimal_profile),
+        cmocka_unit_test(test_bad_fields_are_named),
+        cmocka_unit_test(test_access_and_defaults),
+        cmocka_unit_test(test_directory_all_or_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
