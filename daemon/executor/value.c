@@ -1,0 +1,871 @@
+/* Tagged JSON <-> Python values. See value.h for the contract and proto/PROTOCOL.md "Values"
+ * for the wire form. */
+#include "value.h"
+
+#include <datetime.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pf_cleanup.h"
+
+/* 2^53: the largest range in which every integer has an exact double (and JSON number). */
+#define SAFE_INT_MAX 9007199254740992LL
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
+#define _cleanup_json_ _cleanup_(cJSON_Deletep)
+
+static inline void
+pyobj_decrefp(PyObject **p)
+{
+    Py_XDECREF(*p);
+}
+#define _cleanup_pyobj_ _cleanup_(pyobj_decrefp)
+
+/* The datetime C API is a capsule imported per translation unit; NULL when it cannot be had,
+ * in which case datetime values simply take the repr path. */
+static bool
+datetime_api(void)
+{
+    if (!PyDateTimeAPI) {
+        PyDateTime_IMPORT;
+        if (!PyDateTimeAPI) {
+            PyErr_Clear();
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Calls binascii.NAME(arg, **kwargs-free), binascii being built into CPython, so this works in
+ * a worker that can no longer open files. New reference, or NULL with an exception set. */
+static PyObject *
+binascii_call(const char *name, PyObject *arg, const char *kw)
+{
+    static PyObject *mod;
+    if (!mod && !(mod = PyImport_ImportModule("binascii")))
+        return NULL;
+    _cleanup_pyobj_ PyObject *fn = PyObject_GetAttrString(mod, name);
+    _cleanup_pyobj_ PyObject *args = fn ? PyTuple_Pack(1, arg) : NULL;
+    _cleanup_pyobj_ PyObject *kwargs = args ? Py_BuildValue("{sO}", kw, Py_False) : NULL;
+    if (kwargs && strcmp(kw, "strict_mode") == 0 && PyDict_SetItemString(kwargs, kw, Py_True) < 0)
+        return NULL;
+    return kwargs ? PyObject_Call(fn, args, kwargs) : NULL;
+}
+
+/* ==== Python -> JSON ==== */
+
+static cJSON *to_json(PyObject *obj, int depth_left);
+
+/* "module.Qualname" of a type, read from the type's own slots so that no user code runs (a
+ * metaclass may override attribute access). Returns a malloc'd string or NULL on OOM. */
+static char *
+type_name(PyTypeObject *t)
+{
+    char *ret = NULL;
+    if (t->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        const char *module = "?";
+        PyObject *m = PyDict_GetItemString(t->tp_dict, "__module__"); /* borrowed */
+        if (m && PyUnicode_Check(m)) {
+            module = PyUnicode_AsUTF8(m);
+            if (!module) {
+                PyErr_Clear();
+                module = "?";
+            }
+        }
+        _cleanup_pyobj_ PyObject *q = PyType_GetQualName(t);
+        const char *qual = q ? PyUnicode_AsUTF8(q) : NULL;
+        if (!qual) {
+            PyErr_Clear();
+            qual = t->tp_name;
+        }
+        if (asprintf(&ret, "%s.%s", module, qual) < 0)
+            return NULL;
+        return ret;
+    }
+    /* Static types spell their module in tp_name ("datetime.datetime"); builtins do not. */
+    if (strchr(t->tp_name, '.'))
+        return strdup(t->tp_name);
+    if (asprintf(&ret, "builtins.%s", t->tp_name) < 0)
+        return NULL;
+    return ret;
+}
+
+/* repr() text as UTF-8, never failing but for OOM: a raising __repr__ is replaced by a
+ * placeholder naming the type and the exception, so one bad object cannot fail a reply. */
+static char *
+repr_text(PyObject *obj)
+{
+    char *ret = NULL;
+    _cleanup_pyobj_ PyObject *r = PyObject_Repr(obj);
+    if (!r) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        const char *exc = type && PyType_Check(type) ? ((PyTypeObject *) type)->tp_name : "?";
+        int n = asprintf(&ret, "<%s object; repr() raised %s>", Py_TYPE(obj)->tp_name, exc);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return n < 0 ? NULL : ret;
+    }
+    /* A user __repr__ may return lone surrogates; escape them rather than fail. */
+    _cleanup_pyobj_ PyObject *b = PyUnicode_AsEncodedString(r, "utf-8", "backslashreplace");
+    if (!b) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return strdup(PyBytes_AS_STRING(b));
+}
+
+static cJSON *
+repr_node(PyObject *obj)
+{
+    _cleanup_free_ char *type = type_name(Py_TYPE(obj));
+    _cleanup_free_ char *text = repr_text(obj);
+    if (!type || !text)
+        return NULL;
+    _cleanup_json_ cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddStringToObject(o, "$type", "repr") ||
+        !cJSON_AddStringToObject(o, "type", type) || !cJSON_AddStringToObject(o, "repr", text))
+        return NULL;
+    return TAKE_PTR(o);
+}
+
+/* Starts {"$type": tag}; the caller adds the payload fields. */
+static cJSON *
+tagged(const char *tag)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && !cJSON_AddStringToObject(o, "$type", tag))
+        o = (cJSON_Delete(o), NULL);
+    return o;
+}
+
+static cJSON *
+tagged_string(const char *tag, const char *field, const char *value)
+{
+    _cleanup_json_ cJSON *o = tagged(tag);
+    if (!o || !cJSON_AddStringToObject(o, field, value))
+        return NULL;
+    return TAKE_PTR(o);
+}
+
+static cJSON *
+float_node(double v)
+{
+    if (isnan(v))
+        return tagged_string("float", "value", "nan");
+    if (isinf(v))
+        return tagged_string("float", "value", v > 0 ? "inf" : "-inf");
+    /* Python's own repr: shortest round-trip digits, always with a '.' or an exponent. */
+    char *s = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    cJSON *n = cJSON_CreateRaw(s);
+    PyMem_Free(s);
+    return n;
+}
+
+static cJSON *
+int_node(PyObject *obj)
+{
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (!overflow && v >= -SAFE_INT_MAX && v <= SAFE_INT_MAX) {
+        /* cJSON prints numbers with %.15g, which turns 10**15 into "1e+15": a float to most
+         * JSON readers. Past that, print the digits ourselves. */
+        if (v > -1000000000000000LL && v < 1000000000000000LL)
+            return cJSON_CreateNumber((double) v);
+        char digits[24];
+        snprintf(digits, sizeof(digits), "%lld", v);
+        return cJSON_CreateRaw(digits);
+    }
+    /* Decimal, unless the int is past CPython's int_max_str_digits guard: then hex, which that
+     * guard does not cover and which exec_value_from_json reads back. */
+    _cleanup_pyobj_ PyObject *s = PyObject_Str(obj);
+    if (!s) {
+        PyErr_Clear();
+        s = PyNumber_ToBase(obj, 16);
+        if (!s) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    const char *text = PyUnicode_AsUTF8(s);
+    if (!text) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return tagged_string("int", "value", text);
+}
+
+/* UTF-8 of an exact str when cJSON can carry it (no NUL, no lone surrogate), else NULL. */
+static const char *
+str_utf8(PyObject *s)
+{
+    Py_ssize_t len;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &len);
+    if (!u) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return strlen(u) == (size_t) len ? u : NULL;
+}
+
+static cJSON *
+bytes_node(PyObject *obj)
+{
+    _cleanup_pyobj_ PyObject *b64 = binascii_call("b2a_base64", obj, "newline");
+    if (!b64) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return tagged_string(PyBytes_CheckExact(obj) ? "bytes" : "bytearray", "base64",
+                         PyBytes_AS_STRING(b64));
+}
+
+/* Appends the conversion of every item of a sequence snapshot. A list is re-read on each step
+ * because a user __repr__ reached during conversion may shrink it. */
+static int
+add_items(cJSON *arr, PyObject *seq, int depth_left)
+{
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        Py_INCREF(item);
+        cJSON *j = to_json(item, depth_left);
+        Py_DECREF(item);
+        if (!j)
+            return -1;
+        cJSON_AddItemToArray(arr, j);
+    }
+    return 0;
+}
+
+static cJSON *
+sequence_node(PyObject *obj, const char *tag, int depth_left)
+{
+    /* Sets are snapshotted into a list first: iterating the set itself while user code (a
+     * repr) may mutate it would raise half-way. */
+    _cleanup_pyobj_ PyObject *snap = NULL;
+    PyObject *seq = obj;
+    if (PyAnySet_CheckExact(obj)) {
+        snap = PySequence_List(obj);
+        if (!snap) {
+            PyErr_Clear();
+            return NULL;
+        }
+        seq = snap;
+    }
+    _cleanup_json_ cJSON *arr = cJSON_CreateArray();
+    if (!arr || add_items(arr, seq, depth_left) < 0)
+        return NULL;
+    if (!tag)
+        return TAKE_PTR(arr);
+    _cleanup_json_ cJSON *o = tagged(tag);
+    if (!o)
+        return NULL;
+    cJSON_AddItemToObject(o, "items", TAKE_PTR(arr));
+    return TAKE_PTR(o);
+}
+
+static bool
+dict_is_plain(PyObject *items)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+        PyObject *key = PyTuple_GET_ITEM(PyList_GET_ITEM(items, i), 0);
+        if (!PyUnicode_CheckExact(key))
+            return false;
+        const char *k = str_utf8(key);
+        if (!k || strcmp(k, "$type") == 0)
+            return false;
+    }
+    return true;
+}
+
+static cJSON *
+dict_node(PyObject *obj, int depth_left)
+{
+    /* A snapshot of (key, value) pairs holds references, so a value's __repr__ that mutates
+     * the dict cannot pull items out from under us. */
+    _cleanup_pyobj_ PyObject *items = PyDict_Items(obj);
+    if (!items) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (dict_is_plain(items)) {
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+            PyObject *pair = PyList_GET_ITEM(items, i);
+            cJSON *v = to_json(PyTuple_GET_ITEM(pair, 1), depth_left);
+            if (!v)
+                return NULL;
+            cJSON_AddItemToObject(o, str_utf8(PyTuple_GET_ITEM(pair, 0)), v);
+        }
+        return TAKE_PTR(o);
+    }
+    _cleanup_json_ cJSON *arr = cJSON_CreateArray();
+    if (!arr)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+        cJSON *pair = sequence_node(PyList_GET_ITEM(items, i), NULL, depth_left);
+        if (!pair)
+            return NULL;
+        cJSON_AddItemToArray(arr, pair);
+    }
+    _cleanup_json_ cJSON *o = tagged("dict");
+    if (!o)
+        return NULL;
+    cJSON_AddItemToObject(o, "items", TAKE_PTR(arr));
+    return TAKE_PTR(o);
+}
+
+static cJSON *
+complex_node(PyObject *obj)
+{
+    Py_complex c = PyComplex_AsCComplex(obj);
+    _cleanup_json_ cJSON *o = tagged("complex");
+    cJSON *re = float_node(c.real);
+    cJSON *im = float_node(c.imag);
+    if (!o || !re || !im) {
+        cJSON_Delete(re);
+        cJSON_Delete(im);
+        return NULL;
+    }
+    cJSON_AddItemToObject(o, "real", re);
+    cJSON_AddItemToObject(o, "imag", im);
+    return TAKE_PTR(o);
+}
+
+/* datetime, date, time and timedelta; NULL with *handled false when obj is none of them. */
+static cJSON *
+datetime_node(PyObject *obj, bool *handled)
+{
+    *handled = false;
+    if (!datetime_api())
+        return NULL;
+    const char *tag = PyDateTime_CheckExact(obj) ? "datetime"
+                      : PyDate_CheckExact(obj)   ? "date"
+                      : PyTime_CheckExact(obj)   ? "time"
+                                                 : NULL;
+    if (tag) {
+        /* isoformat() may call a user tzinfo; if that raises, the value goes out as repr. */
+        _cleanup_pyobj_ PyObject *iso = PyObject_CallMethod(obj, "isoformat", NULL);
+        const char *s = iso && PyUnicode_Check(iso) ? str_utf8(iso) : NULL;
+        if (!s) {
+            PyErr_Clear();
+            return NULL;
+        }
+        *handled = true;
+        return tagged_string(tag, "iso", s);
+    }
+    if (!PyDelta_CheckExact(obj))
+        return NULL;
+    *handled = true;
+    _cleanup_json_ cJSON *o = tagged("timedelta");
+    if (!o || !cJSON_AddNumberToObject(o, "days", PyDateTime_DELTA_GET_DAYS(obj)) ||
+        !cJSON_AddNumberToObject(o, "seconds", PyDateTime_DELTA_GET_SECONDS(obj)) ||
+        !cJSON_AddNumberToObject(o, "microseconds", PyDateTime_DELTA_GET_MICROSECONDS(obj)))
+        return NULL;
+    return TAKE_PTR(o);
+}
+
+static cJSON *
+to_json(PyObject *obj, int depth_left)
+{
+    if (obj == Py_None)
+        return cJSON_CreateNull();
+    if (PyBool_Check(obj)) /* before int: bool is an int subclass */
+        return cJSON_CreateBool(obj == Py_True);
+    if (PyLong_CheckExact(obj))
+        return int_node(obj);
+    if (PyFloat_CheckExact(obj))
+        return float_node(PyFloat_AS_DOUBLE(obj));
+    if (PyUnicode_CheckExact(obj)) {
+        const char *s = str_utf8(obj);
+        return s ? cJSON_CreateString(s) : repr_node(obj);
+    }
+    if (PyBytes_CheckExact(obj) || PyByteArray_CheckExact(obj))
+        return bytes_node(obj);
+    if (PyComplex_CheckExact(obj))
+        return complex_node(obj);
+
+    bool container = PyList_CheckExact(obj) || PyTuple_CheckExact(obj) ||
+                     PyAnySet_CheckExact(obj) || PyDict_CheckExact(obj);
+    if (container && depth_left <= 0)
+        return repr_node(obj);
+    if (PyList_CheckExact(obj))
+        return sequence_node(obj, NULL, depth_left - 1);
+    if (PyTuple_CheckExact(obj))
+        return sequence_node(obj, "tuple", depth_left - 1);
+    if (PySet_CheckExact(obj))
+        return sequence_node(obj, "set", depth_left - 1);
+    if (PyFrozenSet_CheckExact(obj))
+        return sequence_node(obj, "frozenset", depth_left - 1);
+    if (PyDict_CheckExact(obj))
+        return dict_node(obj, depth_left - 1);
+
+    bool handled;
+    cJSON *dt = datetime_node(obj, &handled);
+    if (handled)
+        return dt;
+    return repr_node(obj);
+}
+
+cJSON *
+exec_value_to_json(PyObject *obj, int max_depth)
+{
+    /* An exception already pending would make the object protocol misbehave; it is not ours
+     * to report, so keep it aside and put it back. */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    cJSON *j = to_json(obj, max_depth);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    return j;
+}
+
+/* ==== JSON -> Python ==== */
+
+/* Where we are in the input, for messages like "value.items[2][0]: ...". */
+struct path {
+    char buf[256];
+    size_t len;
+};
+
+static size_t path_push(struct path *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static size_t
+path_push(struct path *p, const char *fmt, ...)
+{
+    size_t saved = p->len;
+    if (p->len < sizeof(p->buf) - 1) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(p->buf + p->len, sizeof(p->buf) - p->len, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+            p->len =
+                    p->len + (size_t) n < sizeof(p->buf) ? p->len + (size_t) n : sizeof(p->buf) - 1;
+    }
+    return saved;
+}
+
+static void
+path_pop(struct path *p, size_t saved)
+{
+    p->len = saved;
+    p->buf[saved] = '\0';
+}
+
+static PyObject *from_json(const cJSON *j, int depth, struct path *p, struct pf_error **err);
+
+static PyObject *bad(struct path *p, struct pf_error **err, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static PyObject *
+bad(struct path *p, struct pf_error **err, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    pf_error_set(err, PF_E_BAD_REQUEST, "%s: %s", p->buf, msg);
+    return NULL;
+}
+
+/* Turns a pending Python exception into a bad_request naming the place, e.g. a ValueError from
+ * fromisoformat or a TypeError for an unhashable key. */
+static PyObject *
+bad_from_exception(struct path *p, struct pf_error **err, const char *what)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    _cleanup_pyobj_ PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *text = s ? PyUnicode_AsUTF8(s) : NULL;
+    PyErr_Clear();
+    const char *tname = type && PyType_Check(type) ? ((PyTypeObject *) type)->tp_name : "error";
+    if (type && PyErr_GivenExceptionMatches(type, PyExc_MemoryError))
+        pf_error_set(err, PF_E_MEMORY_LIMIT, "%s: out of memory", p->buf);
+    else
+        bad(p, err, "%s: %s: %s", what, tname, text ? text : "?");
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return NULL;
+}
+
+/* Every field of a tagged object must be one the tag expects: a typo never passes silently. */
+static int
+check_fields(const cJSON *o, const char *tag, const char *const fields[4], struct path *p,
+             struct pf_error **err)
+{
+    const cJSON *f;
+    size_t seen = 0, n = 0;
+    while (n < 4 && fields[n])
+        n++;
+    cJSON_ArrayForEach(f, o) {
+        if (strcmp(f->string, "$type") == 0)
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < n; i++)
+            known = known || strcmp(f->string, fields[i]) == 0;
+        if (!known)
+            return bad(p, err, "unknown field \"%s\" in a \"%s\" value", f->string, tag), -1;
+        seen++;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(o, fields[i]))
+            return bad(p, err, "a \"%s\" value needs the field \"%s\"", tag, fields[i]), -1;
+    if (seen != n)
+        return bad(p, err, "duplicate field in a \"%s\" value", tag), -1;
+    return 0;
+}
+
+static const char *
+string_field(const cJSON *o, const char *name, const char *tag, struct path *p,
+             struct pf_error **err)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsString(f) || !f->valuestring) {
+        bad(p, err, "field \"%s\" of a \"%s\" value must be a string", name, tag);
+        return NULL;
+    }
+    return f->valuestring;
+}
+
+static PyObject *
+int_from_text(const char *s, struct path *p, struct pf_error **err)
+{
+    const char *digits = s + (*s == '-');
+    bool hex = digits[0] == '0' && digits[1] == 'x';
+    const char *d = hex ? digits + 2 : digits;
+    const char *allowed = hex ? "0123456789abcdefABCDEF" : "0123456789";
+    if (!*d || strspn(d, allowed) != strlen(d))
+        return bad(p, err, "\"%.40s\" is not a decimal or 0x-hex integer", s);
+    PyObject *v = PyLong_FromString(s, NULL, hex ? 16 : 10);
+    return v ? v : bad_from_exception(p, err, "bad int");
+}
+
+static PyObject *
+float_from_text(const char *s, struct path *p, struct pf_error **err)
+{
+    char *end = NULL;
+    double v = PyOS_string_to_double(s, &end, NULL);
+    if (v == -1.0 && PyErr_Occurred())
+        return bad_from_exception(p, err, "bad float");
+    if (!*s || !end || *end)
+        return bad(p, err, "\"%.40s\" is not a float (a number, \"nan\", \"inf\" or \"-inf\")", s);
+    return PyFloat_FromDouble(v);
+}
+
+static PyObject *
+number_from_json(const cJSON *j, struct path *p, struct pf_error **err)
+{
+    double v = j->valuedouble;
+    if (isfinite(v) && v == floor(v) && fabs(v) <= (double) SAFE_INT_MAX)
+        return PyLong_FromLongLong((long long) v);
+    return PyFloat_FromDouble(v);
+}
+
+/* A raw node is what exec_value_to_json makes of a float; reading it back keeps int vs float. */
+static PyObject *
+raw_from_json(const cJSON *j, struct path *p, struct pf_error **err)
+{
+    const char *s = j->valuestring ? j->valuestring : "";
+    if (strpbrk(s, ".eEnN"))
+        return float_from_text(s, p, err);
+    return int_from_text(s, p, err);
+}
+
+static PyObject *
+items_from_json(const cJSON *items, bool pairs, int depth, struct path *p, struct pf_error **err)
+{
+    if (!cJSON_IsArray(items))
+        return bad(p, err, "field \"items\" must be an array");
+    _cleanup_pyobj_ PyObject *list = PyList_New(0);
+    if (!list)
+        return bad_from_exception(p, err, "items");
+    const cJSON *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, items) {
+        size_t saved = path_push(p, ".items[%d]", i++);
+        if (pairs && (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2))
+            return bad(p, err, "a \"dict\" item must be a [key, value] array");
+        _cleanup_pyobj_ PyObject *v = NULL;
+        if (pairs) {
+            _cleanup_pyobj_ PyObject *k = from_json(cJSON_GetArrayItem(it, 0), depth, p, err);
+            _cleanup_pyobj_ PyObject *val =
+                    k ? from_json(cJSON_GetArrayItem(it, 1), depth, p, err) : NULL;
+            v = val ? PyTuple_Pack(2, k, val) : NULL;
+            if (!v && val)
+                return bad_from_exception(p, err, "items");
+        } else {
+            v = from_json(it, depth, p, err);
+        }
+        if (!v || PyList_Append(list, v) < 0)
+            return v ? bad_from_exception(p, err, "items") : NULL;
+        path_pop(p, saved);
+    }
+    return TAKE_PTR(list);
+}
+
+/* Each tagged form: its tag, its fields (all required, no others) and its reader. */
+typedef PyObject *(*tag_reader)(const cJSON *o, const char *tag, int depth, struct path *p,
+                                struct pf_error **err);
+
+static PyObject *
+scalar_from_tag(const cJSON *o, const char *tag, int depth, struct path *p, struct pf_error **err)
+{
+    const char *s = string_field(o, "value", tag, p, err);
+    if (!s)
+        return NULL;
+    return tag[0] == 'i' ? int_from_text(s, p, err) : float_from_text(s, p, err);
+}
+
+static PyObject *
+container_from_tag(const cJSON *o, const char *tag, int depth, struct path *p,
+                   struct pf_error **err)
+{
+    bool is_dict = strcmp(tag, "dict") == 0;
+    _cleanup_pyobj_ PyObject *items = items_from_json(cJSON_GetObjectItemCaseSensitive(o, "items"),
+                                                      is_dict, depth + 1, p, err);
+    if (!items)
+        return NULL;
+    PyObject *v = NULL;
+    if (is_dict) {
+        v = PyDict_New();
+        for (Py_ssize_t i = 0; v && i < PyList_GET_SIZE(items); i++) {
+            PyObject *pair = PyList_GET_ITEM(items, i);
+            if (PyDict_SetItem(v, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0)
+                Py_CLEAR(v);
+        }
+    } else if (strcmp(tag, "tuple") == 0) {
+        v = PyList_AsTuple(items);
+    } else if (strcmp(tag, "set") == 0) {
+        v = PySet_New(items);
+    } else {
+        v = PyFrozenSet_New(items);
+    }
+    return v ? v : bad_from_exception(p, err, "bad item");
+}
+
+static PyObject *
+bytes_from_tag(const cJSON *o, const char *tag, int depth, struct path *p, struct pf_error **err)
+{
+    const char *b64 = string_field(o, "base64", tag, p, err);
+    if (!b64)
+        return NULL;
+    _cleanup_pyobj_ PyObject *text = PyBytes_FromString(b64);
+    _cleanup_pyobj_ PyObject *raw = text ? binascii_call("a2b_base64", text, "strict_mode") : NULL;
+    if (!raw)
+        return bad_from_exception(p, err, "field \"base64\" is not padded standard base64");
+    PyObject *v = strcmp(tag, "bytes") == 0 ? Py_NewRef(raw) : PyByteArray_FromObject(raw);
+    return v ? v : bad_from_exception(p, err, tag);
+}
+
+static PyObject *
+datetime_from_tag(const cJSON *o, const char *tag, int depth, struct path *p, struct pf_error **err)
+{
+    const char *iso = string_field(o, "iso", tag, p, err);
+    if (!iso)
+        return NULL;
+    PyTypeObject *t = strcmp(tag, "datetime") == 0 ? PyDateTimeAPI->DateTimeType
+                      : strcmp(tag, "date") == 0   ? PyDateTimeAPI->DateType
+                                                   : PyDateTimeAPI->TimeType;
+    PyObject *v = PyObject_CallMethod((PyObject *) t, "fromisoformat", "s", iso);
+    return v ? v : bad_from_exception(p, err, "bad iso");
+}
+
+static PyObject *
+timedelta_from_tag(const cJSON *o, const char *tag, int depth, struct path *p,
+                   struct pf_error **err)
+{
+    static const char *const fields[] = {"days", "seconds", "microseconds"};
+    int v[3];
+    for (int i = 0; i < 3; i++) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, fields[i]);
+        double d = cJSON_IsNumber(f) ? f->valuedouble : NAN;
+        if (!(d == floor(d) && fabs(d) <= 2147483647.0))
+            return bad(p, err, "field \"%s\" of a \"timedelta\" value must be an int32", fields[i]);
+        v[i] = (int) d;
+    }
+    PyObject *td = PyDelta_FromDSU(v[0], v[1], v[2]);
+    return td ? td : bad_from_exception(p, err, "bad timedelta");
+}
+
+static PyObject *
+complex_from_tag(const cJSON *o, const char *tag, int depth, struct path *p, struct pf_error **err)
+{
+    double part[2];
+    for (int i = 0; i < 2; i++) {
+        const char *name = i == 0 ? "real" : "imag";
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, name);
+        size_t saved = path_push(p, ".%s", name);
+        _cleanup_pyobj_ PyObject *v = cJSON_IsNumber(f) || cJSON_IsRaw(f) || cJSON_IsObject(f)
+                                              ? from_json(f, depth, p, err)
+                                              : NULL;
+        if (!v || !(PyFloat_CheckExact(v) || PyLong_CheckExact(v))) {
+            Py_CLEAR(v);
+            PyErr_Clear();
+            return bad(p, err, "must be a number or a \"float\" value");
+        }
+        part[i] = PyFloat_AsDouble(v);
+        path_pop(p, saved);
+    }
+    return PyComplex_FromDoubles(part[0], part[1]);
+}
+
+static const struct tag_rule {
+    const char *tag;
+    bool container; /* counts as a nesting level */
+    const char *fields[4];
+    tag_reader read;
+} tag_rules[] = {
+        {"int", false, {"value"}, scalar_from_tag},
+        {"float", false, {"value"}, scalar_from_tag},
+        {"dict", true, {"items"}, container_from_tag},
+        {"tuple", true, {"items"}, container_from_tag},
+        {"set", true, {"items"}, container_from_tag},
+        {"frozenset", true, {"items"}, container_from_tag},
+        {"bytes", false, {"base64"}, bytes_from_tag},
+        {"bytearray", false, {"base64"}, bytes_from_tag},
+        {"complex", false, {"real", "imag"}, complex_from_tag},
+        {"datetime", false, {"iso"}, datetime_from_tag},
+        {"date", false, {"iso"}, datetime_from_tag},
+        {"time", false, {"iso"}, datetime_from_tag},
+        {"timedelta", false, {"days", "seconds", "microseconds"}, timedelta_from_tag},
+};
+
+static const struct tag_rule *
+find_tag_rule(const cJSON *type)
+{
+    if (!cJSON_IsString(type) || !type->valuestring)
+        return NULL;
+    for (size_t i = 0; i < PF_ELEMENTSOF(tag_rules); i++)
+        if (strcmp(type->valuestring, tag_rules[i].tag) == 0)
+            return &tag_rules[i];
+    return NULL;
+}
+
+static PyObject *
+tagged_from_json(const cJSON *o, const cJSON *type, int depth, struct path *p,
+                 struct pf_error **err)
+{
+    const struct tag_rule *rule = find_tag_rule(type);
+    if (!cJSON_IsString(type) || !type->valuestring)
+        return bad(p, err, "\"$type\" must be a string");
+    if (strcmp(type->valuestring, "repr") == 0)
+        return bad(p, err,
+                   "a \"repr\" value cannot be sent in: it only describes an object "
+                   "that has no JSON form");
+    if (!rule)
+        return bad(p, err,
+                   "unknown $type \"%.40s\" (expected int, float, dict, tuple, set, frozenset, "
+                   "bytes, bytearray, complex, datetime, date, time or timedelta)",
+                   type->valuestring);
+    if (check_fields(o, rule->tag, rule->fields, p, err) < 0)
+        return NULL;
+    if (!datetime_api())
+        return bad(p, err, "the datetime module is not available");
+    return rule->read(o, rule->tag, depth, p, err);
+}
+
+static PyObject *
+object_from_json(const cJSON *o, int depth, struct path *p, struct pf_error **err)
+{
+    _cleanup_pyobj_ PyObject *d = PyDict_New();
+    if (!d)
+        return bad_from_exception(p, err, "object");
+    const cJSON *f;
+    cJSON_ArrayForEach(f, o) {
+        size_t saved = path_push(p, ".%s", f->string);
+        _cleanup_pyobj_ PyObject *k = PyUnicode_DecodeUTF8(f->string, strlen(f->string), NULL);
+        if (!k)
+            return bad_from_exception(p, err, "key");
+        if (PyDict_Contains(d, k))
+            return bad(p, err, "duplicate key");
+        _cleanup_pyobj_ PyObject *v = from_json(f, depth + 1, p, err);
+        if (!v)
+            return NULL;
+        if (PyDict_SetItem(d, k, v) < 0)
+            return bad_from_exception(p, err, "object");
+        path_pop(p, saved);
+    }
+    return TAKE_PTR(d);
+}
+
+static PyObject *
+array_from_json(const cJSON *j, int depth, struct path *p, struct pf_error **err)
+{
+    _cleanup_pyobj_ PyObject *list = PyList_New(0);
+    if (!list)
+        return bad_from_exception(p, err, "array");
+    const cJSON *it;
+    int i = 0;
+    cJSON_ArrayForEach(it, j) {
+        size_t saved = path_push(p, "[%d]", i++);
+        _cleanup_pyobj_ PyObject *v = from_json(it, depth + 1, p, err);
+        if (!v)
+            return NULL;
+        if (PyList_Append(list, v) < 0)
+            return bad_from_exception(p, err, "array");
+        path_pop(p, saved);
+    }
+    return TAKE_PTR(list);
+}
+
+static PyObject *
+from_json(const cJSON *j, int depth, struct path *p, struct pf_error **err)
+{
+    if (!j)
+        return bad(p, err, "missing value");
+    if (cJSON_IsArray(j) || cJSON_IsObject(j)) {
+        const cJSON *type = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "$type") : NULL;
+        const struct tag_rule *rule = type ? find_tag_rule(type) : NULL;
+        bool container = !type || (rule && rule->container);
+        if (container && depth >= EXEC_VALUE_MAX_DEPTH)
+            return bad(p, err, "nested deeper than %d levels", EXEC_VALUE_MAX_DEPTH);
+        if (type)
+            return tagged_from_json(j, type, depth, p, err);
+    }
+    switch (j->type & 0xff) {
+    case cJSON_NULL:
+        Py_RETURN_NONE;
+    case cJSON_False:
+        Py_RETURN_FALSE;
+    case cJSON_True:
+        Py_RETURN_TRUE;
+    case cJSON_Number:
+        return number_from_json(j, p, err);
+    case cJSON_Raw:
+        return raw_from_json(j, p, err);
+    case cJSON_String: {
+        const char *s = j->valuestring ? j->valuestring : "";
+        PyObject *v = PyUnicode_DecodeUTF8(s, strlen(s), NULL);
+        return v ? v : bad_from_exception(p, err, "string");
+    }
+    case cJSON_Array:
+        return array_from_json(j, depth, p, err);
+    case cJSON_Object:
+        return object_from_json(j, depth, p, err);
+    default:
+        return bad(p, err, "not a JSON value (cJSON type %d)", j->type);
+    }
+}
+
+PyObject *
+exec_value_from_json(const cJSON *json, struct pf_error **err)
+{
+    struct path p = {.buf = "value", .len = 5};
+    PyObject *v = from_json(json, 0, &p, err);
+    if (!v)
+        PyErr_Clear();
+    return v;
+}
