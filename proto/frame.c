@@ -57,8 +57,9 @@ start_payload(struct frame_decoder *d, struct pf_error **err)
         return fail(d);
     }
     if (n > d->max_bytes) {
-        pf_error_set(err, PF_E_TOO_LARGE, "frame of %" PRIu32 " bytes exceeds max_frame_bytes %" PRIu32,
-                     n, d->max_bytes);
+        pf_error_set(err, PF_E_TOO_LARGE,
+                     "frame of %" PRIu32 " bytes exceeds max_frame_bytes %" PRIu32, n,
+                     d->max_bytes);
         return fail(d);
     }
     d->payload = malloc((size_t) n + 1);
@@ -76,8 +77,9 @@ frame_decoder_feed(struct frame_decoder *d, const char *data, size_t len, frame_
                    void *userdata, struct pf_error **err)
 {
     if (d->failed)
-        return pf_error_set(err, PF_E_BAD_FRAME,
-                            "frame decoder is in a failed state: the stream cannot be resynchronised");
+        return pf_error_set(
+                err, PF_E_BAD_FRAME,
+                "frame decoder is in a failed state: the stream cannot be resynchronised");
     if (len > LONG_MAX)
         return pf_error_set(err, PF_E_INTERNAL, "cannot feed %zu bytes at once", len);
 
@@ -133,8 +135,8 @@ frame_encode(const char *payload, size_t len, uint32_t max_bytes, char **ret_buf
     if (len == 0)
         return pf_error_set(err, PF_E_INTERNAL, "refusing to encode an empty frame");
     if (len > max)
-        return pf_error_set(err, PF_E_TOO_LARGE, "frame of %zu bytes exceeds max_frame_bytes %" PRIu32,
-                            len, max);
+        return pf_error_set(err, PF_E_TOO_LARGE,
+                            "frame of %zu bytes exceeds max_frame_bytes %" PRIu32, len, max);
 
     char *buf = malloc(FRAME_HEADER_BYTES + len);
     if (!buf)

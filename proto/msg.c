@@ -1,11 +1,13 @@
 #include "msg.h"
 
+#include <endian.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
+#include "json_write.h"
 #include "pf_cleanup.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
@@ -16,7 +18,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
 #define MAX_DEPTH_CEILING 512
 /* 2^53: the largest range in which every integer is exactly representable as a double. */
 #define EXACT_INT_MAX 9007199254740992.0
-#define ID_MAX_BYTES 256
+#define ID_MAX_BYTES  256
 /* User-supplied names quoted in messages are cut to this many bytes (on a UTF-8 boundary). */
 #define QUOTE_MAX_BYTES 64
 
@@ -177,8 +179,7 @@ walk(const cJSON *node, int depth, int max_depth, const char *parent, struct pf_
         return -1;
 
     const cJSON *child;
-    cJSON_ArrayForEach(child, node)
-    {
+    cJSON_ArrayForEach(child, node) {
         if (!cJSON_IsObject(child) && !cJSON_IsArray(child))
             continue;
         const char *name = cJSON_IsObject(node) ? child->string : parent;
@@ -323,20 +324,18 @@ check_string_array(const cJSON *item, const struct msg_field *f, const char *whe
                             n, f->max);
     int i = 0;
     const cJSON *elem;
-    cJSON_ArrayForEach(elem, item)
-    {
+    cJSON_ArrayForEach(elem, item) {
         if (!cJSON_IsString(elem))
             return pf_error_set(err, PF_E_BAD_REQUEST,
-                                "%s: field '%s': item %d is %s, expected a string", where,
-                                f->name, i, json_type_name(elem));
+                                "%s: field '%s': item %d is %s, expected a string", where, f->name,
+                                i, json_type_name(elem));
         i++;
     }
     return 0;
 }
 
 static int
-check_field(const cJSON *item, const struct msg_field *f, const char *where,
-            struct pf_error **err)
+check_field(const cJSON *item, const struct msg_field *f, const char *where, struct pf_error **err)
 {
     const char *problem;
 
@@ -367,8 +366,8 @@ check_field(const cJSON *item, const struct msg_field *f, const char *where,
         if (!cJSON_IsNumber(item))
             break;
         if (!isfinite(item->valuedouble))
-            return pf_error_set(err, PF_E_BAD_REQUEST, "%s: field '%s': not a finite number",
-                                where, f->name);
+            return pf_error_set(err, PF_E_BAD_REQUEST, "%s: field '%s': not a finite number", where,
+                                f->name);
         return check_range(item->valuedouble, f, where, err);
     case MSG_T_BOOL:
         if (!cJSON_IsBool(item))
@@ -396,8 +395,8 @@ check_field(const cJSON *item, const struct msg_field *f, const char *where,
     }
 
     static const char *const expected[_MSG_T_MAX] = {
-        [MSG_T_STRING] = "a string", [MSG_T_INT] = "an integer", [MSG_T_NUMBER] = "a number",
-        [MSG_T_BOOL] = "a boolean",  [MSG_T_OBJECT] = "an object", [MSG_T_ARRAY] = "an array",
+            [MSG_T_STRING] = "a string", [MSG_T_INT] = "an integer",   [MSG_T_NUMBER] = "a number",
+            [MSG_T_BOOL] = "a boolean",  [MSG_T_OBJECT] = "an object", [MSG_T_ARRAY] = "an array",
     };
     return pf_error_set(err, PF_E_BAD_REQUEST, "%s: field '%s': expected %s, got %s", where,
                         f->name, expected[f->type], json_type_name(item));
@@ -416,8 +415,7 @@ msg_check_fields(const cJSON *obj, const struct msg_field *fields, size_t n, con
     /* Unknown fields first: a misspelt optional field is the likeliest mistake, and naming it
      * beats reporting a consequence of it. */
     const cJSON *item;
-    cJSON_ArrayForEach(item, obj)
-    {
+    cJSON_ArrayForEach(item, obj) {
         size_t i = 0;
         while (i < n && strcmp(fields[i].name, item->string) != 0)
             i++;
@@ -465,26 +463,32 @@ msg_get_bool(const cJSON *obj, const char *name, bool fallback)
 
 /* ---- requests ---------------------------------------------------------------------- */
 
-#define ID_FIELD {"id", MSG_T_ID, true, 0, 0}
-#define OP_FIELD {"op", MSG_T_STRING, true, 0, 64}
+#define ID_FIELD                   \
+    {                              \
+        "id", MSG_T_ID, true, 0, 0 \
+    }
+#define OP_FIELD                        \
+    {                                   \
+        "op", MSG_T_STRING, true, 0, 64 \
+    }
 
 static const struct msg_field hello_fields[] = {
-    ID_FIELD,
-    OP_FIELD,
-    {"client", MSG_T_STRING, false, 0, 256},
+        ID_FIELD,
+        OP_FIELD,
+        {"client", MSG_T_STRING, false, 0, 256},
 };
 static const struct msg_field bare_fields[] = {
-    ID_FIELD,
-    OP_FIELD,
+        ID_FIELD,
+        OP_FIELD,
 };
 static const struct msg_field exec_fields[] = {
-    ID_FIELD,
-    OP_FIELD,
-    {"code", MSG_T_STRING, true, 0, 64.0 * 1024 * 1024},
-    {"imports", MSG_T_STRING_ARRAY, false, 0, 64},
-    {"limits", MSG_T_OBJECT, false, 0, 0},
-    {"variables", MSG_T_OBJECT, false, 0, 0},
-    {"stream", MSG_T_BOOL, false, 0, 0},
+        ID_FIELD,
+        OP_FIELD,
+        {"code", MSG_T_STRING, true, 0, 64.0 * 1024 * 1024},
+        {"imports", MSG_T_STRING_ARRAY, false, 0, 64},
+        {"limits", MSG_T_OBJECT, false, 0, 0},
+        {"variables", MSG_T_OBJECT, false, 0, 0},
+        {"stream", MSG_T_BOOL, false, 0, 0},
 };
 
 /* Sorted by name, in enum order, so the name lookup can bsearch. An op without a schema is
@@ -494,15 +498,15 @@ static const struct op_def {
     const struct msg_field *fields;
     size_t n_fields;
 } ops[_MSG_OP_MAX] = {
-    [MSG_OP_CANCEL] = {"cancel", NULL, 0},
-    [MSG_OP_EXEC] = {"exec", exec_fields, PF_ELEMENTSOF(exec_fields)},
-    [MSG_OP_HELLO] = {"hello", hello_fields, PF_ELEMENTSOF(hello_fields)},
-    [MSG_OP_PING] = {"ping", bare_fields, PF_ELEMENTSOF(bare_fields)},
-    [MSG_OP_SESSION_CLOSE] = {"session.close", NULL, 0},
-    [MSG_OP_SESSION_GET] = {"session.get", NULL, 0},
-    [MSG_OP_SESSION_LIST] = {"session.list", NULL, 0},
-    [MSG_OP_SESSION_OPEN] = {"session.open", NULL, 0},
-    [MSG_OP_STATS] = {"stats", bare_fields, PF_ELEMENTSOF(bare_fields)},
+        [MSG_OP_CANCEL] = {"cancel", NULL, 0},
+        [MSG_OP_EXEC] = {"exec", exec_fields, PF_ELEMENTSOF(exec_fields)},
+        [MSG_OP_HELLO] = {"hello", hello_fields, PF_ELEMENTSOF(hello_fields)},
+        [MSG_OP_PING] = {"ping", bare_fields, PF_ELEMENTSOF(bare_fields)},
+        [MSG_OP_SESSION_CLOSE] = {"session.close", NULL, 0},
+        [MSG_OP_SESSION_GET] = {"session.get", NULL, 0},
+        [MSG_OP_SESSION_LIST] = {"session.list", NULL, 0},
+        [MSG_OP_SESSION_OPEN] = {"session.open", NULL, 0},
+        [MSG_OP_STATS] = {"stats", bare_fields, PF_ELEMENTSOF(bare_fields)},
 };
 
 const char *
@@ -679,16 +683,17 @@ int
 msg_encode(const cJSON *obj, uint32_t max_bytes, char **ret_buf, size_t *ret_len,
            struct pf_error **err)
 {
-    _cleanup_free_ char *text = cJSON_PrintUnformatted(obj);
-    if (!text)
-        return pf_error_set(err, PF_E_INTERNAL, "out of memory serialising a message");
-    size_t len = strlen(text);
+    uint32_t max = max_bytes ? max_bytes : FRAME_DEFAULT_MAX_BYTES;
+    char *buf;
+    size_t len;
 
-    /* cJSON copies string bytes through unchecked; a peer parsing strictly would reject the
-     * whole frame, so catch it here where the sender can still report a clean error. */
-    size_t bad;
-    if (!msg_utf8_valid(text, len, &bad))
-        return pf_error_set(err, PF_E_INTERNAL,
-                            "refusing to send a message that is not valid UTF-8 (offset %zu)", bad);
-    return frame_encode(text, len, max_bytes, ret_buf, ret_len, err);
+    /* Written straight after room for the header: no second copy of a possibly large reply,
+     * and the size limit stops the writer early instead of after building it all. */
+    if (json_write(obj, FRAME_HEADER_BYTES, max, &buf, &len, err) < 0)
+        return -1;
+    uint32_t be = htobe32((uint32_t) (len - FRAME_HEADER_BYTES));
+    memcpy(buf, &be, sizeof(be));
+    *ret_buf = buf;
+    *ret_len = len;
+    return 0;
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
+/* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
 #include "frame.h"
@@ -45,10 +45,10 @@ collector_reset(struct collector *c)
 }
 
 static const char *const payloads[] = {
-    "{\"id\":1,\"op\":\"ping\"}",
-    "x",
-    "{\"id\":\"two\",\"op\":\"exec\",\"code\":\"print('h\\u00e9')\"}",
-    "{}",
+        "{\"id\":1,\"op\":\"ping\"}",
+        "x",
+        "{\"id\":\"two\",\"op\":\"exec\",\"code\":\"print('h\\u00e9')\"}",
+        "{}",
 };
 
 /* Builds the concatenation of every payload's frame. */
@@ -329,14 +329,14 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_at_every_byte),
-        cmocka_unit_test(test_one_byte_and_random_chunks),
-        cmocka_unit_test(test_coalesced),
-        cmocka_unit_test(test_zero_length),
-        cmocka_unit_test(test_oversize_refused_before_allocation),
-        cmocka_unit_test(test_resume_after_stop),
-        cmocka_unit_test(test_pending_and_finish_free),
-        cmocka_unit_test(test_encode_round_trip_and_limits),
+            cmocka_unit_test(test_split_at_every_byte),
+            cmocka_unit_test(test_one_byte_and_random_chunks),
+            cmocka_unit_test(test_coalesced),
+            cmocka_unit_test(test_zero_length),
+            cmocka_unit_test(test_oversize_refused_before_allocation),
+            cmocka_unit_test(test_resume_after_stop),
+            cmocka_unit_test(test_pending_and_finish_free),
+            cmocka_unit_test(test_encode_round_trip_and_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

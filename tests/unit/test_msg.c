@@ -1,0 +1,592 @@
+/* Message layer: strict parsing (UTF-8, JSON, duplicates, depth, NUL), the op schemas with
+ * their error messages, the id echo on failure, and the shapes of replies and events. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "frame.h"
+#include "msg.h"
+
+/* Parses a request and expects failure with code and exact message. */
+static void
+expect_request_error(const char *text, size_t len, int code, const char *msg)
+{
+    struct msg_request req;
+    struct pf_error *err = NULL;
+    cJSON *id = NULL;
+    if (msg_request_parse(text, len, MSG_MAX_DEPTH, &req, &id, &err) >= 0)
+        fail_msg("accepted: %.*s", (int) len, text);
+    assert_non_null(err);
+    if (strcmp(err->msg, msg) != 0)
+        fail_msg("for %.*s\n  got      '%s'\n  expected '%s'", (int) len, text, err->msg, msg);
+    assert_int_equal(err->code, code);
+    pf_error_free(err);
+    cJSON_Delete(id);
+}
+
+#define EXPECT_ERR(text, code, msg) expect_request_error(text, strlen(text), code, msg)
+
+static struct msg_request
+expect_request_ok(const char *text, enum msg_op op)
+{
+    struct msg_request req;
+    struct pf_error *err = NULL;
+    cJSON *id = (cJSON *) 0x1;
+    if (msg_request_parse(text, strlen(text), MSG_MAX_DEPTH, &req, &id, &err) < 0)
+        fail_msg("refused %s: %s", text, err->msg);
+    assert_null(err);
+    assert_null(id);
+    assert_int_equal(req.op, op);
+    assert_non_null(req.id);
+    return req;
+}
+
+static void
+test_valid_requests(void **state)
+{
+    (void) state;
+    struct msg_request r;
+
+    r = expect_request_ok("{\"id\": 1, \"op\": \"ping\"}", MSG_OP_PING);
+    assert_int_equal(r.id->valuedouble, 1);
+    msg_request_finish(&r);
+    assert_null(r.root);
+
+    r = expect_request_ok("{\"op\": \"hello\", \"id\": \"a\", \"client\": \"pytest/1\"}",
+                          MSG_OP_HELLO);
+    assert_string_equal(r.id->valuestring, "a");
+    assert_string_equal(msg_get_string(r.root, "client", NULL), "pytest/1");
+    msg_request_finish(&r);
+
+    r = expect_request_ok("{\"id\": 9007199254740992, \"op\": \"stats\"}", MSG_OP_STATS);
+    msg_request_finish(&r);
+
+    r = expect_request_ok(" \n{\"id\":0,\"op\":\"exec\",\"code\":\"x = 1\\nx\","
+                          "\"imports\":[\"math\",\"collections.abc\"],"
+                          "\"limits\":{\"timeout_ms\":500},"
+                          "\"variables\":{\"a\":[1,{\"$type\":\"int\",\"value\":\"1\"}]},"
+                          "\"stream\":false}\r\n\t",
+                          MSG_OP_EXEC);
+    assert_string_equal(msg_get_string(r.root, "code", NULL), "x = 1\nx");
+    assert_false(msg_get_bool(r.root, "stream", true));
+    assert_true(msg_get_bool(r.root, "absent", true));
+    msg_request_finish(&r);
+
+    /* Non-ASCII, escaped and raw, round-trips as UTF-8. */
+    r = expect_request_ok(
+            "{\"id\":\"\xc3\xa9\\u00e9\xf0\x9f\x98\x80\\ud83d\\ude00\",\"op\":\"ping\"}",
+            MSG_OP_PING);
+    assert_string_equal(r.id->valuestring, "\xc3\xa9\xc3\xa9\xf0\x9f\x98\x80\xf0\x9f\x98\x80");
+    msg_request_finish(&r);
+}
+
+static void
+test_utf8_validator(void **state)
+{
+    (void) state;
+    static const struct {
+        const char *s;
+        size_t len;
+        bool ok;
+        size_t offset;
+    } cases[] = {
+            {"plain ascii", 11, true, 0},
+            {"\xc3\xa9", 2, true, 0},
+            {"\xe2\x82\xac", 3, true, 0},
+            {"\xf4\x8f\xbf\xbf", 4, true, 0},  /* U+10FFFF, the last code point */
+            {"\xed\x9f\xbf", 3, true, 0},      /* U+D7FF, just below the surrogates */
+            {"\xee\x80\x80", 3, true, 0},      /* U+E000, just above */
+            {"ab\xc0\xaf", 4, false, 2},       /* overlong '/' */
+            {"\xc1\xbf", 2, false, 0},         /* overlong */
+            {"\xe0\x80\xaf", 3, false, 0},     /* 3-byte overlong */
+            {"\xf0\x80\x80\xaf", 4, false, 0}, /* 4-byte overlong */
+            {"x\xed\xa0\x80", 4, false, 1},    /* U+D800 surrogate */
+            {"\xed\xbf\xbf", 3, false, 0},     /* U+DFFF surrogate */
+            {"\xf4\x90\x80\x80", 4, false, 0}, /* U+110000 */
+            {"\xf5\x80\x80\x80", 4, false, 0}, /* lead byte past F4 */
+            {"abc\xe2\x82", 5, false, 3},      /* truncated at the end */
+            {"\xe2\x82x", 3, false, 0},        /* truncated by an ASCII byte */
+            {"\xff", 1, false, 0},
+            {"ok\x80", 3, false, 2}, /* stray continuation */
+            {"\xc3", 1, false, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t off = 12345;
+        bool ok = msg_utf8_valid(cases[i].s, cases[i].len, &off);
+        if (ok != cases[i].ok)
+            fail_msg("case %zu: expected %d", i, cases[i].ok);
+        if (!ok)
+            assert_int_equal(off, cases[i].offset);
+    }
+}
+
+static void
+test_bad_utf8_in_requests(void **state)
+{
+    (void) state;
+    EXPECT_ERR("{\"id\":\"\xc0\xaf\",\"op\":\"ping\"}", PF_E_BAD_FRAME,
+               "payload is not valid UTF-8 at offset 7");
+    EXPECT_ERR("{\"id\":\"\xed\xa0\x80\",\"op\":\"ping\"}", PF_E_BAD_FRAME,
+               "payload is not valid UTF-8 at offset 7");
+    EXPECT_ERR("{\"id\":1,\"op\":\"ping\"}\xe2\x82", PF_E_BAD_FRAME,
+               "payload is not valid UTF-8 at offset 20");
+    EXPECT_ERR("{\"id\":\"\xff\",\"op\":\"ping\"}", PF_E_BAD_FRAME,
+               "payload is not valid UTF-8 at offset 7");
+    /* A lone surrogate escape is cJSON's to refuse: still a bad frame. */
+    EXPECT_ERR("{\"id\":\"\\ud800\",\"op\":\"ping\"}", PF_E_BAD_FRAME, "invalid JSON at offset 7");
+}
+
+static void
+test_bad_json(void **state)
+{
+    (void) state;
+    EXPECT_ERR("", PF_E_BAD_FRAME, "payload is empty, expected a JSON object");
+    EXPECT_ERR("{\"id\":1,", PF_E_BAD_FRAME, "invalid JSON at offset 7");
+    EXPECT_ERR("{'id':1}", PF_E_BAD_FRAME, "invalid JSON at offset 2");
+    EXPECT_ERR("{\"id\":1,\"op\":\"ping\"} {}", PF_E_BAD_FRAME,
+               "trailing data after the JSON value at offset 21");
+    EXPECT_ERR("{\"id\":1,\"op\":\"ping\"}x", PF_E_BAD_FRAME,
+               "trailing data after the JSON value at offset 20");
+    EXPECT_ERR("[1,2]", PF_E_BAD_FRAME, "top level is an array, expected an object");
+    EXPECT_ERR("\"str\"", PF_E_BAD_FRAME, "top level is a string, expected an object");
+    EXPECT_ERR("42", PF_E_BAD_FRAME, "top level is a number, expected an object");
+    EXPECT_ERR("null", PF_E_BAD_FRAME, "top level is null, expected an object");
+    /* A raw NUL inside the payload must not end parsing early and pass. */
+    expect_request_error("{\"id\":1,\"op\":\"ping\"}\0garbage", 28, PF_E_BAD_FRAME,
+                         "trailing data after the JSON value at offset 20");
+    EXPECT_ERR("{\"id\":\"a\x01\",\"op\":\"ping\"}", PF_E_BAD_FRAME,
+               "unescaped control character 0x01 in a string at offset 8");
+}
+
+static void
+test_duplicate_keys(void **state)
+{
+    (void) state;
+    EXPECT_ERR("{\"id\":1,\"op\":\"ping\",\"op\":\"exec\"}", PF_E_BAD_FRAME,
+               "duplicate key 'op' in the top-level object");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"limits\":{\"a\":1,\"b\":2,\"a\":3}}",
+               PF_E_BAD_FRAME, "duplicate key 'a' in object 'limits'");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"variables\":{\"x\":[{\"k\":1,\"k\":1}]}}",
+               PF_E_BAD_FRAME, "duplicate key 'k' in object 'x'");
+    /* Keys differing only in case are distinct. */
+    struct msg_request r = expect_request_ok(
+            "{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"variables\":{\"a\":1,\"A\":2}}",
+            MSG_OP_EXEC);
+    msg_request_finish(&r);
+}
+
+/* {"id":1,"op":"exec","code":"","variables":{"v":[[...]]}} with total depth `depth`. */
+#define NEST_HEAD "{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"variables\":{\"v\":"
+
+static char *
+nested(int depth)
+{
+    const char *head = NEST_HEAD;
+    int arrays = depth - 2;
+    size_t len = strlen(head) + 2 * (size_t) arrays + 3;
+    char *s = malloc(len);
+    assert_non_null(s);
+    char *p = stpcpy(s, head);
+    memset(p, '[', (size_t) arrays);
+    p += arrays;
+    memset(p, ']', (size_t) arrays);
+    p += arrays;
+    strcpy(p, "}}");
+    return s;
+}
+
+static void
+test_depth_limit(void **state)
+{
+    (void) state;
+    char *s = nested(MSG_MAX_DEPTH);
+    struct msg_request r = expect_request_ok(s, MSG_OP_EXEC);
+    msg_request_finish(&r);
+    free(s);
+
+    s = nested(MSG_MAX_DEPTH + 1);
+    char msg[128];
+    /* The object and "variables" are two levels; the bracket that goes one over is the
+     * (MSG_MAX_DEPTH - 1)th. */
+    snprintf(msg, sizeof(msg), "JSON nested deeper than %d levels at offset %zu", MSG_MAX_DEPTH,
+             strlen(NEST_HEAD) + MSG_MAX_DEPTH - 2);
+    EXPECT_ERR(s, PF_E_BAD_FRAME, msg);
+    free(s);
+
+    /* Far beyond cJSON's own 1000: refused by the prescan, cJSON never recurses. */
+    s = nested(100000);
+    EXPECT_ERR(s, PF_E_BAD_FRAME, msg);
+    free(s);
+
+    /* Brackets inside strings do not count. */
+    r = expect_request_ok(
+            "{\"id\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+            "\\\"[[[[\",\"op\":\"ping\"}",
+            MSG_OP_PING);
+    msg_request_finish(&r);
+
+    /* msg_parse's own max_depth is honoured. */
+    cJSON *root = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(msg_parse("{\"a\":{\"b\":{}}}", 14, 3, &root, &err), 0);
+    cJSON_Delete(root);
+    assert_int_equal(msg_parse("{\"a\":{\"b\":{}}}", 14, 2, &root, &err), -1);
+    assert_string_equal(err->msg, "JSON nested deeper than 2 levels at offset 10");
+    pf_error_free(err);
+}
+
+static void
+test_nul_in_string(void **state)
+{
+    (void) state;
+    EXPECT_ERR("{\"id\":\"a\\u0000b\",\"op\":\"ping\"}", PF_E_BAD_FRAME,
+               "string contains a NUL character (\\u0000) at offset 8");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"variables\":{\"a\\u0000x\":1}}",
+               PF_E_BAD_FRAME, "string contains a NUL character (\\u0000) at offset 45");
+    /* An escaped backslash followed by u0000 is just text. */
+    struct msg_request r =
+            expect_request_ok("{\"id\":\"a\\\\u0000\",\"op\":\"ping\"}", MSG_OP_PING);
+    assert_string_equal(r.id->valuestring, "a\\u0000");
+    msg_request_finish(&r);
+}
+
+static void
+test_wrong_types_and_fields(void **state)
+{
+    (void) state;
+    EXPECT_ERR("{\"op\":\"ping\"}", PF_E_BAD_REQUEST, "field 'id' is missing");
+    EXPECT_ERR("{\"id\":1}", PF_E_BAD_REQUEST, "field 'op' is missing");
+    EXPECT_ERR("{\"id\":1,\"op\":7}", PF_E_BAD_REQUEST,
+               "field 'op': expected a string, got a number");
+    EXPECT_ERR("{\"id\":true,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+               "request: field 'id': expected a string or an integer, got a boolean");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\"}", PF_E_BAD_REQUEST,
+               "exec request: field 'code' is missing");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":5}", PF_E_BAD_REQUEST,
+               "exec request: field 'code': expected a string, got a number");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"stream\":1}", PF_E_BAD_REQUEST,
+               "exec request: field 'stream': expected a boolean, got a number");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"limits\":[]}", PF_E_BAD_REQUEST,
+               "exec request: field 'limits': expected an object, got an array");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"imports\":\"os\"}", PF_E_BAD_REQUEST,
+               "exec request: field 'imports': expected an array, got a string");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"imports\":[\"os\",null]}",
+               PF_E_BAD_REQUEST,
+               "exec request: field 'imports': item 1 is null, expected a string");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"timeout\":5}", PF_E_BAD_REQUEST,
+               "field 'timeout' is not allowed in exec request");
+    EXPECT_ERR("{\"id\":1,\"op\":\"ping\",\"code\":\"\"}", PF_E_BAD_REQUEST,
+               "field 'code' is not allowed in ping request");
+
+    char client[400];
+    snprintf(client, sizeof(client), "{\"id\":1,\"op\":\"hello\",\"client\":\"%0257d\"}", 0);
+    EXPECT_ERR(client, PF_E_BAD_REQUEST,
+               "hello request: field 'client': string of 257 bytes exceeds maximum 256");
+    char id[400];
+    snprintf(id, sizeof(id), "{\"id\":\"%0257d\",\"op\":\"ping\"}", 0);
+    EXPECT_ERR(id, PF_E_BAD_REQUEST,
+               "request: field 'id': string of 257 bytes exceeds maximum 256");
+
+    char imports[1024] = "{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"imports\":[";
+    for (int i = 0; i < 65; i++)
+        strcat(imports, i ? ",\"m\"" : "\"m\"");
+    strcat(imports, "]}");
+    EXPECT_ERR(imports, PF_E_BAD_REQUEST,
+               "exec request: field 'imports': 65 items exceed the maximum of 64");
+}
+
+static void
+test_id_integer_range(void **state)
+{
+    (void) state;
+    EXPECT_ERR(
+            "{\"id\":-1,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+            "request: field 'id': -1 is negative (an id is a string or an integer in [0, 2^53])");
+    EXPECT_ERR("{\"id\":1.5,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+               "request: field 'id': 1.5 is not an integer (an id is a string or an integer in "
+               "[0, 2^53])");
+    EXPECT_ERR("{\"id\":9007199254740994,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+               "request: field 'id': 9007199254740994 is outside the exact integer range of "
+               "+/-2^53 (an id is a string or an integer in [0, 2^53])");
+    EXPECT_ERR("{\"id\":1e400,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+               "request: field 'id': inf is not a finite number (an id is a string or an "
+               "integer in [0, 2^53])");
+}
+
+static void
+test_check_fields_int_and_number(void **state)
+{
+    (void) state;
+    static const struct msg_field fields[] = {
+            {"n", MSG_T_INT, true, 1, 1000},
+            {"x", MSG_T_NUMBER, false, -1, 1},
+            {"big", MSG_T_INT, false, -9007199254740992.0, 9007199254740992.0},
+            {"any", MSG_T_ANY, false, 0, 0},
+    };
+    static const struct {
+        const char *json;
+        const char *msg; /* NULL: accepted */
+    } cases[] = {
+            {"{\"n\": 1}", NULL},
+            {"{\"n\": 1000, \"x\": -1, \"any\": [null]}", NULL},
+            {"{\"n\": 1.0e2}", NULL},
+            {"{\"n\": 0}", "t: field 'n': 0 is below minimum 1"},
+            {"{\"n\": 1001}", "t: field 'n': 1001 exceeds maximum 1000"},
+            {"{\"n\": 2.5}", "t: field 'n': 2.5 is not an integer"},
+            {"{\"n\": \"3\"}", "t: field 'n': expected an integer, got a string"},
+            {"{\"n\": 5, \"x\": 1.5}", "t: field 'x': 1.5 exceeds maximum 1"},
+            {"{\"n\": 5, \"x\": -1e999}", "t: field 'x': not a finite number"},
+            {"{\"n\": 5, \"big\": -9007199254740992}", NULL},
+            {"{\"n\": 5, \"big\": 9007199254740993}", NULL}, /* rounds to 2^53 as a double */
+            {"{\"n\": 5, \"big\": 9007199254740994}",
+             "t: field 'big': 9007199254740994 is outside the exact integer range of +/-2^53"},
+            {"{\"x\": 0}", "t: field 'n' is missing"},
+            {"{\"n\": 5, \"N\": 5}", "field 'N' is not allowed in t"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *obj = NULL;
+        struct pf_error *err = NULL;
+        assert_int_equal(msg_parse(cases[i].json, strlen(cases[i].json), 0, &obj, &err), 0);
+        int r = msg_check_fields(obj, fields, sizeof(fields) / sizeof(fields[0]), "t", &err);
+        if (!cases[i].msg) {
+            if (r < 0)
+                fail_msg("%s refused: %s", cases[i].json, err->msg);
+        } else {
+            if (r >= 0)
+                fail_msg("%s accepted", cases[i].json);
+            if (strcmp(err->msg, cases[i].msg) != 0)
+                fail_msg("%s: got '%s', expected '%s'", cases[i].json, err->msg, cases[i].msg);
+            assert_int_equal(err->code, PF_E_BAD_REQUEST);
+        }
+        pf_error_free(err);
+        cJSON_Delete(obj);
+    }
+
+    /* valueint saturates at INT_MAX; msg_get_int reads the double. */
+    cJSON *obj = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(msg_parse("{\"big\": 5000000000, \"f\": 1.5}", 29, 0, &obj, &err), 0);
+    assert_int_equal(msg_get_int(obj, "big", -1), 5000000000LL);
+    assert_int_equal(msg_get_int(obj, "f", -1), -1);
+    assert_int_equal(msg_get_int(obj, "missing", 7), 7);
+    cJSON_Delete(obj);
+}
+
+static void
+test_unknown_and_unsupported_ops(void **state)
+{
+    (void) state;
+    EXPECT_ERR("{\"id\":1,\"op\":\"launch\"}", PF_E_UNKNOWN_OP, "unknown op 'launch'");
+    EXPECT_ERR("{\"id\":1,\"op\":\"PING\"}", PF_E_UNKNOWN_OP, "unknown op 'PING'");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.open\"}", PF_E_UNKNOWN_OP,
+               "op 'session.open' is not supported by this daemon yet");
+    EXPECT_ERR("{\"id\":1,\"op\":\"cancel\"}", PF_E_UNKNOWN_OP,
+               "op 'cancel' is not supported by this daemon yet");
+
+    for (int op = 0; op < _MSG_OP_MAX; op++)
+        assert_non_null(msg_op_name((enum msg_op) op));
+    assert_string_equal(msg_op_name(MSG_OP_SESSION_LIST), "session.list");
+    assert_string_equal(msg_op_name(MSG_OP_EXEC), "exec");
+    assert_null(msg_op_name(_MSG_OP_MAX));
+    assert_null(msg_op_name(_MSG_OP_INVALID));
+}
+
+static void
+test_id_copy_on_failure(void **state)
+{
+    (void) state;
+    struct msg_request req;
+    struct pf_error *err = NULL;
+    cJSON *id = NULL;
+    const char *t = "{\"id\":\"req-7\",\"op\":\"exec\",\"code\":1}";
+    assert_int_equal(msg_request_parse(t, strlen(t), 0, &req, &id, &err), -1);
+    assert_true(cJSON_IsString(id));
+    assert_string_equal(id->valuestring, "req-7");
+    cJSON_Delete(id);
+    err = pf_error_free(err);
+
+    t = "{\"id\":42,\"op\":\"nope\"}";
+    assert_int_equal(msg_request_parse(t, strlen(t), 0, &req, &id, &err), -1);
+    assert_true(cJSON_IsNumber(id));
+    assert_int_equal(id->valuedouble, 42);
+    cJSON_Delete(id);
+    err = pf_error_free(err);
+
+    /* Before the id is known (bad JSON, bad id) no copy is made. */
+    id = (cJSON *) 0x1;
+    t = "{\"id\":42,";
+    assert_int_equal(msg_request_parse(t, strlen(t), 0, &req, &id, &err), -1);
+    assert_null(id);
+    err = pf_error_free(err);
+    id = (cJSON *) 0x1;
+    t = "{\"id\":[1],\"op\":\"ping\"}";
+    assert_int_equal(msg_request_parse(t, strlen(t), 0, &req, &id, &err), -1);
+    assert_null(id);
+    err = pf_error_free(err);
+
+    /* ret_id_copy may be NULL. */
+    t = "{\"id\":42,\"op\":\"nope\"}";
+    assert_int_equal(msg_request_parse(t, strlen(t), 0, &req, NULL, &err), -1);
+    err = pf_error_free(err);
+}
+
+static char *
+encode_payload(const cJSON *obj)
+{
+    char *buf;
+    size_t len;
+    struct pf_error *err = NULL;
+    assert_int_equal(msg_encode(obj, 0, &buf, &len, &err), 0);
+    uint32_t n = ((uint32_t) (unsigned char) buf[0] << 24) |
+                 ((uint32_t) (unsigned char) buf[1] << 16) |
+                 ((uint32_t) (unsigned char) buf[2] << 8) | (unsigned char) buf[3];
+    assert_int_equal(n, len - FRAME_HEADER_BYTES);
+    char *s = strndup(buf + FRAME_HEADER_BYTES, n);
+    free(buf);
+    return s;
+}
+
+static void
+test_reply_shapes(void **state)
+{
+    (void) state;
+    cJSON *id = cJSON_CreateString("a\"b");
+    cJSON *o = msg_reply_ok(id);
+    char *s = encode_payload(o);
+    assert_string_equal(s, "{\"id\":\"a\\\"b\",\"ok\":true}");
+    free(s);
+    cJSON_Delete(o);
+
+    o = msg_reply_error(NULL, PF_E_TOO_LARGE, "frame of 9 bytes exceeds max_frame_bytes 8");
+    s = encode_payload(o);
+    assert_string_equal(s, "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"too_large\","
+                           "\"message\":\"frame of 9 bytes exceeds max_frame_bytes 8\"}}");
+    free(s);
+    cJSON_Delete(o);
+
+    /* Invalid UTF-8 in a message becomes U+FFFD instead of poisoning the reply. */
+    o = msg_reply_error(id, PF_E_ERROR, "bad \xff byte \xe2\x82");
+    s = encode_payload(o);
+    assert_string_equal(s, "{\"id\":\"a\\\"b\",\"ok\":false,\"error\":{\"code\":\"error\","
+                           "\"message\":\"bad \xef\xbf\xbd byte \xef\xbf\xbd\xef\xbf\xbd\"}}");
+    free(s);
+    cJSON_Delete(o);
+
+    cJSON *num = cJSON_CreateNumber(9007199254740992.0);
+    o = msg_event(num, "output");
+    cJSON_AddStringToObject(o, "data", "hi\n");
+    s = encode_payload(o);
+    assert_string_equal(s, "{\"id\":9007199254740992,\"event\":\"output\",\"data\":\"hi\\n\"}");
+    free(s);
+    cJSON_Delete(o);
+    cJSON_Delete(num);
+
+    /* A reply must round-trip through our own strict parser. */
+    o = msg_reply_ok(id);
+    s = encode_payload(o);
+    cJSON *back = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(msg_parse(s, strlen(s), 0, &back, &err), 0);
+    assert_true(cJSON_Compare(o, back, 1));
+    cJSON_Delete(back);
+    free(s);
+    cJSON_Delete(o);
+
+    /* An invalid string sneaked into a reply is refused at encode time. */
+    o = msg_reply_ok(id);
+    cJSON_AddStringToObject(o, "output", "\xc0\xaf");
+    char *buf = NULL;
+    size_t len;
+    assert_int_equal(msg_encode(o, 0, &buf, &len, &err), -1);
+    assert_int_equal(err->code, PF_E_INTERNAL);
+    assert_null(buf);
+    err = pf_error_free(err);
+
+    /* Over the frame limit. */
+    assert_int_equal(msg_encode(o, 10, &buf, &len, &err), -1);
+    err = pf_error_free(err);
+    cJSON_Delete(o);
+    cJSON_Delete(id);
+}
+
+/* cJSON's own printer would send 2^53 as 9.00719925474099e+15 and 0.1+0.2 as 0.3. */
+static void
+test_encode_exact_numbers_and_escapes(void **state)
+{
+    (void) state;
+    cJSON *o = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(o, "n");
+    static const double nums[] = {
+            9007199254740992.0,
+            -9007199254740992.0,
+            0.1 + 0.2,
+            0.1,
+            1e300,
+            5e-324,
+            -0.5,
+            1e17,
+            123456789012.0,
+            NAN,
+            INFINITY,
+    };
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(nums[i]));
+    cJSON_AddItemToArray(a, cJSON_CreateRaw("1.0"));
+    cJSON_AddStringToObject(o, "s", "q\"b\\n\nt\tc\x01\x1f\x7f\xc3\xa9");
+    cJSON_AddItemToObject(o, "e\n", cJSON_CreateObject());
+    char *s = encode_payload(o);
+    assert_string_equal(s, "{\"n\":[9007199254740992,-9007199254740992,0.30000000000000004,0.1,"
+                           "1e+300,4.94065645841247e-324,-0.5,1e+17,123456789012,null,null,1.0],"
+                           "\"s\":\"q\\\"b\\\\n\\nt\\tc\\u0001\\u001f\x7f\xc3\xa9\","
+                           "\"e\\n\":{}}");
+
+    /* Every number reads back to the same double through our own parser. */
+    cJSON *back = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(msg_parse(s, strlen(s), 0, &back, &err), 0);
+    const cJSON *na = cJSON_GetObjectItemCaseSensitive(back, "n");
+    for (size_t i = 0; i < 9; i++)
+        assert_true(cJSON_GetArrayItem(na, (int) i)->valuedouble == nums[i]);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(back, "s")->valuestring,
+                        "q\"b\\n\nt\tc\x01\x1f\x7f\xc3\xa9");
+    cJSON_Delete(back);
+    free(s);
+
+    /* The size limit stops the writer; the message says so. */
+    char *buf = NULL;
+    size_t len;
+    assert_int_equal(msg_encode(o, 16, &buf, &len, &err), -1);
+    assert_int_equal(err->code, PF_E_TOO_LARGE);
+    assert_null(buf);
+    err = pf_error_free(err);
+    cJSON_Delete(o);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_valid_requests),
+            cmocka_unit_test(test_utf8_validator),
+            cmocka_unit_test(test_bad_utf8_in_requests),
+            cmocka_unit_test(test_bad_json),
+            cmocka_unit_test(test_duplicate_keys),
+            cmocka_unit_test(test_depth_limit),
+            cmocka_unit_test(test_nul_in_string),
+            cmocka_unit_test(test_wrong_types_and_fields),
+            cmocka_unit_test(test_id_integer_range),
+            cmocka_unit_test(test_check_fields_int_and_number),
+            cmocka_unit_test(test_unknown_and_unsupported_ops),
+            cmocka_unit_test(test_id_copy_on_failure),
+            cmocka_unit_test(test_reply_shapes),
+            cmocka_unit_test(test_encode_exact_numbers_and_escapes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
