@@ -1,0 +1,408 @@
+#include "conn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "daemon.h"
+#include "job.h"
+#include "msg.h"
+#include "ops.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+
+/* A write request embeds uv_write_t first and owns its buffer until on_write. */
+struct conn_write {
+    uv_write_t req;
+    struct conn *c;
+    char *buf;
+    size_t len;
+};
+
+static void
+on_handle_closed(uv_handle_t *handle)
+{
+    struct conn *c = handle->data;
+    if (--c->open_handles > 0)
+        return;
+    struct daemon *d = c->d;
+    dlist_remove(&c->link);
+    frame_decoder_finish(&c->dec);
+    pf_log_debug(CONN, "connection #%llu closed", (unsigned long long) c->serial);
+    free(c);
+    daemon_conn_gone(d);
+}
+
+void
+conn_close(struct conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    if (c->counted) {
+        c->d->n_conns--;
+        c->counted = false;
+    }
+    /* Nobody is left to read the replies of this connection's jobs: kill their workers. */
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &c->jobs)
+    job_conn_gone(pf_container_of(pos, struct job, conn_link));
+    uv_read_stop((uv_stream_t *) &c->pipe);
+    uv_close((uv_handle_t *) &c->pipe, on_handle_closed);
+    uv_close((uv_handle_t *) &c->idle, on_handle_closed);
+}
+
+static void
+restart_idle(struct conn *c, uint64_t timeout_ms);
+
+static void
+on_idle(uv_timer_t *timer)
+{
+    struct conn *c = timer->data;
+    if (c->draining) {
+        pf_log_debug(CONN, "connection #%llu: replies not read in time, closing",
+                     (unsigned long long) c->serial);
+        conn_close(c);
+        return;
+    }
+    if (c->inflight > 0) {
+        restart_idle(c, 0);
+        return;
+    }
+    pf_log_debug(CONN, "connection #%llu idle for %lld ms, closing",
+                 (unsigned long long) c->serial,
+                 (long long) c->d->limits.v[POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS]);
+    conn_close(c);
+}
+
+static void
+restart_idle(struct conn *c, uint64_t timeout_ms)
+{
+    if (c->closing)
+        return;
+    if (timeout_ms == 0)
+        timeout_ms = (uint64_t) c->d->limits.v[POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS];
+    uv_timer_start(&c->idle, on_idle, timeout_ms, 0);
+}
+
+static void
+on_shutdown(uv_shutdown_t *req, int status)
+{
+    struct conn *c = req->data;
+    conn_close(c);
+}
+
+void
+conn_drain(struct conn *c)
+{
+    if (c->closing || c->draining)
+        return;
+    c->draining = true;
+    uv_read_stop((uv_stream_t *) &c->pipe);
+    c->shutdown_req.data = c;
+    /* uv_shutdown waits for the queued writes; uv_close would cancel them. */
+    if (uv_shutdown(&c->shutdown_req, (uv_stream_t *) &c->pipe, on_shutdown) < 0) {
+        conn_close(c);
+        return;
+    }
+    uv_timer_start(&c->idle, on_idle, DAEMON_FLUSH_TIMEOUT_MS, 0);
+}
+
+static void
+on_write(uv_write_t *req, int status)
+{
+    struct conn_write *w = (struct conn_write *) req;
+    struct conn *c = w->c;
+    c->outbuf_bytes -= w->len;
+    free(w->buf);
+    free(w);
+    if (status < 0 && status != UV_ECANCELED) {
+        pf_log_debug(CONN, "connection #%llu: write failed: %s", (unsigned long long) c->serial,
+                     uv_strerror(status));
+        conn_close(c);
+        return;
+    }
+    if (!c->draining)
+        restart_idle(c, 0);
+}
+
+static int
+encode_or_substitute(struct conn *c, const cJSON *msg, char **ret_buf, size_t *ret_len)
+{
+    uint32_t max = (uint32_t) c->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES];
+    struct pf_error *err = NULL;
+    if (msg_encode(msg, max, ret_buf, ret_len, &err) == 0)
+        return 0;
+    pf_log_warning(CONN, "connection #%llu: cannot send a message: %s",
+                   (unsigned long long) c->serial, err->msg);
+    err = pf_error_free(err);
+    /* A reply must still end its request: send an error in its place. Events are dropped. */
+    if (!cJSON_HasObjectItem(msg, "ok"))
+        return -1;
+    cJSON *sub = msg_reply_error(cJSON_GetObjectItemCaseSensitive(msg, "id"), PF_E_TOO_LARGE,
+                                 "the reply exceeds max_frame_bytes; lower the size of the "
+                                 "result or of the printed output");
+    if (!sub)
+        return -1;
+    int r = msg_encode(sub, max, ret_buf, ret_len, &err);
+    cJSON_Delete(sub);
+    err = pf_error_free(err);
+    return r;
+}
+
+int
+conn_send(struct conn *c, const cJSON *msg)
+{
+    if (c->closing || c->draining)
+        return -1;
+    char *buf;
+    size_t len;
+    if (encode_or_substitute(c, msg, &buf, &len) < 0)
+        return 0; /* dropped, the connection itself is fine */
+    struct conn_write *w = calloc(1, sizeof(*w));
+    if (!w) {
+        free(buf);
+        conn_close(c);
+        return -1;
+    }
+    w->c = c;
+    w->buf = buf;
+    w->len = len;
+    uv_buf_t b = uv_buf_init(buf, (unsigned) len);
+    int r = uv_write(&w->req, (uv_stream_t *) &c->pipe, &b, 1, on_write);
+    if (r < 0) {
+        free(buf);
+        free(w);
+        pf_log_debug(CONN, "connection #%llu: write: %s", (unsigned long long) c->serial,
+                     uv_strerror(r));
+        conn_close(c);
+        return -1;
+    }
+    c->outbuf_bytes += len;
+    /* libuv writes what it can at once; the rest is what the peer has not read. */
+    size_t queued = uv_stream_get_write_queue_size((uv_stream_t *) &c->pipe);
+    int64_t max = c->d->limits.v[POLICY_LIMIT_MAX_OUTBUF_BYTES];
+    if ((int64_t) queued > max) {
+        pf_log_warning(CONN,
+                       "connection #%llu (uid %u, pid %d) does not read its replies: %zu bytes "
+                       "queued, over max_outbuf_bytes %lld; disconnecting",
+                       (unsigned long long) c->serial, (unsigned) c->uid, (int) c->pid, queued,
+                       (long long) max);
+        conn_close(c);
+        return -1;
+    }
+    return 0;
+}
+
+void
+conn_send_error(struct conn *c, const cJSON *id, int code, const char *message)
+{
+    cJSON *reply = msg_reply_error(id, code, message);
+    if (!reply) {
+        conn_close(c);
+        return;
+    }
+    conn_send(c, reply);
+    cJSON_Delete(reply);
+}
+
+void
+conn_finish_request(struct conn *c, const cJSON *reply)
+{
+    if (c->inflight > 0)
+        c->inflight--;
+    conn_send(c, reply);
+}
+
+static void
+handle_request(struct conn *c, struct msg_request *req)
+{
+    struct daemon *d = c->d;
+    if (d->shutting_down) {
+        conn_send_error(c, req->id, PF_E_SHUTTING_DOWN, "pyfenced is shutting down");
+        return;
+    }
+    if (c->inflight >= (unsigned) d->limits.v[POLICY_LIMIT_MAX_INFLIGHT]) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "%u requests already in flight on this connection (max_inflight); wait for a "
+                 "reply before sending more",
+                 c->inflight);
+        conn_send_error(c, req->id, PF_E_BUSY, msg);
+        return;
+    }
+    c->inflight++;
+    cJSON *reply = NULL;
+    struct pf_error *err = NULL;
+    if (ops_dispatch(c, req, &reply, &err) < 0) {
+        c->inflight--;
+        conn_send_error(c, req->id, err ? err->code : PF_E_INTERNAL,
+                        err ? err->msg : "out of memory");
+        pf_error_free(err);
+        return;
+    }
+    if (reply) {
+        c->inflight--;
+        conn_send(c, reply);
+        cJSON_Delete(reply);
+    }
+    /* else: the op answers later through conn_finish_request. */
+}
+
+static int
+on_frame(void *userdata, char *payload, size_t len)
+{
+    _cleanup_free_ char *owned = payload;
+    struct conn *c = userdata;
+    if (c->closing || c->draining)
+        return -1;
+    struct msg_request req = {0};
+    cJSON *id_copy = NULL;
+    struct pf_error *err = NULL;
+    if (msg_request_parse(owned, len, MSG_MAX_DEPTH, &req, &id_copy, &err) < 0) {
+        /* The framing is intact: answer and keep the connection. */
+        conn_send_error(c, id_copy, err ? err->code : PF_E_INTERNAL,
+                        err ? err->msg : "out of memory");
+        cJSON_Delete(id_copy);
+        pf_error_free(err);
+    } else {
+        handle_request(c, &req);
+        msg_request_finish(&req);
+    }
+    return c->closing || c->draining ? -1 : 0;
+}
+
+static void
+on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = stream->data;
+    struct daemon *d = c->d;
+    if (nread > 0) {
+        restart_idle(c, 0);
+        struct pf_error *err = NULL;
+        long r = frame_decoder_feed(&c->dec, buf->base, (size_t) nread, on_frame, c, &err);
+        daemon_release_buf(d, buf);
+        if (r < 0) {
+            /* A bad length: the byte stream can no longer be trusted. */
+            pf_log_debug(CONN, "connection #%llu: %s", (unsigned long long) c->serial,
+                         err ? err->msg : "bad frame");
+            conn_send_error(c, NULL, err ? err->code : PF_E_BAD_FRAME,
+                            err ? err->msg : "bad frame");
+            pf_error_free(err);
+            conn_drain(c);
+        }
+        return;
+    }
+    daemon_release_buf(d, buf);
+    if (nread == 0)
+        return;
+    if (nread != UV_EOF)
+        pf_log_debug(CONN, "connection #%llu: read: %s", (unsigned long long) c->serial,
+                     uv_strerror((int) nread));
+    else if (frame_decoder_pending(&c->dec))
+        pf_log_debug(CONN, "connection #%llu: closed in the middle of a frame",
+                     (unsigned long long) c->serial);
+    conn_close(c);
+}
+
+static struct conn *
+conn_new(struct daemon *d)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->d = d;
+    c->serial = ++d->next_conn_id;
+    dlist_init(&c->link);
+    dlist_init(&c->jobs);
+    frame_decoder_init(&c->dec, (uint32_t) d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES]);
+    uv_pipe_init(d->loop, &c->pipe, 0);
+    uv_timer_init(d->loop, &c->idle);
+    c->pipe.data = c;
+    c->idle.data = c;
+    c->open_handles = 2;
+    dlist_insert_tail(&d->conns, &c->link);
+    return c;
+}
+
+static void
+conn_setup(struct conn *c)
+{
+    struct daemon *d = c->d;
+    uv_os_fd_t fd;
+    struct ucred cred = {.pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1};
+    socklen_t len = sizeof(cred);
+    if (uv_fileno((uv_handle_t *) &c->pipe, &fd) == 0 &&
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        pf_log_warning(CONN, "connection #%llu: SO_PEERCRED: %s, ignoring",
+                       (unsigned long long) c->serial, strerror(errno));
+    c->uid = cred.uid;
+    c->gid = cred.gid;
+    c->pid = cred.pid;
+
+    int64_t max = d->limits.v[POLICY_LIMIT_MAX_CONNECTIONS];
+    if ((int64_t) d->n_conns >= max) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "pyfenced already serves %u connections (max_connections); try again later",
+                 d->n_conns);
+        pf_log_warning(CONN, "refusing connection from uid %u pid %d: %s", (unsigned) c->uid,
+                       (int) c->pid, msg);
+        conn_send_error(c, NULL, PF_E_BUSY, msg);
+        conn_drain(c);
+        return;
+    }
+    c->counted = true;
+    d->n_conns++;
+    pf_log_debug(CONN, "connection #%llu from uid %u gid %u pid %d",
+                 (unsigned long long) c->serial, (unsigned) c->uid, (unsigned) c->gid,
+                 (int) c->pid);
+    int r = uv_read_start((uv_stream_t *) &c->pipe, daemon_alloc_cb, on_read);
+    if (r < 0) {
+        pf_log_warning(CONN, "connection #%llu: uv_read_start: %s, closing",
+                       (unsigned long long) c->serial, uv_strerror(r));
+        conn_close(c);
+        return;
+    }
+    restart_idle(c, 0);
+}
+
+void
+conn_on_connection(uv_stream_t *server, int status)
+{
+    struct daemon *d = server->data;
+    if (status < 0) {
+        pf_log_warning(CONN, "accept: %s, ignoring", uv_strerror(status));
+        return;
+    }
+    struct conn *c = conn_new(d);
+    if (!c) {
+        pf_log_warning(CONN, "accept: out of memory, ignoring");
+        return;
+    }
+    int r = uv_accept(server, (uv_stream_t *) &c->pipe);
+    if (r < 0) {
+        pf_log_warning(CONN, "accept: %s, ignoring", uv_strerror(r));
+        conn_close(c);
+        return;
+    }
+    conn_setup(c);
+}
+
+int
+conn_open_fd(struct daemon *d, int fd, struct conn **ret, struct pf_error **err)
+{
+    struct conn *c = conn_new(d);
+    if (!c)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    int r = uv_pipe_open(&c->pipe, fd);
+    if (r < 0) {
+        conn_close(c);
+        return pf_error_set(err, PF_E_INTERNAL, "uv_pipe_open: %s", uv_strerror(r));
+    }
+    conn_setup(c);
+    if (ret)
+        *ret = c;
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* One client connection: framing in, replies and events out, per-connection limits
+ * (in-flight requests, queued reply bytes, idle time) and the peer's credentials. */
+#ifndef DAEMON_CONN_H
+#define DAEMON_CONN_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "dlist.h"
+#include "frame.h"
+#include "pf_error.h"
+
+struct daemon;
+
+struct conn {
+    uv_pipe_t pipe; /* first: libuv hands it back, container_of recovers the conn */
+    uv_timer_t idle;
+    uv_shutdown_t shutdown_req;
+    struct daemon *d; /* Not owned. */
+    struct dlist link; /* in d->conns */
+    struct dlist jobs; /* struct job.conn_link: this connection's jobs */
+    struct frame_decoder dec;
+    uint64_t serial; /* for logs */
+    uid_t uid; /* SO_PEERCRED, read once at accept */
+    gid_t gid;
+    pid_t pid;
+    unsigned inflight;    /* requests without a reply yet */
+    size_t outbuf_bytes;  /* bytes in writes libuv has not completed yet */
+    int open_handles;     /* the conn is freed when the last close callback ran */
+    bool counted;         /* counted in d->n_conns (refused connections are not) */
+    bool closing;         /* uv_close requested: nothing more is sent */
+    bool draining;        /* reading stopped; closes once pending writes are flushed */
+};
+
+/* The listener's connection callback. */
+void conn_on_connection(uv_stream_t *server, int status);
+/* Serves an already-connected stream socket (tests, and anything that is not accept()). */
+int conn_open_fd(struct daemon *d, int fd, struct conn **ret, struct pf_error **err);
+
+/* Queues one message (reply or event). Returns -1 when the connection is closing or was
+ * dropped because of it (slow reader); the caller then forgets the connection. */
+int conn_send(struct conn *c, const cJSON *msg);
+/* Sends the reply that ends a request that was answered later (exec), and counts it done. */
+void conn_finish_request(struct conn *c, const cJSON *reply);
+/* Sends {"id", "ok": false, "error": {code, message}}. */
+void conn_send_error(struct conn *c, const cJSON *id, int code, const char *message);
+
+/* Stops reading and closes once the queued replies are written (or the flush bound passes). */
+void conn_drain(struct conn *c);
+/* Closes now: queued writes are cancelled; the conn's jobs are cancelled without reply. */
+void conn_close(struct conn *c);
+
+#endif

@@ -1,0 +1,170 @@
+#include "daemon.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "conn.h"
+#include "exec.h"
+#include "job.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+#include "zygote.h"
+
+void
+daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts,
+            const struct policy_limits *limits)
+{
+    memset(d, 0, sizeof(*d));
+    d->loop = loop;
+    loop->data = d;
+    d->opts = *opts;
+    d->limits = *limits;
+    dlist_init(&d->conns);
+    dlist_init(&d->jobs);
+    d->start_ns = uv_hrtime();
+    uv_timer_init(loop, &d->flush_timer);
+    d->flush_timer.data = d;
+    uv_signal_init(loop, &d->sig_term);
+    uv_signal_init(loop, &d->sig_int);
+    d->sig_term.data = d;
+    d->sig_int.data = d;
+}
+
+double
+daemon_elapsed_ms(uint64_t from_ns)
+{
+    return (double) (uv_hrtime() - from_ns) / 1e6;
+}
+
+void
+daemon_count_outcome(struct daemon *d, int code)
+{
+    if (code < 0 || code >= _PF_E_MAX)
+        code = PF_E_INTERNAL;
+    d->jobs_by_outcome[code]++;
+}
+
+void
+daemon_alloc_cb(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+    struct daemon *d = handle->loop->data;
+    if (!d->read_buf_busy) {
+        d->read_buf_busy = true;
+        *buf = uv_buf_init(d->read_buf, sizeof(d->read_buf));
+        return;
+    }
+    /* Not expected (libuv reads one stream at a time), but stay correct if it happens. */
+    char *p = malloc(DAEMON_READ_BUF_BYTES);
+    *buf = uv_buf_init(p, p ? DAEMON_READ_BUF_BYTES : 0);
+}
+
+void
+daemon_release_buf(struct daemon *d, const uv_buf_t *buf)
+{
+    if (!buf->base)
+        return;
+    if (buf->base == d->read_buf)
+        d->read_buf_busy = false;
+    else
+        free(buf->base);
+}
+
+static void
+on_signal(uv_signal_t *sig, int signum)
+{
+    struct daemon *d = sig->data;
+    if (d->shutting_down) {
+        pf_log_notice(MAIN, "%s again while stopping; still waiting for replies to drain",
+                      strsignal(signum));
+        return;
+    }
+    pf_log_notice(MAIN, "%s: stopping", strsignal(signum));
+    daemon_shutdown(d);
+}
+
+int
+daemon_start(struct daemon *d, struct pf_error **err)
+{
+    if (listener_start(&d->listener, d->loop, d->opts.socket_path, d->opts.socket_mode,
+                       conn_on_connection, d, err) < 0)
+        return -1;
+    if (d->opts.zygote_path) {
+        static const char *const preload[] = {EXEC_DEFAULT_IMPORTS, NULL};
+        struct zygote_config zc = {
+            .path = d->opts.zygote_path,
+            .log_level = d->opts.log_level,
+            .preload = preload,
+        };
+        if (zygote_start(d->loop, &zc, job_on_spawned, job_on_exit, &d->zygote, err) < 0) {
+            listener_stop(&d->listener);
+            return pf_error_prefix(err, "cannot start the zygote '%s'", d->opts.zygote_path);
+        }
+        pf_log_info(MAIN, "zygote pid %d, Python %s", (int) zygote_pid(d->zygote),
+                    zygote_python_version(d->zygote));
+    }
+    uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+    uv_signal_start(&d->sig_int, on_signal, SIGINT);
+    return 0;
+}
+
+/* Second stage of a shutdown: every connection is gone (or the flush bound passed). */
+static void
+daemon_stop_now(struct daemon *d)
+{
+    if (d->stopped)
+        return;
+    d->stopped = true;
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &d->conns)
+    conn_close(pf_container_of(pos, struct conn, link));
+    /* Kills and reaps every worker; exit_cb runs for each job still live. */
+    d->zygote = zygote_stop(d->zygote);
+    DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
+    job_abandon(pf_container_of(pos, struct job, daemon_link));
+    uv_close((uv_handle_t *) &d->flush_timer, NULL);
+    uv_close((uv_handle_t *) &d->sig_term, NULL);
+    uv_close((uv_handle_t *) &d->sig_int, NULL);
+}
+
+static void
+on_flush_timeout(uv_timer_t *timer)
+{
+    struct daemon *d = timer->data;
+    pf_log_warning(MAIN, "replies still unread after %d ms; closing the remaining connections",
+                   DAEMON_FLUSH_TIMEOUT_MS);
+    daemon_stop_now(d);
+}
+
+void
+daemon_conn_gone(struct daemon *d)
+{
+    if (d->shutting_down && dlist_empty(&d->conns))
+        daemon_stop_now(d);
+}
+
+void
+daemon_shutdown(struct daemon *d)
+{
+    if (d->shutting_down)
+        return;
+    d->shutting_down = true;
+    listener_stop(&d->listener);
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
+    job_fail(pf_container_of(pos, struct job, daemon_link), PF_E_SHUTTING_DOWN,
+             "pyfenced is shutting down", JOB_KILL_SHUTDOWN);
+    DLIST_FOREACH_SAFE(pos, tmp, &d->conns)
+    conn_drain(pf_container_of(pos, struct conn, link));
+    if (dlist_empty(&d->conns)) {
+        daemon_stop_now(d);
+        return;
+    }
+    uv_timer_start(&d->flush_timer, on_flush_timeout, DAEMON_FLUSH_TIMEOUT_MS, 0);
+}
+
+void
+daemon_finish(struct daemon *d)
+{
+    listener_stop(&d->listener);
+    listener_finish(&d->listener);
+}

@@ -1,0 +1,603 @@
+#include "job.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "msg.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+
+/* A write request embeds uv_write_t first and owns its buffer until on_channel_write. */
+struct job_write {
+    uv_write_t req;
+    char *buf;
+};
+
+static void maybe_release(struct job *j);
+
+static void
+on_handle_closed(uv_handle_t *handle)
+{
+    struct job *j = handle->data;
+    if (--j->open_handles > 0)
+        return;
+    dlist_remove(&j->daemon_link);
+    frame_decoder_finish(&j->dec);
+    cJSON_Delete(j->req_id);
+    free(j->logs);
+    free(j);
+}
+
+static void
+maybe_release(struct job *j)
+{
+    if (j->releasing || !j->replied || !j->channel_done || !j->exit_seen)
+        return;
+    j->releasing = true;
+    pf_log_debug(WORKER, "job %llu released", (unsigned long long) j->id);
+    uv_close((uv_handle_t *) &j->deadline, on_handle_closed);
+}
+
+static void
+close_channel(struct job *j)
+{
+    if (j->channel_done)
+        return;
+    j->channel_done = true;
+    uv_read_stop((uv_stream_t *) &j->channel);
+    uv_close((uv_handle_t *) &j->channel, on_handle_closed);
+}
+
+static void
+detach_conn(struct job *j)
+{
+    if (!j->conn)
+        return;
+    dlist_remove(&j->conn_link);
+    j->conn = NULL;
+}
+
+static void
+kill_worker(struct job *j, enum job_kill_reason reason)
+{
+    if (j->exit_seen)
+        return;
+    if (j->kill_reason == JOB_KILL_NONE)
+        j->kill_reason = reason;
+    if (j->d->zygote)
+        zygote_kill(j->d->zygote, j->id);
+}
+
+/* Sends the reply that ends the request (once), counts the outcome, lets go of the conn. */
+static void
+send_reply(struct job *j, const cJSON *reply, int code)
+{
+    if (j->replied)
+        return;
+    j->replied = true;
+    daemon_count_outcome(j->d, code);
+    if (j->conn)
+        conn_finish_request(j->conn, reply);
+    detach_conn(j);
+}
+
+static cJSON *
+daemon_side_stats(const struct job *j)
+{
+    cJSON *stats = cJSON_CreateObject();
+    if (!stats)
+        return NULL;
+    uint64_t start = j->spawn_ns ? j->spawn_ns : j->arrival_ns;
+    cJSON_AddNumberToObject(stats, "queue_ms", (double) (start - j->arrival_ns) / 1e6);
+    cJSON_AddNumberToObject(stats, "run_ms", daemon_elapsed_ms(start));
+    if (j->exit_seen) {
+        cJSON_AddNumberToObject(stats, "cpu_ms", (double) j->exit_info.cpu_ms);
+        cJSON_AddNumberToObject(stats, "max_rss_kb", (double) j->exit_info.max_rss_kb);
+    }
+    return stats;
+}
+
+/* An error reply the daemon makes itself (timeout, limits, crashes): it still has the exec
+ * reply's outcome, logs and stats, so clients read every exec reply the same way. */
+static void
+reply_failure(struct job *j, int code, const char *message)
+{
+    if (j->replied)
+        return;
+    cJSON *reply = msg_reply_error(j->req_id, code, message);
+    if (reply) {
+        cJSON_AddStringToObject(reply, "outcome", pf_code_name(code));
+        cJSON_AddNullToObject(reply, "output");
+        cJSON_AddNullToObject(reply, "output_repr");
+        cJSON *logs = cJSON_CreateString("");
+        if (logs && j->logs_len) {
+            cJSON_Delete(logs);
+            _cleanup_free_ char *s = strndup(j->logs, j->logs_len);
+            logs = s ? cJSON_CreateString(s) : NULL;
+        }
+        if (logs)
+            cJSON_AddItemToObject(reply, "logs", logs);
+        cJSON_AddFalseToObject(reply, "is_final_answer");
+        cJSON *stats = daemon_side_stats(j);
+        if (stats)
+            cJSON_AddItemToObject(reply, "stats", stats);
+    }
+    pf_log_debug(WORKER, "job %llu: %s: %s", (unsigned long long) j->id, pf_code_name(code),
+                 message);
+    if (!reply) {
+        /* Out of memory: the request still ends, the connection cannot be trusted to. */
+        if (j->conn)
+            conn_close(j->conn);
+        j->replied = true;
+        daemon_count_outcome(j->d, code);
+        detach_conn(j);
+        return;
+    }
+    send_reply(j, reply, code);
+    cJSON_Delete(reply);
+}
+
+void
+job_fail(struct job *j, int code, const char *message, enum job_kill_reason reason)
+{
+    reply_failure(j, code, message);
+    kill_worker(j, reason);
+    maybe_release(j);
+}
+
+void
+job_conn_gone(struct job *j)
+{
+    detach_conn(j);
+    if (!j->replied) {
+        j->replied = true;
+        daemon_count_outcome(j->d, PF_E_CANCELLED);
+        kill_worker(j, JOB_KILL_CANCEL);
+    }
+    maybe_release(j);
+}
+
+void
+job_abandon(struct job *j)
+{
+    if (!j->exit_seen) {
+        j->exit_seen = true;
+        j->exit_info.signal = SIGKILL;
+        j->exit_info.killed_by_request = true;
+        j->d->jobs_running--;
+    }
+    reply_failure(j, PF_E_SHUTTING_DOWN, "pyfenced is shutting down");
+    close_channel(j);
+    maybe_release(j);
+}
+
+static cJSON *
+take_item(cJSON *from, const char *name)
+{
+    return cJSON_DetachItemFromObjectCaseSensitive(from, name);
+}
+
+/* Moves (not copies) the result's fields into the reply. */
+static cJSON *
+build_result_reply(struct job *j, cJSON *result, int *ret_code)
+{
+    const char *outcome = msg_get_string(result, "outcome", NULL);
+    bool ok = outcome && strcmp(outcome, "ok") == 0;
+    int code = ok ? 0 : pf_code_from_name(outcome);
+    if (!ok && code == 0)
+        code = PF_E_INTERNAL;
+
+    cJSON *reply = cJSON_CreateObject();
+    if (!reply)
+        return NULL;
+    cJSON_AddItemToObject(reply, "id",
+                          j->req_id ? cJSON_Duplicate(j->req_id, 1) : cJSON_CreateNull());
+    cJSON_AddBoolToObject(reply, "ok", ok);
+    cJSON_AddStringToObject(reply, "outcome", ok ? "ok" : pf_code_name(code));
+    static const char *const moved[] = {"output", "output_repr", "logs", "is_final_answer"};
+    for (size_t i = 0; i < PF_ELEMENTSOF(moved); i++) {
+        cJSON *item = take_item(result, moved[i]);
+        if (!item)
+            item = strcmp(moved[i], "logs") == 0              ? cJSON_CreateString("")
+                   : strcmp(moved[i], "is_final_answer") == 0 ? cJSON_CreateFalse()
+                                                              : cJSON_CreateNull();
+        cJSON_AddItemToObject(reply, moved[i], item);
+    }
+    if (!ok) {
+        cJSON *error = take_item(result, "error");
+        if (!cJSON_IsObject(error)) {
+            cJSON_Delete(error);
+            error = cJSON_CreateObject();
+        }
+        if (error) {
+            cJSON_DeleteItemFromObjectCaseSensitive(error, "code");
+            cJSON_AddStringToObject(error, "code", pf_code_name(code));
+            if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(error, "message")))
+                cJSON_AddStringToObject(error, "message",
+                                        outcome ? outcome : "the worker sent no outcome");
+            cJSON_AddItemToObject(reply, "error", error);
+        }
+    }
+    cJSON *stats = take_item(result, "stats");
+    if (!cJSON_IsObject(stats)) {
+        cJSON_Delete(stats);
+        stats = cJSON_CreateObject();
+    }
+    if (stats) {
+        uint64_t start = j->spawn_ns ? j->spawn_ns : j->arrival_ns;
+        cJSON_DeleteItemFromObjectCaseSensitive(stats, "queue_ms");
+        cJSON_AddNumberToObject(stats, "queue_ms", (double) (start - j->arrival_ns) / 1e6);
+        cJSON_AddItemToObject(reply, "stats", stats);
+    }
+    *ret_code = code;
+    return reply;
+}
+
+static void
+handle_result(struct job *j, cJSON *result)
+{
+    j->got_result = true;
+    if (j->replied)
+        return;
+    int code = PF_E_INTERNAL;
+    cJSON *reply = build_result_reply(j, result, &code);
+    if (!reply) {
+        reply_failure(j, PF_E_INTERNAL, "out of memory building the reply");
+        return;
+    }
+    pf_log_debug(WORKER, "job %llu: result %s", (unsigned long long) j->id,
+                 code ? pf_code_name(code) : "ok");
+    send_reply(j, reply, code);
+    cJSON_Delete(reply);
+}
+
+static void
+keep_log_head(struct job *j, const char *data, size_t len)
+{
+    size_t cap = (size_t) j->limits.v[POLICY_LIMIT_MAX_LOG_CHARS];
+    if (j->logs_len >= cap)
+        return;
+    if (!j->logs) {
+        j->logs = malloc(cap);
+        if (!j->logs)
+            return;
+    }
+    size_t n = len < cap - j->logs_len ? len : cap - j->logs_len;
+    memcpy(j->logs + j->logs_len, data, n);
+    j->logs_len += n;
+}
+
+static void
+handle_output(struct job *j, const cJSON *event)
+{
+    const char *data = msg_get_string(event, "data", NULL);
+    if (!data || j->replied)
+        return;
+    size_t len = strlen(data);
+    j->output_bytes += len;
+    uint64_t max = (uint64_t) j->limits.v[POLICY_LIMIT_MAX_OUTPUT_BYTES];
+    if (j->output_bytes > max) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "snippet printed more than max_output_bytes (%llu bytes)",
+                 (unsigned long long) max);
+        job_fail(j, PF_E_OUTPUT_LIMIT, msg, JOB_KILL_OUTPUT);
+        return;
+    }
+    keep_log_head(j, data, len);
+    if (!j->stream || !j->conn)
+        return;
+    cJSON *ev = msg_event(j->req_id, "output");
+    if (ev && cJSON_AddStringToObject(ev, "data", data))
+        conn_send(j->conn, ev);
+    cJSON_Delete(ev);
+}
+
+static int
+on_worker_frame(void *userdata, char *payload, size_t len)
+{
+    _cleanup_free_ char *owned = payload;
+    struct job *j = userdata;
+    cJSON *obj = NULL;
+    struct pf_error *err = NULL;
+    if (msg_parse(owned, len, JOB_MAX_WORKER_DEPTH, &obj, &err) < 0) {
+        pf_log_warning(WORKER, "job %llu: bad frame from worker: %s", (unsigned long long) j->id,
+                       err ? err->msg : "out of memory");
+        pf_error_free(err);
+        job_fail(j, PF_E_INTERNAL, "the worker broke the channel protocol", JOB_KILL_PROTOCOL);
+        return -1;
+    }
+    const char *event = msg_get_string(obj, "event", "");
+    if (strcmp(event, "output") == 0) {
+        handle_output(j, obj);
+    } else if (strcmp(event, "result") == 0) {
+        handle_result(j, obj);
+    } else if (strcmp(event, "seccomp") == 0) {
+        snprintf(j->seccomp_syscall, sizeof(j->seccomp_syscall), "%s",
+                 msg_get_string(obj, "syscall", "?"));
+    } else {
+        pf_log_warning(WORKER, "job %llu: unknown event '%s' from worker, ignoring",
+                       (unsigned long long) j->id, event);
+    }
+    cJSON_Delete(obj);
+    return 0;
+}
+
+/* Called once the worker is gone and its channel drained: a job that got no result ends here. */
+static void
+settle(struct job *j)
+{
+    if (!j->replied && j->exit_seen && j->channel_done) {
+        char msg[256];
+        int code = job_outcome_from_exit(&j->exit_info,
+                                         (uint64_t) j->limits.v[POLICY_LIMIT_CPU_MS],
+                                         j->seccomp_syscall, msg, sizeof(msg));
+        if (code == PF_E_SECCOMP || code == PF_E_WORKER_CRASHED)
+            pf_log_warning(WORKER, "job %llu (pid %d): %s", (unsigned long long) j->id,
+                           (int) j->pid, msg);
+        reply_failure(j, code, msg);
+    }
+    maybe_release(j);
+}
+
+static void
+on_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    struct job *j = stream->data;
+    if (nread > 0) {
+        struct pf_error *err = NULL;
+        long r = frame_decoder_feed(&j->dec, buf->base, (size_t) nread, on_worker_frame, j, &err);
+        daemon_release_buf(j->d, buf);
+        if (r < 0) {
+            pf_log_warning(WORKER, "job %llu: %s", (unsigned long long) j->id,
+                           err ? err->msg : "bad frame");
+            pf_error_free(err);
+            job_fail(j, PF_E_INTERNAL, "the worker broke the channel protocol",
+                     JOB_KILL_PROTOCOL);
+        }
+        if (j->kill_reason == JOB_KILL_PROTOCOL)
+            close_channel(j);
+        else
+            return;
+        settle(j);
+        return;
+    }
+    daemon_release_buf(j->d, buf);
+    if (nread == 0)
+        return;
+    if (nread != UV_EOF)
+        pf_log_debug(WORKER, "job %llu: channel: %s", (unsigned long long) j->id,
+                     uv_strerror((int) nread));
+    close_channel(j);
+    settle(j);
+}
+
+static void
+on_channel_write(uv_write_t *req, int status)
+{
+    struct job_write *w = (struct job_write *) req;
+    struct job *j = req->data;
+    free(w->buf);
+    free(w);
+    /* A worker that dies before reading its job shows up as EOF and exit: handled there. */
+    if (status < 0 && status != UV_ECANCELED)
+        pf_log_debug(WORKER, "job %llu: writing the job: %s", (unsigned long long) j->id,
+                     uv_strerror(status));
+}
+
+static void
+on_deadline(uv_timer_t *timer)
+{
+    struct job *j = timer->data;
+    if (j->exit_seen) {
+        /* The worker is gone but its channel stayed open: someone else holds its end. */
+        close_channel(j);
+        settle(j);
+        return;
+    }
+    if (!j->replied) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "snippet exceeded the wall-clock limit of %lld ms",
+                 (long long) j->limits.v[POLICY_LIMIT_TIMEOUT_MS]);
+        reply_failure(j, PF_E_TIMEOUT, msg);
+    }
+    kill_worker(j, JOB_KILL_DEADLINE);
+    /* Check again later, in case the kill is lost with the zygote. */
+    uv_timer_start(&j->deadline, on_deadline, JOB_DEADLINE_GRACE_MS * 4, 0);
+}
+
+int
+job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
+                      const char *seccomp_syscall, char *msg, size_t msg_size)
+{
+    if ((seccomp_syscall && *seccomp_syscall) || e->signal == SIGSYS) {
+        snprintf(msg, msg_size, "the snippet made a forbidden system call (%s)",
+                 seccomp_syscall && *seccomp_syscall ? seccomp_syscall : "unknown");
+        return PF_E_SECCOMP;
+    }
+    if (e->signal == SIGXCPU || (e->signal == SIGKILL && e->cpu_ms >= cpu_limit_ms)) {
+        snprintf(msg, msg_size, "snippet exceeded the CPU limit of %llu ms (used %llu ms)",
+                 (unsigned long long) cpu_limit_ms, (unsigned long long) e->cpu_ms);
+        return PF_E_CPU_LIMIT;
+    }
+    if (e->killed_by_request) {
+        snprintf(msg, msg_size, "the worker was killed by pyfenced before it finished");
+        return PF_E_TIMEOUT;
+    }
+    if (e->signal != 0) {
+        const char *abbrev = sigabbrev_np(e->signal);
+        if (abbrev)
+            snprintf(msg, msg_size, "worker killed by signal SIG%s", abbrev);
+        else
+            snprintf(msg, msg_size, "worker killed by signal %d", e->signal);
+        return PF_E_WORKER_CRASHED;
+    }
+    if (e->exit_code != 0) {
+        snprintf(msg, msg_size,
+                 "worker exited with status %d before sending a result (see pyfenced's log)",
+                 e->exit_code);
+        return PF_E_WORKER_CRASHED;
+    }
+    snprintf(msg, msg_size, "worker exited without sending a result");
+    return PF_E_WORKER_CRASHED;
+}
+
+static void
+fill_harden_params(const struct policy_limits *l, struct harden_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
+        p->level[i] = HARDEN_OFF;
+    /* The layers that hold everywhere; the others get their levels from policy once the
+     * hardening work lands. */
+    p->level[HARDEN_LAYER_RLIMITS] = HARDEN_REQUIRED;
+    p->level[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
+    p->cpu_ms = (uint64_t) l->v[POLICY_LIMIT_CPU_MS];
+    p->memory_mb = (uint64_t) l->v[POLICY_LIMIT_MEMORY_MB];
+    p->file_size_mb = (uint64_t) l->v[POLICY_LIMIT_FILE_SIZE_MB];
+    p->open_files = (uint64_t) l->v[POLICY_LIMIT_OPEN_FILES];
+    p->pids = (uint64_t) l->v[POLICY_LIMIT_PIDS];
+    p->uid = (uint32_t) getuid();
+    p->gid = (uint32_t) getgid();
+}
+
+static struct job *
+job_new(struct conn *c, const cJSON *req_id, const struct policy_limits *limits, bool stream,
+        uint64_t arrival_ns)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return NULL;
+    j->req_id = req_id ? cJSON_Duplicate(req_id, 1) : NULL;
+    if (req_id && !j->req_id) {
+        free(j);
+        return NULL;
+    }
+    j->d = c->d;
+    j->limits = *limits;
+    j->stream = stream;
+    j->arrival_ns = arrival_ns;
+    dlist_init(&j->conn_link);
+    dlist_init(&j->daemon_link);
+    return j;
+}
+
+/* The zygote has the job: from here on its callbacks will come, so every failure goes through
+ * the normal release path. */
+static void
+job_run(struct job *j, struct conn *c, int fd, char *frame, size_t frame_len)
+{
+    struct daemon *d = j->d;
+    frame_decoder_init(&j->dec, JOB_MAX_WORKER_FRAME);
+    uv_pipe_init(d->loop, &j->channel, 0);
+    uv_timer_init(d->loop, &j->deadline);
+    j->channel.data = j;
+    j->deadline.data = j;
+    j->open_handles = 2;
+    dlist_insert_tail(&d->jobs, &j->daemon_link);
+    dlist_insert_tail(&c->jobs, &j->conn_link);
+    j->conn = c;
+    d->jobs_running++;
+    d->jobs_total++;
+    uv_timer_start(&j->deadline, on_deadline,
+                   (uint64_t) j->limits.v[POLICY_LIMIT_TIMEOUT_MS] + JOB_DEADLINE_GRACE_MS, 0);
+
+    int r = uv_pipe_open(&j->channel, fd);
+    struct job_write *w = r < 0 ? NULL : calloc(1, sizeof(*w));
+    if (r < 0 || !w) {
+        if (r < 0)
+            close(fd);
+        free(frame);
+        pf_log_warning(WORKER, "job %llu: cannot use the worker's channel: %s",
+                       (unsigned long long) j->id, r < 0 ? uv_strerror(r) : "out of memory");
+        job_fail(j, PF_E_INTERNAL, "cannot talk to the worker", JOB_KILL_PROTOCOL);
+        close_channel(j);
+        return;
+    }
+    w->buf = frame;
+    w->req.data = j;
+    uv_buf_t b = uv_buf_init(frame, (unsigned) frame_len);
+    r = uv_write(&w->req, (uv_stream_t *) &j->channel, &b, 1, on_channel_write);
+    if (r < 0) {
+        free(frame);
+        free(w);
+    }
+    if (r < 0 || (r = uv_read_start((uv_stream_t *) &j->channel, daemon_alloc_cb,
+                                    on_channel_read)) < 0) {
+        pf_log_warning(WORKER, "job %llu: worker channel: %s", (unsigned long long) j->id,
+                       uv_strerror(r));
+        job_fail(j, PF_E_INTERNAL, "cannot talk to the worker", JOB_KILL_PROTOCOL);
+        close_channel(j);
+    }
+}
+
+int
+job_start(struct conn *c, const cJSON *req_id, const struct policy_limits *limits, bool stream,
+          const char *run_json, size_t run_len, uint64_t arrival_ns, struct pf_error **err)
+{
+    struct daemon *d = c->d;
+    if (!d->zygote)
+        return pf_error_set(err, PF_E_INTERNAL, "pyfenced has no zygote; no job can run");
+    _cleanup_free_ char *frame = NULL;
+    size_t frame_len;
+    if (frame_encode(run_json, run_len, JOB_MAX_WORKER_FRAME, &frame, &frame_len, err) < 0)
+        return pf_error_prefix(err, "exec request");
+    struct job *j = job_new(c, req_id, limits, stream, arrival_ns);
+    if (!j)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    struct harden_params params;
+    fill_harden_params(limits, &params);
+    j->id = ++d->next_job_id;
+    int fd = -1;
+    if (zygote_spawn(d->zygote, j->id, &params, j, &fd, err) < 0) {
+        cJSON_Delete(j->req_id);
+        free(j);
+        return pf_error_prefix(err, "cannot start a worker");
+    }
+    j->spawn_ns = uv_hrtime();
+    job_run(j, c, fd, TAKE_PTR(frame), frame_len);
+    return 0;
+}
+
+void
+job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
+{
+    struct job *j = job_ctx;
+    if (err || pid <= 0) {
+        /* No worker exists, so no exit will be reported: the job ends here. */
+        pf_log_warning(WORKER, "job %llu: the zygote could not fork a worker: %s",
+                       (unsigned long long) j->id, err ? err->msg : "no pid");
+        char msg[256];
+        snprintf(msg, sizeof(msg), "cannot start a worker: %s",
+                 err ? err->msg : "the zygote gave no pid");
+        if (!j->exit_seen) {
+            j->exit_seen = true;
+            j->d->jobs_running--;
+        }
+        reply_failure(j, PF_E_INTERNAL, msg);
+        close_channel(j);
+        maybe_release(j);
+        return;
+    }
+    j->pid = pid;
+    j->spawn_ns = uv_hrtime();
+    pf_log_debug(WORKER, "job %llu: worker pid %d", (unsigned long long) j->id, (int) pid);
+}
+
+void
+job_on_exit(void *job_ctx, const struct zygote_exit *exit_info)
+{
+    struct job *j = job_ctx;
+    if (j->exit_seen)
+        return;
+    j->exit_seen = true;
+    j->exit_info = *exit_info;
+    j->d->jobs_running--;
+    pf_log_debug(WORKER, "job %llu: worker pid %d ended (status %d, signal %d, cpu %llu ms)",
+                 (unsigned long long) j->id, (int) exit_info->pid, exit_info->exit_code,
+                 exit_info->signal, (unsigned long long) exit_info->cpu_ms);
+    settle(j);
+}

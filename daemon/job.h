@@ -1,0 +1,98 @@
+/* One exec job: a worker forked by the zygote, its channel, its deadline and its reply.
+ * A job has one owner (the daemon's job table) and one release path: it is freed only once
+ * its reply is sent (or no longer owed because the connection is gone), its channel is closed
+ * and its worker's exit has been seen (the zygote reaps; we never leave a zombie). */
+#ifndef DAEMON_JOB_H
+#define DAEMON_JOB_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "dlist.h"
+#include "frame.h"
+#include "policy_limits.h"
+#include "pf_error.h"
+#include "zygote.h"
+
+/* Grace on top of timeout_ms before the daemon kills: the executor's own deadline, checked
+ * inside the walk, should fire first and give a proper result. */
+#define JOB_DEADLINE_GRACE_MS 500
+/* Largest frame accepted from a worker (the result carries output, logs and stats). */
+#define JOB_MAX_WORKER_FRAME (64u * 1024 * 1024)
+/* Nesting accepted from a worker: tagged values take two JSON levels per container. */
+#define JOB_MAX_WORKER_DEPTH 512
+
+struct daemon;
+struct conn;
+
+enum job_kill_reason {
+    JOB_KILL_NONE,
+    JOB_KILL_DEADLINE,
+    JOB_KILL_OUTPUT,
+    JOB_KILL_CANCEL,
+    JOB_KILL_PROTOCOL,
+    JOB_KILL_SHUTDOWN,
+    _JOB_KILL_MAX,
+    _JOB_KILL_INVALID = -1,
+};
+
+struct job {
+    uint64_t id;
+    struct daemon *d;           /* Not owned. */
+    struct conn *conn;          /* Not owned; NULL once the reply is sent or the peer is gone. */
+    struct dlist conn_link;     /* in conn->jobs while conn is set */
+    struct dlist daemon_link;   /* in d->jobs until freed */
+    cJSON *req_id;              /* owned copy of the request's id */
+    struct policy_limits limits;
+    bool stream;
+
+    uv_pipe_t channel; /* the daemon's end of the worker's socketpair */
+    uv_timer_t deadline;
+    int open_handles;
+    struct frame_decoder dec;
+
+    uint64_t arrival_ns; /* uv_hrtime() when the request arrived */
+    uint64_t spawn_ns;   /* when the zygote reported the fork */
+    pid_t pid;
+    uint64_t output_bytes;
+    char *logs; /* head of the printed output, for replies the daemon makes itself */
+    size_t logs_len;
+    char seccomp_syscall[64];
+    enum job_kill_reason kill_reason;
+    struct zygote_exit exit_info;
+
+    bool replied;      /* the reply was sent, or is no longer owed */
+    bool got_result;
+    bool channel_done; /* EOF or error on the channel; its handle is closing */
+    bool exit_seen;
+    bool releasing;
+};
+
+/* Starts a job for an exec request: spawns the worker and writes `run` (frame payload
+ * run_json, borrowed). On failure nothing was started and the caller replies with *err. */
+int job_start(struct conn *c, const cJSON *req_id, const struct policy_limits *limits, bool stream,
+              const char *run_json, size_t run_len, uint64_t arrival_ns, struct pf_error **err);
+
+/* zygote callbacks (job_ctx is the struct job). */
+void job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err);
+void job_on_exit(void *job_ctx, const struct zygote_exit *exit_info);
+
+/* The connection is closing: no reply is owed any more; the worker is killed. */
+void job_conn_gone(struct job *j);
+/* Ends the request now with an error reply (e.g. shutting_down) and kills the worker. */
+void job_fail(struct job *j, int code, const char *message, enum job_kill_reason reason);
+
+/* Last stage of a shutdown, after zygote_stop: the worker is gone whatever the zygote said;
+ * drops the channel so the job is released without waiting for anything. */
+void job_abandon(struct job *j);
+
+/* How a worker that sent no result ended, as an error code (enum pf_code) and a message.
+ * cpu_limit_ms is the job's cpu_ms; seccomp_syscall is the name the worker reported, or "". */
+int job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
+                          const char *seccomp_syscall, char *msg, size_t msg_size);
+
+#endif

@@ -1,0 +1,272 @@
+/* pyfenced: options, logging, the loop. Never daemonizes (systemd or the caller supervises). */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+
+#define EXIT_USAGE 2
+
+struct options {
+    struct daemon_options d;
+    struct policy_limits limits;
+    const char *zygote_arg;
+};
+
+static const struct {
+    int opt;
+    enum policy_limit limit;
+    const char *flag;
+} limit_options[] = {
+    {0x100, POLICY_LIMIT_MAX_CONNECTIONS, "--max-connections"},
+    {0x101, POLICY_LIMIT_MAX_INFLIGHT, "--max-inflight"},
+    {0x102, POLICY_LIMIT_MAX_FRAME_BYTES, "--max-frame-bytes"},
+    {0x103, POLICY_LIMIT_MAX_WORKERS, "--max-workers"},
+    {0x104, POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS, "--idle-timeout-ms"},
+};
+
+static void
+help(void)
+{
+    printf("Usage: pyfenced [OPTION]...\n"
+           "Runs untrusted Python snippets for local agents, each in a hardened worker.\n"
+           "\n"
+           "  --socket PATH          listen on PATH (default: $PYFENCE_SOCKET, else\n"
+           "                         /run/pyfence/pyfence.sock as root,\n"
+           "                         $XDG_RUNTIME_DIR/pyfence.sock otherwise)\n"
+           "  --socket-mode MODE     permissions of the socket, octal (default 0660)\n"
+           "  --log-level LEVEL      crit, err, warning, notice, info or debug (default notice)\n"
+           "  --zygote PATH          the pyfence-zygote binary (default: next to pyfenced,\n"
+           "                         then worker/ below it, then " PYFENCE_LIBEXECDIR ")\n");
+    for (size_t i = 0; i < PF_ELEMENTSOF(limit_options); i++) {
+        const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
+        printf("  %-22s %s\n  %-22s (default %lld, range %lld..%lld)\n",
+               limit_options[i].flag, def->help, "", (long long) def->def, (long long) def->min,
+               (long long) def->max);
+    }
+    printf("  --version              print the version and exit\n"
+           "  --help                 print this help and exit\n"
+           "\n"
+           "Environment:\n"
+           "  PYFENCE_SOCKET         socket path when --socket is not given\n"
+           "  XDG_RUNTIME_DIR        directory of the default socket for non-root users\n"
+           "  JOURNAL_STREAM         set by systemd: log lines get <N> priority prefixes\n"
+           "  LISTEN_PID, LISTEN_FDS set by systemd socket activation: fd 3 is the socket\n"
+           "\n"
+           "Exit status: 0 after a clean stop (SIGTERM or SIGINT), 1 when pyfenced cannot\n"
+           "start or stop cleanly, 2 for a bad command line.\n");
+}
+
+static int
+parse_octal_mode(const char *s, mode_t *ret)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 8);
+    if (errno || !*s || *end || v > 0777)
+        return -1;
+    *ret = (mode_t) v;
+    return 0;
+}
+
+static int
+parse_limit(struct options *o, int opt, const char *arg)
+{
+    for (size_t i = 0; i < PF_ELEMENTSOF(limit_options); i++) {
+        if (limit_options[i].opt != opt)
+            continue;
+        char *end;
+        errno = 0;
+        long long v = strtoll(arg, &end, 10);
+        if (errno || !*arg || *end) {
+            fprintf(stderr, "pyfenced: %s: '%s' is not an integer\n", limit_options[i].flag,
+                    arg);
+            return -1;
+        }
+        struct pf_error *err = NULL;
+        if (policy_limits_set(&o->limits, limit_options[i].limit, v, limit_options[i].flag,
+                              &err) < 0) {
+            fprintf(stderr, "pyfenced: %s\n", err->msg);
+            pf_error_free(err);
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* Returns 0 to go on, or an exit status + 1 (so 1 means "exit 0"). */
+static int
+parse_args(int argc, char **argv, struct options *o)
+{
+    static const struct option longopts[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"socket-mode", required_argument, NULL, 'm'},
+        {"log-level", required_argument, NULL, 'l'},
+        {"zygote", required_argument, NULL, 'z'},
+        {"max-connections", required_argument, NULL, 0x100},
+        {"max-inflight", required_argument, NULL, 0x101},
+        {"max-frame-bytes", required_argument, NULL, 0x102},
+        {"max-workers", required_argument, NULL, 0x103},
+        {"idle-timeout-ms", required_argument, NULL, 0x104},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o->d.socket_path = optarg;
+            break;
+        case 'm':
+            if (parse_octal_mode(optarg, &o->d.socket_mode) < 0) {
+                fprintf(stderr, "pyfenced: --socket-mode: '%s' is not an octal mode <= 0777\n",
+                        optarg);
+                return EXIT_USAGE + 1;
+            }
+            break;
+        case 'l':
+            o->d.log_level = pf_log_level_from_name(optarg);
+            if (o->d.log_level < 0) {
+                fprintf(stderr, "pyfenced: --log-level: unknown level '%s' (crit, err, "
+                                "warning, notice, info, debug)\n",
+                        optarg);
+                return EXIT_USAGE + 1;
+            }
+            break;
+        case 'z':
+            o->zygote_arg = optarg;
+            break;
+        case 'V':
+            printf("pyfenced %s (protocol %d)\n", PYFENCE_VERSION, 1);
+            return EXIT_SUCCESS + 1;
+        case 'h':
+            help();
+            return EXIT_SUCCESS + 1;
+        default:
+            if (c >= 0x100 && c <= 0x104) {
+                if (parse_limit(o, c, optarg) < 0)
+                    return EXIT_USAGE + 1;
+                break;
+            }
+            fprintf(stderr, "Try 'pyfenced --help'.\n");
+            return EXIT_USAGE + 1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "pyfenced: unexpected argument '%s'\nTry 'pyfenced --help'.\n",
+                argv[optind]);
+        return EXIT_USAGE + 1;
+    }
+    return 0;
+}
+
+/* The zygote next to us (installed layout with libexecdir == bindir), in worker/ below us
+ * (the build tree), then the configured libexecdir. */
+static int
+find_zygote(const char *explicit_path, char **ret, char *tried, size_t tried_size)
+{
+    if (explicit_path) {
+        snprintf(tried, tried_size, "%s", explicit_path);
+        if (access(explicit_path, X_OK) < 0)
+            return -1;
+        *ret = strdup(explicit_path);
+        return *ret ? 0 : -1;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char candidates[3][PATH_MAX + 32];
+    size_t nc = 0;
+    if (n > 0) {
+        self[n] = '\0';
+        const char *dir = dirname(self);
+        snprintf(candidates[nc++], sizeof(candidates[0]), "%s/pyfence-zygote", dir);
+        snprintf(candidates[nc++], sizeof(candidates[0]), "%s/worker/pyfence-zygote", dir);
+    }
+    snprintf(candidates[nc++], sizeof(candidates[0]), "%s/pyfence-zygote", PYFENCE_LIBEXECDIR);
+    tried[0] = '\0';
+    for (size_t i = 0; i < nc; i++) {
+        if (access(candidates[i], X_OK) == 0) {
+            *ret = strdup(candidates[i]);
+            return *ret ? 0 : -1;
+        }
+        size_t len = strlen(tried);
+        snprintf(tried + len, tried_size - len, "%s'%s'", i ? ", " : "", candidates[i]);
+    }
+    return -1;
+}
+
+static int
+run(struct options *o)
+{
+    uv_loop_t loop;
+    int r = uv_loop_init(&loop);
+    if (r < 0) {
+        pf_log_crit(MAIN, "uv_loop_init: %s", uv_strerror(r));
+        return EXIT_FAILURE;
+    }
+    struct daemon *d = calloc(1, sizeof(*d));
+    if (!d) {
+        pf_log_crit(MAIN, "out of memory");
+        return EXIT_FAILURE;
+    }
+    daemon_init(d, &loop, &o->d, &o->limits);
+    struct pf_error *err = NULL;
+    if (daemon_start(d, &err) < 0) {
+        pf_log_crit(MAIN, "%s", err->msg);
+        fprintf(stderr, "pyfenced: %s\n", err->msg);
+        pf_error_free(err);
+        daemon_shutdown(d);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        daemon_finish(d);
+        uv_loop_close(&loop);
+        free(d);
+        return EXIT_FAILURE;
+    }
+    pf_log_notice(MAIN, "pyfenced %s ready", PYFENCE_VERSION);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    daemon_finish(d);
+    int status = d->exit_status;
+    free(d);
+    r = uv_loop_close(&loop);
+    if (r < 0) {
+        pf_log_error(MAIN, "handles still open at exit: %s", uv_strerror(r));
+        return EXIT_FAILURE;
+    }
+    pf_log_notice(MAIN, "stopped");
+    return status;
+}
+
+int
+main(int argc, char **argv)
+{
+    struct options o = {.d = {.socket_mode = 0660, .log_level = PF_LOG_NOTICE}};
+    policy_limits_init_defaults(&o.limits);
+    int r = parse_args(argc, argv, &o);
+    if (r > 0)
+        return r - 1;
+    pf_log_init(o.d.log_level, "pyfenced");
+    /* A peer that closes mid-reply must cost an EPIPE, not the daemon. */
+    signal(SIGPIPE, SIG_IGN);
+
+    _cleanup_free_ char *zygote = NULL;
+    char tried[3 * (PATH_MAX + 40)];
+    if (find_zygote(o.zygote_arg, &zygote, tried, sizeof(tried)) < 0) {
+        fprintf(stderr, "pyfenced: cannot find an executable pyfence-zygote (tried %s); pass "
+                        "--zygote PATH\n",
+                tried);
+        return EXIT_FAILURE;
+    }
+    o.d.zygote_path = zygote;
+    return run(&o);
+}

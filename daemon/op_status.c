@@ -1,0 +1,104 @@
+/* hello, ping, stats: answered at once from the daemon's context. */
+#include <stdbool.h>
+
+#include "config.h"
+#include "conn.h"
+#include "daemon.h"
+#include "ops.h"
+#include "zygote.h"
+
+static int
+oom(cJSON *reply, struct pf_error **err)
+{
+    cJSON_Delete(reply);
+    return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+}
+
+int
+op_hello(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct pf_error **err)
+{
+    struct daemon *d = c->d;
+    cJSON *reply = msg_reply_ok(req->id);
+    if (!reply)
+        return oom(reply, err);
+    const char *python = d->zygote ? zygote_python_version(d->zygote) : NULL;
+    bool ok = cJSON_AddStringToObject(reply, "server", "pyfenced") &&
+              cJSON_AddStringToObject(reply, "version", PYFENCE_VERSION) &&
+              cJSON_AddNumberToObject(reply, "protocol", MSG_PROTOCOL_VERSION) &&
+              (python ? cJSON_AddStringToObject(reply, "python", python) != NULL
+                      : cJSON_AddNullToObject(reply, "python") != NULL);
+    cJSON *limits = policy_limits_to_json(&d->limits, POLICY_SCOPE_DAEMON);
+    if (!limits || !cJSON_AddItemToObject(reply, "limits", limits)) {
+        cJSON_Delete(limits);
+        ok = false;
+    }
+    cJSON *job_limits = policy_limits_to_json(&d->limits, POLICY_SCOPE_JOB);
+    if (!job_limits || !cJSON_AddItemToObject(reply, "job_limits", job_limits)) {
+        cJSON_Delete(job_limits);
+        ok = false;
+    }
+    if (!ok)
+        return oom(reply, err);
+    *ret_reply = reply;
+    return 0;
+}
+
+int
+op_ping(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct pf_error **err)
+{
+    cJSON *reply = msg_reply_ok(req->id);
+    if (!reply)
+        return oom(reply, err);
+    *ret_reply = reply;
+    return 0;
+}
+
+static cJSON *
+jobs_json(const struct daemon *d)
+{
+    cJSON *jobs = cJSON_CreateObject();
+    cJSON *by = cJSON_CreateObject();
+    if (!jobs || !by || !cJSON_AddItemToObject(jobs, "by_outcome", by)) {
+        cJSON_Delete(by);
+        cJSON_Delete(jobs);
+        return NULL;
+    }
+    bool ok = cJSON_AddNumberToObject(jobs, "running", d->jobs_running) &&
+              cJSON_AddNumberToObject(jobs, "total", (double) d->jobs_total);
+    for (int code = 0; code < _PF_E_MAX && ok; code++) {
+        if (d->jobs_by_outcome[code] == 0)
+            continue;
+        const char *name = code == 0 ? "ok" : pf_code_name(code);
+        ok = cJSON_AddNumberToObject(by, name, (double) d->jobs_by_outcome[code]) != NULL;
+    }
+    if (!ok) {
+        cJSON_Delete(jobs);
+        return NULL;
+    }
+    return jobs;
+}
+
+int
+op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct pf_error **err)
+{
+    struct daemon *d = c->d;
+    cJSON *reply = msg_reply_ok(req->id);
+    if (!reply)
+        return oom(reply, err);
+    bool ok = cJSON_AddStringToObject(reply, "version", PYFENCE_VERSION) &&
+              cJSON_AddNumberToObject(reply, "uptime_ms", daemon_elapsed_ms(d->start_ns)) &&
+              cJSON_AddNumberToObject(reply, "connections", d->n_conns);
+    cJSON *jobs = jobs_json(d);
+    if (!jobs || !cJSON_AddItemToObject(reply, "jobs", jobs)) {
+        cJSON_Delete(jobs);
+        ok = false;
+    }
+    cJSON *zyg = cJSON_AddObjectToObject(reply, "zygote");
+    ok = ok && zyg &&
+         cJSON_AddNumberToObject(zyg, "pid", d->zygote ? zygote_pid(d->zygote) : 0) &&
+         cJSON_AddNumberToObject(zyg, "restarts", d->zygote ? zygote_restarts(d->zygote) : 0);
+    if (!ok)
+        return oom(reply, err);
+    *ret_reply = reply;
+    return 0;
+}
