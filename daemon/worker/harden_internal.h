@@ -6,6 +6,9 @@
 #ifndef DAEMON_WORKER_HARDEN_INTERNAL_H
 #define DAEMON_WORKER_HARDEN_INTERNAL_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "harden.h"
 #include "pf_error.h"
 
@@ -32,5 +35,18 @@ int harden_seccomp_apply(const struct harden_params *p, struct pf_error **err);
  * worker_harden() before any layer runs, whatever the fds layer's level, so that a layer which
  * closes fds never closes the channel. Returns HARDEN_CHANNEL_FD. */
 int harden_fds_move_channel(int channel_fd, struct pf_error **err);
+
+/* Closes every fd >= lowfd: close_range(2), or with use_fallback (and where close_range is
+ * missing) a loop over /proc/self/fd. Exposed for the tests of both paths. */
+int harden_fds_close_from(int lowfd, bool use_fallback, struct pf_error **err);
+
+/* The pid the fds layer expects as the worker's parent (the zygote calls this once at start-up
+ * with its own pid; forks inherit it). The layer sets PR_SET_PDEATHSIG and then checks that this
+ * parent is still alive, closing the race where the zygote died before the prctl. 0 (default)
+ * only refuses a parent that is init. */
+void harden_expect_parent(pid_t zygote_pid);
+
+/* Whether worker_harden() has an implementation for the layer (false: its table entry is NULL). */
+bool harden_layer_built(enum harden_layer layer);
 
 #endif
