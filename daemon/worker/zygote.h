@@ -26,14 +26,17 @@ struct zygote_exit {
 
 /* Called once per spawn request: with pid > 0 when the worker was forked, or with an error.
  * Then exit_cb is called exactly once when that worker has been reaped (also when the zygote
- * itself died: then signal is SIGKILL and the exit is synthesised). */
+ * itself died: then signal is SIGKILL and the exit is synthesised). After a spawned_cb with an
+ * error there is no exit_cb. Callbacks may call zygote_spawn/zygote_kill, not zygote_stop. */
 typedef void (*zygote_spawned_cb)(void *job_ctx, pid_t pid, const struct pf_error *err);
 typedef void (*zygote_exit_cb)(void *job_ctx, const struct zygote_exit *exit_info);
 
 struct zygote;
 
 struct zygote_config {
-    const char *path;   /* pyfence-zygote binary */
+    /* pyfence-zygote binary. pyfenced looks next to its own executable first (a build tree),
+     * then in PYFENCE_LIBEXECDIR (config.h, the installed location). */
+    const char *path;
     int log_level;
     const char *const *preload; /* modules the zygote imports once (NULL-terminated), may be NULL */
 };
@@ -57,7 +60,10 @@ unsigned zygote_live_workers(const struct zygote *z);
 const char *zygote_python_version(const struct zygote *z);
 
 /* Kills every worker, stops the zygote, reaps it, frees z. Accepts NULL; returns NULL.
- * exit_cb is called for each worker still live. */
+ * exit_cb is called for each worker still live (spawned_cb with PF_E_SHUTTING_DOWN for spawns
+ * not answered yet); no callback after it returns. Its libuv handles finish closing on the next
+ * turn of the loop: run the loop before uv_loop_close(). A failed zygote_start() leaves the
+ * same kind of closing handles behind. */
 struct zygote *zygote_stop(struct zygote *z);
 
 #endif

@@ -1,0 +1,99 @@
+/* worker_harden(): the one place where the order of the hardening layers is written down. It
+ * runs in a freshly forked worker before it reads any untrusted input, and fails closed: the
+ * first failure of a required layer stops it, and the worker then dies (worker.c). */
+#include "harden.h"
+
+#include <stddef.h>
+
+#include "harden_internal.h"
+#include "pf_cleanup.h"
+
+/* The layers in DESIGN.md's order: cgroup, namespaces, rlimits, fds+env, identity,
+ * privileges, landlock, seccomp. A NULL apply means "this layer is not built yet": an error when
+ * its level is required, skipped otherwise.
+ *
+ * Hardening engineer: when one of your layers lands (harden_cgroup*.c, harden_ns.c,
+ * harden_identity.c, harden_caps.c, harden_landlock.c, harden_seccomp.c, each implementing the
+ * prototype in harden_internal.h), replace its NULL below with the function, add its file to
+ * `harden_layer_candidates` in meson.build if the name is not listed there, and raise its
+ * default level in harden_params_init() (harden_params.c) if you want it on by default. */
+static const struct {
+    enum harden_layer layer;
+    harden_apply_fn apply;
+} layers[] = {
+    {HARDEN_LAYER_CGROUP, NULL},
+    {HARDEN_LAYER_NAMESPACES, NULL},
+    {HARDEN_LAYER_RLIMITS, harden_rlimits_apply},
+    {HARDEN_LAYER_FDS, harden_fds_apply},
+    {HARDEN_LAYER_IDENTITY, NULL},
+    {HARDEN_LAYER_PRIVILEGES, NULL},
+    {HARDEN_LAYER_LANDLOCK, NULL},
+    {HARDEN_LAYER_SECCOMP, NULL},
+};
+
+_Static_assert(PF_ELEMENTSOF(layers) == _HARDEN_LAYER_MAX, "one table entry per layer");
+
+bool
+harden_layer_built(enum harden_layer layer)
+{
+    for (size_t i = 0; i < PF_ELEMENTSOF(layers); i++)
+        if (layers[i].layer == layer)
+            return layers[i].apply != NULL;
+    return false;
+}
+
+static int
+apply_layer(size_t i, const struct harden_params *params, struct pf_error **err)
+{
+    enum harden_layer layer = layers[i].layer;
+    enum harden_level level = params->level[layer];
+    struct pf_error *lerr = NULL;
+
+    switch (level) {
+    case HARDEN_OFF:
+        return 0;
+    case HARDEN_BEST_EFFORT:
+    case HARDEN_REQUIRED:
+        break;
+    case _HARDEN_LEVEL_MAX:
+    case _HARDEN_LEVEL_INVALID:
+    default:
+        return pf_error_set(err, PF_E_INTERNAL, "hardening layer '%s': invalid level %d",
+                            harden_layer_name(layer), (int) level);
+    }
+    if (!layers[i].apply) {
+        if (level == HARDEN_BEST_EFFORT)
+            return 0;
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "hardening layer '%s' is required but not built into this pyfence "
+                            "(set it to \"off\" or \"best-effort\" in the profile)",
+                            harden_layer_name(layer));
+    }
+    if (layers[i].apply(params, &lerr) >= 0)
+        return 0;
+    if (level == HARDEN_BEST_EFFORT) {
+        /* Nothing to log to at this point (stderr may be /dev/null already): best-effort means
+         * the profile accepted running without this layer. */
+        pf_error_free(lerr);
+        return 0;
+    }
+    if (err && !*err) {
+        *err = lerr;
+        return pf_error_prefix(err, "hardening layer '%s'", harden_layer_name(layer));
+    }
+    pf_error_free(lerr);
+    return -1;
+}
+
+int
+worker_harden(const struct harden_params *params, int channel_fd, struct pf_error **err)
+{
+    /* The channel goes to its fixed place first, so that no layer can close it by accident. */
+    int fd = harden_fds_move_channel(channel_fd, err);
+    if (fd < 0)
+        return -1;
+    for (size_t i = 0; i < PF_ELEMENTSOF(layers); i++)
+        if (apply_layer(i, params, err) < 0)
+            return -1;
+    return fd;
+}

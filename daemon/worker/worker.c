@@ -1,0 +1,406 @@
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "frame.h"
+#include "harden_internal.h"
+#include "limits.h"
+#include "msg.h"
+#include "pf_cleanup.h"
+
+#define OUTPUT_FLUSH_BYTES 4096
+#define OUTPUT_FLUSH_MS 20
+#define OUTPUT_CHUNK_BYTES (64 * 1024) /* one output frame's data, at most (before escaping) */
+
+static inline void
+cjson_deletep(cJSON **p)
+{
+    cJSON_Delete(*p);
+}
+#define _cleanup_cjson_ _cleanup_(cjson_deletep)
+
+static inline void
+pf_error_freep(struct pf_error **e)
+{
+    pf_error_free(*e);
+}
+#define _cleanup_pf_error_ _cleanup_(pf_error_freep)
+
+static uint64_t
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static int
+send_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
+/* Sends obj as one frame; on failure the channel is gone and so is the worker's purpose. */
+static void
+send_or_die(int fd, const cJSON *obj)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    _cleanup_free_ char *buf = NULL;
+    size_t len;
+    if (msg_encode(obj, WORKER_MAX_FRAME_BYTES, &buf, &len, &err) < 0 || send_all(fd, buf, len) < 0)
+        _exit(1);
+}
+
+/* {"event": "result", "outcome": code, ...} for a failure outside the snippet itself. */
+static _Noreturn void
+fail_job(int fd, int code, const char *message, int status)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON *e = cJSON_CreateObject();
+    if (!r || !e)
+        _exit(1);
+    cJSON_AddStringToObject(r, "event", "result");
+    cJSON_AddStringToObject(r, "outcome", pf_code_name(code));
+    cJSON_AddNullToObject(r, "output");
+    cJSON_AddNullToObject(r, "output_repr");
+    cJSON_AddStringToObject(r, "logs", "");
+    cJSON_AddBoolToObject(r, "is_final_answer", false);
+    cJSON_AddNullToObject(e, "type");
+    cJSON_AddStringToObject(e, "message", message ? message : "out of memory");
+    cJSON_AddNullToObject(e, "line");
+    cJSON_AddNullToObject(e, "source");
+    cJSON_AddItemToObject(r, "error", e);
+    send_or_die(fd, r);
+    _exit(status);
+}
+
+/* ---- output batching ------------------------------------------------------------------- */
+
+struct out_batch {
+    int fd;
+    char *buf;
+    size_t len, cap;
+    uint64_t last_flush_ms;
+};
+
+/* {"event":"output","data":"..."} written by hand: printed text may hold NUL characters, which
+ * cJSON's NUL-terminated strings would cut. */
+static void
+send_output_chunk(int fd, const char *data, size_t len)
+{
+    static const char head[] = "{\"event\":\"output\",\"data\":\"";
+    _cleanup_free_ char *json = malloc(sizeof(head) + 6 * len + 2);
+    if (!json)
+        _exit(1);
+    size_t n = sizeof(head) - 1;
+    memcpy(json, head, n);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char) data[i];
+        if (c == '"' || c == '\\') {
+            json[n++] = '\\';
+            json[n++] = (char) c;
+        } else if (c < 0x20) {
+            n += (size_t) snprintf(json + n, 7, "\\u%04x", c);
+        } else {
+            json[n++] = (char) c;
+        }
+    }
+    json[n++] = '"';
+    json[n++] = '}';
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    _cleanup_free_ char *frame = NULL;
+    size_t flen;
+    if (frame_encode(json, n, WORKER_MAX_FRAME_BYTES, &frame, &flen, &err) < 0 ||
+        send_all(fd, frame, flen) < 0)
+        _exit(1);
+}
+
+static void
+batch_flush(struct out_batch *b)
+{
+    size_t off = 0;
+    while (off < b->len) {
+        size_t n = b->len - off;
+        if (n > OUTPUT_CHUNK_BYTES) {
+            /* Cut on a UTF-8 character boundary so every chunk is valid on its own. */
+            n = OUTPUT_CHUNK_BYTES;
+            while (n > 0 && ((unsigned char) b->buf[off + n] & 0xC0) == 0x80)
+                n--;
+        }
+        send_output_chunk(b->fd, b->buf + off, n);
+        off += n;
+    }
+    b->len = 0;
+    b->last_flush_ms = now_ms();
+}
+
+static void
+on_output(void *userdata, const char *data, size_t len)
+{
+    struct out_batch *b = userdata;
+    if (b->len + len > b->cap) {
+        size_t cap = b->cap ? b->cap : OUTPUT_FLUSH_BYTES;
+        while (cap < b->len + len)
+            cap *= 2;
+        char *nb = realloc(b->buf, cap);
+        if (!nb)
+            _exit(1);
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, len);
+    b->len += len;
+    if (b->len >= OUTPUT_FLUSH_BYTES ||
+        (memchr(data, '\n', len) && now_ms() - b->last_flush_ms >= OUTPUT_FLUSH_MS))
+        batch_flush(b);
+}
+
+/* ---- the run frame ---------------------------------------------------------------------- */
+
+struct frame_slot {
+    char *payload;
+    size_t len;
+};
+
+static int
+take_frame(void *userdata, char *payload, size_t len)
+{
+    struct frame_slot *slot = userdata;
+    slot->payload = payload;
+    slot->len = len;
+    return -1; /* one frame is all a worker reads */
+}
+
+static int
+read_frame(int fd, struct frame_slot *slot, struct pf_error **err)
+{
+    struct frame_decoder d;
+    frame_decoder_init(&d, WORKER_MAX_FRAME_BYTES);
+    char buf[64 * 1024];
+    int r = -1;
+    while (!slot->payload) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            pf_error_set_errno(err, PF_E_INTERNAL, errno, "worker channel: read");
+            goto out;
+        }
+        if (n == 0) {
+            pf_error_set(err, PF_E_INTERNAL, "worker channel closed before the run frame");
+            goto out;
+        }
+        if (frame_decoder_feed(&d, buf, (size_t) n, take_frame, slot, err) < 0)
+            goto out;
+    }
+    r = 0;
+out:
+    frame_decoder_finish(&d);
+    return r;
+}
+
+static const struct msg_field run_fields[] = {
+    {"op", MSG_T_STRING, true, 1, 16},
+    {"code", MSG_T_STRING, true, 0, WORKER_MAX_FRAME_BYTES},
+    {"imports", MSG_T_STRING_ARRAY, false, 0, 4096},
+    {"limits", MSG_T_OBJECT, false, 0, 0},
+    {"variables", MSG_T_OBJECT, false, 0, 0},
+};
+
+/* The job limits the daemon resolved; absent ones keep the table's defaults. */
+static int
+limits_from_json(const cJSON *obj, struct policy_limits *lim, struct pf_error **err)
+{
+    policy_limits_init_defaults(lim);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, obj)
+    {
+        enum policy_limit l = policy_limit_from_name(item->string);
+        const struct policy_limit_def *d = policy_limit_def(l);
+        if (!d || d->scope != POLICY_SCOPE_JOB)
+            return pf_error_set(err, PF_E_BAD_REQUEST, "run.limits.%s: not a per-job limit",
+                                item->string);
+        double v = cJSON_IsNumber(item) ? item->valuedouble : -1;
+        if (v != (double) (int64_t) v)
+            return pf_error_set(err, PF_E_BAD_REQUEST, "run.limits.%s: must be an integer",
+                                item->string);
+        if (policy_limits_set(lim, l, (int64_t) v, "run.limits", err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+struct run_job {
+    cJSON *root; /* owned */
+    const char *code;
+    const cJSON *variables;
+    const char **imports; /* owned array; strings borrowed from root */
+    size_t n_imports;
+    struct policy_limits limits;
+};
+
+static int
+parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error **err)
+{
+    static const char *const default_imports[] = {EXEC_DEFAULT_IMPORTS};
+    if (msg_parse(payload, len, MSG_MAX_DEPTH, &job->root, err) < 0)
+        return -1;
+    if (msg_check_fields(job->root, run_fields, PF_ELEMENTSOF(run_fields), "run", err) < 0)
+        return -1;
+    if (strcmp(msg_get_string(job->root, "op", ""), "run") != 0)
+        return pf_error_set(err, PF_E_BAD_REQUEST, "worker channel: expected op \"run\"");
+    job->code = msg_get_string(job->root, "code", "");
+    job->variables = cJSON_GetObjectItemCaseSensitive(job->root, "variables");
+    if (limits_from_json(cJSON_GetObjectItemCaseSensitive(job->root, "limits"), &job->limits,
+                         err) < 0)
+        return -1;
+    const cJSON *imports = cJSON_GetObjectItemCaseSensitive(job->root, "imports");
+    if (!imports) {
+        job->imports = malloc(sizeof(default_imports));
+        if (!job->imports)
+            return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        memcpy(job->imports, default_imports, sizeof(default_imports));
+        job->n_imports = PF_ELEMENTSOF(default_imports);
+        return 0;
+    }
+    job->imports = calloc((size_t) cJSON_GetArraySize(imports) + 1, sizeof(char *));
+    if (!job->imports)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, imports) job->imports[job->n_imports++] = item->valuestring;
+    return 0;
+}
+
+/* ---- the result ------------------------------------------------------------------------- */
+
+static void
+replace_item(cJSON *obj, const char *name, cJSON *item)
+{
+    if (!item)
+        _exit(1);
+    if (cJSON_GetObjectItemCaseSensitive(obj, name))
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, name, item);
+    else
+        cJSON_AddItemToObject(obj, name, item);
+}
+
+/* Over max_result_bytes, the value is dropped and the outcome says which limit bit. */
+static void
+enforce_result_size(cJSON *res, uint64_t max)
+{
+    const cJSON *output = cJSON_GetObjectItemCaseSensitive(res, "output");
+    const char *repr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "output_repr"));
+    _cleanup_free_ char *enc = output ? cJSON_PrintUnformatted(output) : NULL;
+    size_t size = (enc ? strlen(enc) : 0) + (repr ? strlen(repr) : 0);
+    if (size <= max)
+        return;
+    char msg[160];
+    snprintf(msg, sizeof(msg), "result of %zu bytes exceeds max_result_bytes %llu", size,
+             (unsigned long long) max);
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        _exit(1);
+    cJSON_AddNullToObject(e, "type");
+    cJSON_AddStringToObject(e, "message", msg);
+    cJSON_AddNullToObject(e, "line");
+    cJSON_AddNullToObject(e, "source");
+    replace_item(res, "outcome", cJSON_CreateString(pf_code_name(PF_E_OUTPUT_LIMIT)));
+    replace_item(res, "output", cJSON_CreateNull());
+    replace_item(res, "output_repr", cJSON_CreateNull());
+    replace_item(res, "error", e);
+}
+
+static void
+add_usage(cJSON *res)
+{
+    cJSON *stats = cJSON_GetObjectItemCaseSensitive(res, "stats");
+    if (!cJSON_IsObject(stats)) {
+        stats = cJSON_CreateObject();
+        replace_item(res, "stats", stats);
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) < 0)
+        return;
+    uint64_t cpu_ms = (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                      (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+    replace_item(stats, "cpu_ms", cJSON_CreateNumber((double) cpu_ms));
+    replace_item(stats, "max_rss_kb", cJSON_CreateNumber((double) ru.ru_maxrss));
+}
+
+static _Noreturn void
+run_job(int fd, struct run_job *job)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    struct exec_policy policy = {
+        .imports = job->imports,
+        .n_imports = job->n_imports,
+        .max_ops = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OPS],
+        .max_while_iterations = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_WHILE_ITERATIONS],
+        .max_recursion = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_RECURSION],
+        .max_output_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OUTPUT_BYTES],
+        .max_log_chars = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_LOG_CHARS],
+        .timeout_ms = (uint64_t) job->limits.v[POLICY_LIMIT_TIMEOUT_MS],
+    };
+    struct exec_env *env = exec_env_new(&policy, &err);
+    if (!env)
+        fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
+    if (job->variables && exec_env_set_variables(env, job->variables, &err) < 0)
+        fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
+
+    struct out_batch batch = {.fd = fd, .last_flush_ms = now_ms()};
+    cJSON *res = exec_env_run(env, job->code, on_output, &batch);
+    batch_flush(&batch);
+    free(batch.buf);
+    if (!res)
+        fail_job(fd, PF_E_INTERNAL, "out of memory while running the snippet", 0);
+    enforce_result_size(res, (uint64_t) job->limits.v[POLICY_LIMIT_MAX_RESULT_BYTES]);
+    add_usage(res);
+    replace_item(res, "event", cJSON_CreateString("result"));
+    send_or_die(fd, res);
+    _exit(0);
+}
+
+void
+worker_main(int channel_fd, const struct harden_params *params)
+{
+    struct harden_params p = *params;
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+
+    /* The zygote blocks SIGCHLD for its signalfd; a worker starts with a clean mask. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    int fd = worker_harden(&p, channel_fd, &err);
+    if (fd < 0) {
+        /* The channel is at fd 3 once worker_harden got past its first step, else where it was;
+         * stderr may be /dev/null already, so the channel is the only place to say why. */
+        int at = fcntl(HARDEN_CHANNEL_FD, F_GETFD) >= 0 ? HARDEN_CHANNEL_FD : channel_fd;
+        fail_job(at, PF_E_INTERNAL, err ? err->msg : NULL, WORKER_EXIT_HARDEN_FAILED);
+    }
+
+    struct frame_slot slot = {NULL, 0};
+    struct run_job job = {0};
+    if (read_frame(fd, &slot, &err) < 0 || parse_run(slot.payload, slot.len, &job, &err) < 0)
+        fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
+    free(slot.payload);
+    run_job(fd, &job);
+}

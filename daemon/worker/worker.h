@@ -1,0 +1,21 @@
+/* A worker's life after the zygote forked it: harden, read one "run" frame from the channel,
+ * run it through the executor, stream output, send the result, exit. Wire format:
+ * CHANNEL.md, "Worker channel". */
+#ifndef DAEMON_WORKER_WORKER_H
+#define DAEMON_WORKER_WORKER_H
+
+#include "harden.h"
+
+/* Largest frame on a worker's channel, either way (the run frame carries code and variables). */
+#define WORKER_MAX_FRAME_BYTES (64u * 1024 * 1024)
+
+/* Exit status of a worker that could not harden itself (after reporting why on the channel). */
+#define WORKER_EXIT_HARDEN_FAILED 70
+
+/* Never returns: the worker _exit()s 0 after sending its result, WORKER_EXIT_HARDEN_FAILED when
+ * a required hardening layer failed, 1 when its channel broke. Called in the forked child with
+ * the GIL held (after PyOS_AfterFork_Child). channel_fd is the worker's end of the socketpair;
+ * params is copied before anything else runs. */
+_Noreturn void worker_main(int channel_fd, const struct harden_params *params);
+
+#endif

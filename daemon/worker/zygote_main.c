@@ -1,0 +1,488 @@
+/* pyfence-zygote: pays CPython's start-up once, then forks one worker per "spawn" request from
+ * pyfenced and reports how each ended. Single-threaded by design (fork and threads do not mix):
+ * one poll() over the control channel (fd 3, SOCK_SEQPACKET) and a signalfd for SIGCHLD.
+ * Wire format: CHANNEL.md. */
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "harden_internal.h"
+#include "harden_params.h"
+#include "msg.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+#include "worker.h"
+
+#define CONTROL_FD 3
+#define CONTROL_MAX_PACKET (64 * 1024)
+#define MAX_PASSED_FDS 8 /* room to receive (and close) more fds than the one we accept */
+
+struct job {
+    uint64_t id;
+    pid_t pid;
+    bool killed;
+};
+
+struct zygote {
+    int ctl;
+    int sigfd;
+    struct job *jobs; /* live workers, unordered */
+    size_t n_jobs, cap_jobs;
+};
+
+static inline void
+cjson_deletep(cJSON **p)
+{
+    cJSON_Delete(*p);
+}
+#define _cleanup_cjson_ _cleanup_(cjson_deletep)
+
+static inline void
+pf_error_freep(struct pf_error **e)
+{
+    pf_error_free(*e);
+}
+#define _cleanup_pf_error_ _cleanup_(pf_error_freep)
+
+/* Sends one event. A failure means the daemon is gone: the caller shuts down. */
+static int
+send_event(struct zygote *z, cJSON *obj)
+{
+    _cleanup_cjson_ cJSON *owned = obj;
+    _cleanup_free_ char *s = obj ? cJSON_PrintUnformatted(obj) : NULL;
+    if (!s) {
+        pf_log_error(ZYGOTE, "out of memory encoding an event");
+        return -1;
+    }
+    ssize_t n;
+    do
+        n = send(z->ctl, s, strlen(s), MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        pf_log_error(ZYGOTE, "control channel: send: %m");
+        return -1;
+    }
+    return 0;
+}
+
+static struct job *
+find_job_by_id(struct zygote *z, uint64_t id)
+{
+    for (size_t i = 0; i < z->n_jobs; i++)
+        if (z->jobs[i].id == id)
+            return &z->jobs[i];
+    return NULL;
+}
+
+static struct job *
+find_job_by_pid(struct zygote *z, pid_t pid)
+{
+    for (size_t i = 0; i < z->n_jobs; i++)
+        if (z->jobs[i].pid == pid)
+            return &z->jobs[i];
+    return NULL;
+}
+
+static void
+drop_job(struct zygote *z, struct job *j)
+{
+    *j = z->jobs[--z->n_jobs];
+}
+
+static int
+add_job(struct zygote *z, uint64_t id, pid_t pid)
+{
+    if (z->n_jobs == z->cap_jobs) {
+        size_t cap = z->cap_jobs ? 2 * z->cap_jobs : 16;
+        struct job *nj = realloc(z->jobs, cap * sizeof(*nj));
+        if (!nj)
+            return -1;
+        z->jobs = nj;
+        z->cap_jobs = cap;
+    }
+    z->jobs[z->n_jobs++] = (struct job){.id = id, .pid = pid};
+    return 0;
+}
+
+static cJSON *
+job_event(const char *event, uint64_t id)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && (!cJSON_AddStringToObject(o, "event", event) ||
+              !cJSON_AddNumberToObject(o, "job", (double) id))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int
+reply_spawn_failed(struct zygote *z, uint64_t id, const char *message)
+{
+    pf_log_warning(ZYGOTE, "job %llu: spawn failed: %s", (unsigned long long) id, message);
+    cJSON *o = job_event("spawn_failed", id);
+    if (o)
+        cJSON_AddStringToObject(o, "message", message);
+    return send_event(z, o);
+}
+
+/* In the child: never returns. */
+static _Noreturn void
+become_worker(struct zygote *z, int channel_fd, const struct harden_params *params)
+{
+    PyOS_AfterFork_Child();
+    close(z->ctl);
+    close(z->sigfd);
+    worker_main(channel_fd, params);
+}
+
+static int
+spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int channel_fd)
+{
+    if (find_job_by_id(z, id))
+        return reply_spawn_failed(z, id, "a worker for this job id is already running");
+    if (add_job(z, id, 0) < 0)
+        return reply_spawn_failed(z, id, "out of memory");
+    PyOS_BeforeFork();
+    pid_t pid = fork();
+    if (pid == 0)
+        become_worker(z, channel_fd, params);
+    int saved = errno;
+    PyOS_AfterFork_Parent();
+    if (pid < 0) {
+        z->n_jobs--;
+        char msg[128];
+        snprintf(msg, sizeof(msg), "fork: %s", strerror(saved));
+        return reply_spawn_failed(z, id, msg);
+    }
+    z->jobs[z->n_jobs - 1].pid = pid;
+    pf_log_debug(ZYGOTE, "job %llu: worker pid %d", (unsigned long long) id, (int) pid);
+    cJSON *o = job_event("spawned", id);
+    if (o)
+        cJSON_AddNumberToObject(o, "pid", pid);
+    return send_event(z, o);
+}
+
+static const struct msg_field spawn_fields[] = {
+    {"op", MSG_T_STRING, true, 1, 16},
+    {"job", MSG_T_INT, true, 0, 9007199254740992.0},
+    {"harden", MSG_T_OBJECT, true, 0, 0},
+};
+
+static const struct msg_field kill_fields[] = {
+    {"op", MSG_T_STRING, true, 1, 16},
+    {"job", MSG_T_INT, true, 0, 9007199254740992.0},
+};
+
+static void
+kill_job(struct zygote *z, uint64_t id)
+{
+    struct job *j = find_job_by_id(z, id);
+    /* Only tracked pids: a reaped one may already belong to someone else. */
+    if (!j || j->pid <= 0)
+        return;
+    if (kill(j->pid, SIGKILL) == 0)
+        j->killed = true;
+}
+
+/* One control packet, with the fds that came with it (all closed here unless handed on). */
+static int
+handle_packet(struct zygote *z, const char *buf, size_t len, int *fds, size_t n_fds)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    _cleanup_cjson_ cJSON *msg = NULL;
+    int r = 0;
+    if (msg_parse(buf, len, MSG_MAX_DEPTH, &msg, &err) < 0) {
+        pf_log_error(ZYGOTE, "control channel: %s, ignoring", err->msg);
+        goto out;
+    }
+    const char *op = msg_get_string(msg, "op", "");
+    if (strcmp(op, "kill") == 0) {
+        if (msg_check_fields(msg, kill_fields, PF_ELEMENTSOF(kill_fields), "kill", &err) < 0 ||
+            n_fds != 0) {
+            pf_log_error(ZYGOTE, "control channel: %s, ignoring",
+                         err ? err->msg : "kill with fds");
+            goto out;
+        }
+        kill_job(z, (uint64_t) msg_get_int(msg, "job", 0));
+    } else if (strcmp(op, "spawn") == 0) {
+        uint64_t id = (uint64_t) msg_get_int(msg, "job", 0);
+        struct harden_params params;
+        if (msg_check_fields(msg, spawn_fields, PF_ELEMENTSOF(spawn_fields), "spawn", &err) < 0 ||
+            harden_params_from_json(cJSON_GetObjectItemCaseSensitive(msg, "harden"), &params,
+                                    &err) < 0) {
+            r = reply_spawn_failed(z, id, err->msg);
+            goto out;
+        }
+        if (n_fds != 1) {
+            char m[96];
+            snprintf(m, sizeof(m), "spawn carries %zu fds, expected exactly 1", n_fds);
+            r = reply_spawn_failed(z, id, m);
+            goto out;
+        }
+        r = spawn(z, id, &params, fds[0]);
+    } else {
+        pf_log_error(ZYGOTE, "control channel: unknown op \"%s\", ignoring", op);
+    }
+out:
+    for (size_t i = 0; i < n_fds; i++)
+        close(fds[i]);
+    return r;
+}
+
+/* Returns 1 to go on, 0 at EOF, -1 on error. */
+static int
+read_control(struct zygote *z)
+{
+    static char buf[CONTROL_MAX_PACKET];
+    union {
+        char raw[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS)];
+        struct cmsghdr align;
+    } cbuf;
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.raw,
+                        .msg_controllen = sizeof(cbuf.raw)};
+    ssize_t n = recvmsg(z->ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? 1 : -1;
+    int fds[MAX_PASSED_FDS];
+    size_t n_fds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k && n_fds < MAX_PASSED_FDS; i++)
+            memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+    }
+    if (n == 0 && n_fds == 0)
+        return 0;
+    if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+        pf_log_error(ZYGOTE, "control channel: packet or its fds truncated, ignoring");
+        for (size_t i = 0; i < n_fds; i++)
+            close(fds[i]);
+        return 1;
+    }
+    return handle_packet(z, buf, (size_t) n, fds, n_fds) < 0 ? -1 : 1;
+}
+
+static int
+reap(struct zygote *z)
+{
+    struct signalfd_siginfo si;
+    while (read(z->sigfd, &si, sizeof(si)) == sizeof(si))
+        ;
+    for (;;) {
+        int status;
+        struct rusage ru;
+        pid_t pid = wait4(-1, &status, WNOHANG, &ru);
+        if (pid <= 0)
+            return 0;
+        struct job *j = find_job_by_pid(z, pid);
+        if (!j) {
+            pf_log_warning(ZYGOTE, "reaped unknown child %d, ignoring", (int) pid);
+            continue;
+        }
+        cJSON *o = job_event("exited", j->id);
+        if (o) {
+            cJSON_AddNumberToObject(o, "pid", pid);
+            if (WIFEXITED(status))
+                cJSON_AddNumberToObject(o, "exit_code", WEXITSTATUS(status));
+            else
+                cJSON_AddNullToObject(o, "exit_code");
+            if (WIFSIGNALED(status))
+                cJSON_AddNumberToObject(o, "signal", WTERMSIG(status));
+            else
+                cJSON_AddNullToObject(o, "signal");
+            uint64_t cpu_ms = (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                              (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+            cJSON_AddNumberToObject(o, "cpu_ms", (double) cpu_ms);
+            cJSON_AddNumberToObject(o, "max_rss_kb", (double) ru.ru_maxrss);
+            cJSON_AddBoolToObject(o, "killed", j->killed);
+        }
+        drop_job(z, j);
+        if (send_event(z, o) < 0)
+            return -1;
+    }
+}
+
+static void
+kill_all_and_reap(struct zygote *z)
+{
+    for (size_t i = 0; i < z->n_jobs; i++)
+        if (z->jobs[i].pid > 0)
+            kill(z->jobs[i].pid, SIGKILL);
+    for (size_t i = 0; i < z->n_jobs; i++)
+        if (z->jobs[i].pid > 0)
+            while (waitpid(z->jobs[i].pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+    z->n_jobs = 0;
+}
+
+static void
+serve(struct zygote *z)
+{
+    for (;;) {
+        struct pollfd pfd[2] = {{.fd = z->ctl, .events = POLLIN}, {.fd = z->sigfd, .events = POLLIN}};
+        if (poll(pfd, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            pf_log_error(ZYGOTE, "poll: %m");
+            return;
+        }
+        if (pfd[1].revents & POLLIN && reap(z) < 0)
+            return;
+        if (pfd[0].revents & POLLIN) {
+            int r = read_control(z);
+            if (r <= 0) {
+                if (r < 0)
+                    pf_log_error(ZYGOTE, "control channel: %m");
+                return;
+            }
+        } else if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+            return;
+        }
+    }
+}
+
+static void
+usage(FILE *f)
+{
+    fprintf(f, "Usage: pyfence-zygote [--log-level LEVEL] [--preload MODULE]...\n"
+               "Started by pyfenced with its control channel on fd 3 (SOCK_SEQPACKET); not meant\n"
+               "to be run by hand.\n"
+               "  --log-level LEVEL  crit, err, warning, notice, info or debug\n"
+               "  --preload MODULE   import MODULE once, before forking workers (repeatable)\n"
+               "  --help             show this help\n");
+}
+
+struct options {
+    int log_level;
+    const char **preload; /* owned array, strings borrowed from argv */
+    size_t n_preload;
+};
+
+/* Returns 1 to run, 0 to exit successfully (--help), -1 on a usage error. */
+static int
+parse_args(int argc, char **argv, struct options *o)
+{
+    static const struct option longopts[] = {
+        {"log-level", required_argument, NULL, 'l'},
+        {"preload", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    o->log_level = PF_LOG_NOTICE;
+    o->preload = calloc((size_t) argc, sizeof(char *));
+    if (!o->preload)
+        return -1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            o->log_level = pf_log_level_from_name(optarg);
+            if (o->log_level < 0) {
+                fprintf(stderr, "pyfence-zygote: unknown log level \"%s\"\n", optarg);
+                return -1;
+            }
+            break;
+        case 'p':
+            o->preload[o->n_preload++] = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "pyfence-zygote: unexpected argument \"%s\"\n", argv[optind]);
+        return -1;
+    }
+    return 1;
+}
+
+static int
+check_control_fd(void)
+{
+    int type;
+    socklen_t len = sizeof(type);
+    if (getsockopt(CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET) {
+        pf_log_crit(ZYGOTE, "fd %d is not a SOCK_SEQPACKET socket: pyfence-zygote is started by "
+                            "pyfenced, not by hand",
+                    CONTROL_FD);
+        return -1;
+    }
+    /* Workers must not inherit it even if they ever exec'd. */
+    return fcntl(CONTROL_FD, F_SETFD, FD_CLOEXEC);
+}
+
+static int
+send_ready(struct zygote *z)
+{
+    /* "3.11.2 (main, ...)": the version is the first word. */
+    char version[32];
+    snprintf(version, sizeof(version), "%s", Py_GetVersion());
+    version[strcspn(version, " ")] = '\0';
+    cJSON *o = cJSON_CreateObject();
+    if (o) {
+        cJSON_AddStringToObject(o, "event", "ready");
+        cJSON_AddNumberToObject(o, "pid", getpid());
+        cJSON_AddStringToObject(o, "python", version);
+    }
+    return send_event(z, o);
+}
+
+int
+main(int argc, char **argv)
+{
+    struct options o = {0};
+    int r = parse_args(argc, argv, &o);
+    if (r <= 0)
+        return r < 0 ? 2 : 0;
+    pf_log_init(o.log_level, "pyfence-zygote");
+    if (check_control_fd() < 0)
+        return 1;
+
+    struct zygote z = {.ctl = CONTROL_FD, .sigfd = -1};
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
+        (z.sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+        pf_log_crit(ZYGOTE, "signalfd(SIGCHLD): %m");
+        return 1;
+    }
+
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    if (exec_python_init(&err) < 0 || exec_preload(o.preload, o.n_preload, &err) < 0) {
+        pf_log_crit(ZYGOTE, "cannot start the executor: %s", err->msg);
+        return 1;
+    }
+    harden_expect_parent(getpid());
+    if (send_ready(&z) < 0)
+        return 1;
+    pf_log_info(ZYGOTE, "ready: python %s, %zu modules preloaded", Py_GetVersion(), o.n_preload);
+
+    serve(&z);
+
+    /* Control channel gone: the daemon stopped or died. No worker outlives it. */
+    kill_all_and_reap(&z);
+    free(z.jobs);
+    free(o.preload);
+    pf_log_info(ZYGOTE, "control channel closed, exiting");
+    return 0;
+}
