@@ -577,7 +577,8 @@ job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
             j->exit_seen = true;
             j->d->jobs_running--;
         }
-        reply_failure(j, PF_E_INTERNAL, msg);
+        int code = err && err->code > 0 && err->code < _PF_E_MAX ? err->code : PF_E_INTERNAL;
+        reply_failure(j, code, msg);
         close_channel(j);
         maybe_release(j);
         return;
