@@ -168,8 +168,8 @@ check_object_keys(const cJSON *obj, const char *parent, struct pf_error **err)
     return 0;
 }
 
-/* `parent` is the key under which node sits (NULL at the top and inside arrays' parents'
- * context is kept): it only serves to make messages point at the right place. */
+/* `parent` is the nearest enclosing object key (NULL at the top level; arrays inherit their
+ * own key), so that a message can point at where the problem is. */
 static int
 walk(const cJSON *node, int depth, int max_depth, const char *parent, struct pf_error **err)
 {
@@ -180,9 +180,17 @@ walk(const cJSON *node, int depth, int max_depth, const char *parent, struct pf_
 
     const cJSON *child;
     cJSON_ArrayForEach(child, node) {
+        const char *name = cJSON_IsObject(node) ? child->string : parent;
+        /* cJSON turns 1e400 into infinity: we could never send it back and no limit or value
+         * means it, so it is refused like any other malformed number. */
+        if (cJSON_IsNumber(child) && !isfinite(child->valuedouble)) {
+            if (name)
+                return pf_error_set(err, PF_E_BAD_FRAME, "number out of range in '%.*s'",
+                                    quote_len(name), name);
+            return pf_error_set(err, PF_E_BAD_FRAME, "number out of range");
+        }
         if (!cJSON_IsObject(child) && !cJSON_IsArray(child))
             continue;
-        const char *name = cJSON_IsObject(node) ? child->string : parent;
         if (walk(child, depth + 1, max_depth, name, err) < 0)
             return -1;
     }

@@ -315,9 +315,10 @@ test_id_integer_range(void **state)
     EXPECT_ERR("{\"id\":9007199254740994,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
                "request: field 'id': 9007199254740994 is outside the exact integer range of "
                "+/-2^53 (an id is a string or an integer in [0, 2^53])");
-    EXPECT_ERR("{\"id\":1e400,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
-               "request: field 'id': inf is not a finite number (an id is a string or an "
-               "integer in [0, 2^53])");
+    /* cJSON reads 1e400 as infinity: refused as malformed before any schema sees it. */
+    EXPECT_ERR("{\"id\":1e400,\"op\":\"ping\"}", PF_E_BAD_FRAME, "number out of range in 'id'");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"variables\":{\"v\":[-1e999]}}",
+               PF_E_BAD_FRAME, "number out of range in 'v'");
 }
 
 static void
@@ -342,7 +343,6 @@ test_check_fields_int_and_number(void **state)
             {"{\"n\": 2.5}", "t: field 'n': 2.5 is not an integer"},
             {"{\"n\": \"3\"}", "t: field 'n': expected an integer, got a string"},
             {"{\"n\": 5, \"x\": 1.5}", "t: field 'x': 1.5 exceeds maximum 1"},
-            {"{\"n\": 5, \"x\": -1e999}", "t: field 'x': not a finite number"},
             {"{\"n\": 5, \"big\": -9007199254740992}", NULL},
             {"{\"n\": 5, \"big\": 9007199254740993}", NULL}, /* rounds to 2^53 as a double */
             {"{\"n\": 5, \"big\": 9007199254740994}",
