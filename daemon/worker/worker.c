@@ -13,7 +13,7 @@
 #include "exec.h"
 #include "frame.h"
 #include "harden_internal.h"
-#include "limits.h"
+#include "policy_limits.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 
