@@ -1,0 +1,729 @@
+/* libpyfence: blocking client of pyfenced over the framed-JSON Unix socket (pyfence.h). */
+#include "pyfence.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "msg.h"
+#include "pf_cleanup.h"
+#include "pf_error.h"
+#include "pf_socket_path.h"
+
+/* Replies may be as large as the largest max_frame_bytes a daemon can be configured with. */
+#define CLIENT_MAX_REPLY_BYTES (64u * 1024 * 1024)
+#define READ_CHUNK 65536
+
+_Static_assert((int) PYFENCE_E_SESSION_LOST == (int) PF_E_SESSION_LOST &&
+                       (int) PYFENCE_E_INTERNAL == (int) PF_E_INTERNAL,
+               "enum pyfence_code must mirror enum pf_code");
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
+#define _cleanup_json_ _cleanup_(cJSON_Deletep)
+
+/* One frame received for an id in flight, kept until pyfence_wait() of that id reads it. */
+struct inbox_msg {
+    struct inbox_msg *next;
+    uint64_t id;
+    cJSON *obj; /* owned */
+};
+
+struct pyfence_conn {
+    int fd;
+    char *path;
+    uint64_t next_id;
+    uint32_t max_request_bytes;
+    struct frame_decoder decoder;
+    uint64_t *inflight; /* ids sent and not yet answered */
+    size_t n_inflight, cap_inflight;
+    struct inbox_msg *head, *tail;
+    /* Set once the stream cannot be trusted any more; every later call fails with it. */
+    int broken_code;
+    char broken_msg[512];
+    /* A reply with a null id: the server refused something it could not attribute (busy,
+     * bad_frame). It fails whichever wait runs next. */
+    cJSON *orphan_error;
+};
+
+const char *
+pyfence_code_name(int code)
+{
+    if (code < 0)
+        code = -code;
+    if (code == PYFENCE_OK)
+        return "ok";
+    if (code == PYFENCE_E_PROTOCOL)
+        return "protocol";
+    return pf_code_name(code);
+}
+
+int
+pyfence_code_from_name(const char *name)
+{
+    if (name && strcmp(name, "ok") == 0)
+        return PYFENCE_OK;
+    if (name && strcmp(name, "protocol") == 0)
+        return PYFENCE_E_PROTOCOL;
+    int c = pf_code_from_name(name);
+    return c ? c : PYFENCE_E_INTERNAL;
+}
+
+__attribute__((format(printf, 4, 5))) static int
+fail_named(struct pyfence_error *err, int code, const char *name, const char *fmt, ...)
+{
+    if (err) {
+        err->code = code;
+        snprintf(err->name, sizeof(err->name), "%s", name ? name : pyfence_code_name(code));
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+    }
+    return -code;
+}
+
+#define fail(err, code, ...) fail_named(err, code, NULL, __VA_ARGS__)
+
+/* Converts an internal pf_error (and frees it) into the caller's error. */
+static int
+fail_pf(struct pyfence_error *err, struct pf_error *pe, int fallback_code, const char *context)
+{
+    int code = pe && pe->code > 0 ? pe->code : fallback_code;
+    int r = fail(err, code, "%s: %s", context, pe && pe->msg ? pe->msg : "out of memory");
+    pf_error_free(pe);
+    return r;
+}
+
+static int
+mark_broken(struct pyfence_conn *conn, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static int
+mark_broken(struct pyfence_conn *conn, int code, const char *fmt, ...)
+{
+    if (conn->broken_code)
+        return -conn->broken_code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(conn->broken_msg, sizeof(conn->broken_msg), fmt, ap);
+    va_end(ap);
+    conn->broken_code = code;
+    return -code;
+}
+
+int
+pyfence_connect(const char *path, struct pyfence_conn **ret_conn, struct pyfence_error *err)
+{
+    struct pf_error *pe = NULL;
+    _cleanup_free_ char *resolved = NULL;
+    if (pf_socket_path_resolve(path, &resolved, &pe) < 0)
+        return fail_pf(err, pe, PYFENCE_E_CONFIG, "cannot choose the pyfenced socket");
+
+    _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(err, PYFENCE_E_CONNECT, "socket(AF_UNIX): %s", strerror(errno));
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    memcpy(addr.sun_path, resolved, strlen(resolved) + 1); /* resolve checked the length */
+    int r;
+    do
+        r = connect(fd, (struct sockaddr *) &addr, sizeof(addr));
+    while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        int e = errno;
+        return fail(err, PYFENCE_E_CONNECT, "cannot connect to pyfenced at '%s': %s%s", resolved,
+                    strerror(e),
+                    e == ENOENT || e == ECONNREFUSED ? " (is pyfenced running?)" : "");
+    }
+
+    struct pyfence_conn *conn = calloc(1, sizeof(*conn));
+    if (!conn)
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    conn->fd = TAKE_FD(fd);
+    conn->path = TAKE_PTR(resolved);
+    conn->next_id = 1;
+    conn->max_request_bytes = FRAME_DEFAULT_MAX_BYTES;
+    frame_decoder_init(&conn->decoder, CLIENT_MAX_REPLY_BYTES);
+    *ret_conn = conn;
+    return 0;
+}
+
+void
+pyfence_close(struct pyfence_conn *conn)
+{
+    if (!conn)
+        return;
+    pf_close(conn->fd);
+    free(conn->path);
+    frame_decoder_finish(&conn->decoder);
+    free(conn->inflight);
+    while (conn->head) {
+        struct inbox_msg *m = conn->head;
+        conn->head = m->next;
+        cJSON_Delete(m->obj);
+        free(m);
+    }
+    cJSON_Delete(conn->orphan_error);
+    free(conn);
+}
+
+int
+pyfence_fileno(const struct pyfence_conn *conn)
+{
+    return conn->fd;
+}
+
+const char *
+pyfence_path(const struct pyfence_conn *conn)
+{
+    return conn->path;
+}
+
+/* ---- in-flight ids ------------------------------------------------------------------ */
+
+static ssize_t
+inflight_find(const struct pyfence_conn *conn, uint64_t id)
+{
+    for (size_t i = 0; i < conn->n_inflight; i++)
+        if (conn->inflight[i] == id)
+            return (ssize_t) i;
+    return -1;
+}
+
+static int
+inflight_add(struct pyfence_conn *conn, uint64_t id)
+{
+    if (conn->n_inflight == conn->cap_inflight) {
+        size_t cap = conn->cap_inflight ? conn->cap_inflight * 2 : 16;
+        uint64_t *n = realloc(conn->inflight, cap * sizeof(*n));
+        if (!n)
+            return -1;
+        conn->inflight = n;
+        conn->cap_inflight = cap;
+    }
+    conn->inflight[conn->n_inflight++] = id;
+    return 0;
+}
+
+static void
+inflight_remove(struct pyfence_conn *conn, uint64_t id)
+{
+    ssize_t i = inflight_find(conn, id);
+    if (i >= 0)
+        conn->inflight[i] = conn->inflight[--conn->n_inflight];
+}
+
+/* ---- sending -------------------------------------------------------------------------- */
+
+static int
+send_all(struct pyfence_conn *conn, const char *buf, size_t len, struct pyfence_error *err)
+{
+    while (len > 0) {
+        ssize_t n = send(conn->fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            mark_broken(conn, PYFENCE_E_CONNECT, "connection to pyfenced at '%s' lost: %s",
+                        conn->path, strerror(errno));
+            return fail(err, conn->broken_code, "%s", conn->broken_msg);
+        }
+        buf += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
+/* Gives `req` an id, sends it and records the id as in flight. */
+static int
+send_request(struct pyfence_conn *conn, cJSON *req, uint64_t *ret_id, struct pyfence_error *err)
+{
+    if (conn->broken_code)
+        return fail(err, conn->broken_code, "%s", conn->broken_msg);
+    uint64_t id = conn->next_id++;
+    if (!cJSON_AddNumberToObject(req, "id", (double) id))
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    _cleanup_free_ char *buf = NULL;
+    size_t len = 0;
+    struct pf_error *pe = NULL;
+    if (msg_encode(req, conn->max_request_bytes, &buf, &len, &pe) < 0)
+        return fail_pf(err, pe, PYFENCE_E_TOO_LARGE, "request not sent");
+    if (inflight_add(conn, id) < 0)
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    int r = send_all(conn, buf, len, err);
+    if (r < 0) {
+        inflight_remove(conn, id);
+        return r;
+    }
+    *ret_id = id;
+    return 0;
+}
+
+/* ---- receiving ------------------------------------------------------------------------ */
+
+/* Reads the id of a frame: a request id we sent (an integer), or null. */
+static int
+read_id(const cJSON *obj, uint64_t *ret_id, bool *ret_null)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
+    if (!id || cJSON_IsNull(id)) {
+        *ret_null = true;
+        return 0;
+    }
+    if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 9007199254740992.0 ||
+        id->valuedouble != (double) (uint64_t) id->valuedouble)
+        return -1;
+    *ret_id = (uint64_t) id->valuedouble;
+    *ret_null = false;
+    return 0;
+}
+
+static void
+inbox_append(struct pyfence_conn *conn, uint64_t id, cJSON *obj)
+{
+    struct inbox_msg *m = calloc(1, sizeof(*m));
+    if (!m) {
+        cJSON_Delete(obj);
+        mark_broken(conn, PYFENCE_E_INTERNAL, "out of memory while receiving a reply");
+        return;
+    }
+    m->id = id;
+    m->obj = obj;
+    if (conn->tail)
+        conn->tail->next = m;
+    else
+        conn->head = m;
+    conn->tail = m;
+}
+
+static struct inbox_msg *
+inbox_take(struct pyfence_conn *conn, uint64_t id)
+{
+    struct inbox_msg *prev = NULL;
+    for (struct inbox_msg *m = conn->head; m; prev = m, m = m->next) {
+        if (m->id != id)
+            continue;
+        if (prev)
+            prev->next = m->next;
+        else
+            conn->head = m->next;
+        if (conn->tail == m)
+            conn->tail = prev;
+        m->next = NULL;
+        return m;
+    }
+    return NULL;
+}
+
+/* Never stops the decoder: a bad frame marks the connection broken and later ones are
+ * discarded, so the decoder's state stays simple. */
+static int
+on_frame(void *userdata, char *payload, size_t len)
+{
+    struct pyfence_conn *conn = userdata;
+    _cleanup_free_ char *owned = payload;
+    if (conn->broken_code)
+        return 0;
+    cJSON *obj = NULL;
+    struct pf_error *pe = NULL;
+    if (msg_parse(owned, len, MSG_MAX_DEPTH, &obj, &pe) < 0) {
+        mark_broken(conn, PYFENCE_E_PROTOCOL, "pyfenced at '%s' sent an unreadable frame: %s",
+                    conn->path, pe && pe->msg ? pe->msg : "out of memory");
+        pf_error_free(pe);
+        return 0;
+    }
+    uint64_t id = 0;
+    bool is_null = false;
+    if (read_id(obj, &id, &is_null) < 0) {
+        mark_broken(conn, PYFENCE_E_PROTOCOL,
+                    "pyfenced at '%s' sent a frame whose id is not an id this client sends",
+                    conn->path);
+        cJSON_Delete(obj);
+        return 0;
+    }
+    if (is_null) {
+        const cJSON *ok = cJSON_GetObjectItemCaseSensitive(obj, "ok");
+        if (!cJSON_IsFalse(ok) || conn->orphan_error) {
+            mark_broken(conn, PYFENCE_E_PROTOCOL,
+                        "pyfenced at '%s' sent a frame without an id that is not an error",
+                        conn->path);
+            cJSON_Delete(obj);
+        } else {
+            conn->orphan_error = obj;
+        }
+        return 0;
+    }
+    if (inflight_find(conn, id) < 0) {
+        mark_broken(conn, PYFENCE_E_PROTOCOL,
+                    "pyfenced at '%s' sent a frame for id %llu, which is not in flight",
+                    conn->path, (unsigned long long) id);
+        cJSON_Delete(obj);
+        return 0;
+    }
+    inbox_append(conn, id, obj);
+    return 0;
+}
+
+static void
+read_more(struct pyfence_conn *conn)
+{
+    char buf[READ_CHUNK];
+    ssize_t n;
+    do
+        n = recv(conn->fd, buf, sizeof(buf), 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        mark_broken(conn, PYFENCE_E_CONNECT, "reading from pyfenced at '%s': %s", conn->path,
+                    strerror(errno));
+        return;
+    }
+    if (n == 0) {
+        mark_broken(conn, PYFENCE_E_CONNECT, "pyfenced at '%s' closed the connection%s",
+                    conn->path,
+                    frame_decoder_pending(&conn->decoder) ? " in the middle of a frame" : "");
+        return;
+    }
+    struct pf_error *pe = NULL;
+    if (frame_decoder_feed(&conn->decoder, buf, (size_t) n, on_frame, conn, &pe) < 0)
+        mark_broken(conn, PYFENCE_E_PROTOCOL, "bad frame from pyfenced at '%s': %s", conn->path,
+                    pe && pe->msg ? pe->msg : "out of memory");
+    pf_error_free(pe);
+}
+
+static int
+fail_from_error_obj(struct pyfence_error *err, const cJSON *reply, const char *what)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+    const char *message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+    return fail_named(err, pyfence_code_from_name(name), name ? name : "internal", "%s: %s", what,
+                      message ? message : "(no message)");
+}
+
+/* Reads frames until the reply of `id`, passing its output events to cb. */
+static int
+wait_reply(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb cb, void *userdata,
+           cJSON **ret_reply, struct pyfence_error *err)
+{
+    if (inflight_find(conn, id) < 0)
+        return fail(err, PYFENCE_E_NOT_FOUND, "request %llu is not in flight on this connection",
+                    (unsigned long long) id);
+    for (;;) {
+        struct inbox_msg *m = inbox_take(conn, id);
+        if (m) {
+            cJSON *obj = m->obj;
+            free(m);
+            const cJSON *ev = cJSON_GetObjectItemCaseSensitive(obj, "event");
+            if (!ev) {
+                inflight_remove(conn, id);
+                *ret_reply = obj;
+                return 0;
+            }
+            const cJSON *data = cJSON_GetObjectItemCaseSensitive(obj, "data");
+            /* Unknown events are for newer clients; only output has a meaning here. */
+            if (cJSON_IsString(ev) && strcmp(ev->valuestring, "output") == 0 && cb &&
+                cJSON_IsString(data))
+                cb(userdata, data->valuestring, strlen(data->valuestring));
+            cJSON_Delete(obj);
+            continue;
+        }
+        if (conn->orphan_error) {
+            _cleanup_json_ cJSON *orphan = TAKE_PTR(conn->orphan_error);
+            inflight_remove(conn, id);
+            char what[300];
+            snprintf(what, sizeof(what), "pyfenced at '%s'", conn->path);
+            int r = fail_from_error_obj(err, orphan, what);
+            mark_broken(conn, -r, "%s", err ? err->message : "refused by pyfenced");
+            return r;
+        }
+        if (conn->broken_code)
+            return fail(err, conn->broken_code, "%s", conn->broken_msg);
+        read_more(conn);
+    }
+}
+
+/* Sends req (adding its id) and waits for its reply; a failure reply becomes an error. */
+static int
+simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply,
+               struct pyfence_error *err)
+{
+    uint64_t id;
+    const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "op"));
+    int r = send_request(conn, req, &id, err);
+    if (r < 0)
+        return r;
+    _cleanup_json_ cJSON *reply = NULL;
+    r = wait_reply(conn, id, NULL, NULL, &reply, err);
+    if (r < 0)
+        return r;
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
+        char what[64];
+        snprintf(what, sizeof(what), "%s refused", op ? op : "request");
+        return fail_from_error_obj(err, reply, what);
+    }
+    *ret_reply = TAKE_PTR(reply);
+    return 0;
+}
+
+static void
+copy_string_field(char *dst, size_t size, const cJSON *obj, const char *name)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, name));
+    snprintf(dst, size, "%s", s ? s : "");
+}
+
+int
+pyfence_hello(struct pyfence_conn *conn, const char *client_name,
+              struct pyfence_server_info *ret_info, struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "op", "hello") ||
+        (client_name && !cJSON_AddStringToObject(req, "client", client_name)))
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    _cleanup_json_ cJSON *reply = NULL;
+    int r = simple_request(conn, req, &reply, err);
+    if (r < 0)
+        return r;
+    const cJSON *limits = cJSON_GetObjectItemCaseSensitive(reply, "limits");
+    const cJSON *mfb = cJSON_GetObjectItemCaseSensitive(limits, "max_frame_bytes");
+    if (cJSON_IsNumber(mfb) && mfb->valuedouble >= FRAME_HEADER_BYTES &&
+        mfb->valuedouble <= CLIENT_MAX_REPLY_BYTES)
+        conn->max_request_bytes = (uint32_t) mfb->valuedouble;
+    if (ret_info) {
+        struct pyfence_server_info info = {0};
+        copy_string_field(info.server, sizeof(info.server), reply, "server");
+        copy_string_field(info.version, sizeof(info.version), reply, "version");
+        copy_string_field(info.python, sizeof(info.python), reply, "python");
+        const cJSON *proto = cJSON_GetObjectItemCaseSensitive(reply, "protocol");
+        info.protocol = cJSON_IsNumber(proto) ? proto->valueint : 0;
+        info.reply_json = cJSON_PrintUnformatted(reply);
+        if (!info.reply_json)
+            return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+        *ret_info = info;
+    }
+    return 0;
+}
+
+int
+pyfence_ping(struct pyfence_conn *conn, struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "op", "ping"))
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    _cleanup_json_ cJSON *reply = NULL;
+    return simple_request(conn, req, &reply, err);
+}
+
+int
+pyfence_stats(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "op", "stats"))
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    _cleanup_json_ cJSON *reply = NULL;
+    int r = simple_request(conn, req, &reply, err);
+    if (r < 0)
+        return r;
+    char *s = cJSON_PrintUnformatted(reply);
+    if (!s)
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    *ret_json = s;
+    return 0;
+}
+
+/* ---- exec ----------------------------------------------------------------------------- */
+
+void
+pyfence_exec_options_init(struct pyfence_exec_options *opts)
+{
+    *opts = (struct pyfence_exec_options){.stream = true};
+}
+
+/* Parses caller-supplied JSON text that must be an object, naming the option on failure. */
+static int
+parse_object_option(const char *text, const char *name, cJSON **ret, struct pyfence_error *err)
+{
+    struct pf_error *pe = NULL;
+    cJSON *obj = NULL;
+    if (msg_parse(text, strlen(text), MSG_MAX_DEPTH, &obj, &pe) < 0) {
+        char what[64];
+        snprintf(what, sizeof(what), "exec option %s", name);
+        return fail_pf(err, pe, PYFENCE_E_BAD_REQUEST, what);
+    }
+    *ret = obj;
+    return 0;
+}
+
+static int
+build_exec_request(const char *code, const struct pyfence_exec_options *opts, cJSON **ret,
+                   struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "op", "exec") ||
+        !cJSON_AddStringToObject(req, "code", code))
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    if (opts->n_imports > 0) {
+        cJSON *arr = cJSON_AddArrayToObject(req, "imports");
+        for (size_t i = 0; arr && i < opts->n_imports; i++)
+            if (!cJSON_AddItemToArray(arr, cJSON_CreateString(opts->imports[i])))
+                arr = NULL;
+        if (!arr)
+            return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    }
+    cJSON *limits = NULL;
+    if (opts->limits_json) {
+        int r = parse_object_option(opts->limits_json, "limits_json", &limits, err);
+        if (r < 0)
+            return r;
+        cJSON_AddItemToObject(req, "limits", limits);
+    }
+    if (opts->timeout_ms > 0) {
+        if (!limits)
+            limits = cJSON_AddObjectToObject(req, "limits");
+        cJSON_DeleteItemFromObjectCaseSensitive(limits, "timeout_ms");
+        if (!limits || !cJSON_AddNumberToObject(limits, "timeout_ms", opts->timeout_ms))
+            return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    }
+    if (opts->variables_json) {
+        cJSON *vars = NULL;
+        int r = parse_object_option(opts->variables_json, "variables_json", &vars, err);
+        if (r < 0)
+            return r;
+        cJSON_AddItemToObject(req, "variables", vars);
+    }
+    if (!cJSON_AddBoolToObject(req, "stream", opts->stream))
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    *ret = TAKE_PTR(req);
+    return 0;
+}
+
+int
+pyfence_submit(struct pyfence_conn *conn, const char *code,
+               const struct pyfence_exec_options *opts, uint64_t *ret_id,
+               struct pyfence_error *err)
+{
+    struct pyfence_exec_options defaults;
+    if (!opts) {
+        pyfence_exec_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!code)
+        return fail(err, PYFENCE_E_BAD_REQUEST, "exec: no code given");
+    _cleanup_json_ cJSON *req = NULL;
+    int r = build_exec_request(code, opts, &req, err);
+    if (r < 0)
+        return r;
+    return send_request(conn, req, ret_id, err);
+}
+
+void
+pyfence_result_init(struct pyfence_result *result)
+{
+    *result = (struct pyfence_result){0};
+}
+
+void
+pyfence_result_finish(struct pyfence_result *result)
+{
+    free(result->outcome);
+    free(result->output_json);
+    free(result->output_repr);
+    free(result->logs);
+    free(result->error.code);
+    free(result->error.type);
+    free(result->error.message);
+    free(result->error.source);
+    free(result->reply_json);
+    pyfence_result_init(result);
+}
+
+/* strdup of a string field; NULL when absent or not a string. Sets *oom on allocation failure. */
+static char *
+dup_field(const cJSON *obj, const char *name, bool *oom)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, name));
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    if (!d)
+        *oom = true;
+    return d;
+}
+
+static double
+number_field(const cJSON *obj, const char *name)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, name);
+    return cJSON_IsNumber(n) ? n->valuedouble : 0;
+}
+
+static int
+fill_result(const cJSON *reply, struct pyfence_result *res, struct pyfence_error *err)
+{
+    bool oom = false;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+    res->ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"));
+    res->outcome = dup_field(reply, "outcome", &oom);
+    if (!res->outcome && !oom) {
+        const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+        res->outcome = strdup(c ? c : res->ok ? "ok" : "internal");
+        oom = !res->outcome;
+    }
+    if (res->outcome)
+        res->outcome_code = pyfence_code_from_name(res->outcome);
+    const cJSON *output = cJSON_GetObjectItemCaseSensitive(reply, "output");
+    res->output_json = output ? cJSON_PrintUnformatted(output) : strdup("null");
+    oom |= !res->output_json;
+    res->output_repr = dup_field(reply, "output_repr", &oom);
+    res->logs = dup_field(reply, "logs", &oom);
+    res->is_final_answer = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "is_final_answer"));
+    if (cJSON_IsObject(e)) {
+        res->error.code = dup_field(e, "code", &oom);
+        res->error.type = dup_field(e, "type", &oom);
+        res->error.message = dup_field(e, "message", &oom);
+        res->error.source = dup_field(e, "source", &oom);
+        res->error.line = (int) number_field(e, "line");
+    }
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(reply, "stats");
+    res->stats.queue_ms = number_field(st, "queue_ms");
+    res->stats.run_ms = number_field(st, "run_ms");
+    res->stats.cpu_ms = number_field(st, "cpu_ms");
+    res->stats.ops = (int64_t) number_field(st, "ops");
+    res->stats.max_rss_kb = (int64_t) number_field(st, "max_rss_kb");
+    res->reply_json = cJSON_PrintUnformatted(reply);
+    oom |= !res->reply_json;
+    if (oom) {
+        pyfence_result_finish(res);
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory while reading a reply");
+    }
+    return 0;
+}
+
+int
+pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
+             void *userdata, struct pyfence_result *result, struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *reply = NULL;
+    int r = wait_reply(conn, id, output_cb, userdata, &reply, err);
+    if (r < 0)
+        return r;
+    pyfence_result_finish(result);
+    return fill_result(reply, result, err);
+}
+
+int
+pyfence_exec(struct pyfence_conn *conn, const char *code,
+             const struct pyfence_exec_options *opts, pyfence_output_cb output_cb,
+             void *userdata, struct pyfence_result *result, struct pyfence_error *err)
+{
+    uint64_t id;
+    int r = pyfence_submit(conn, code, opts, &id, err);
+    if (r < 0)
+        return r;
+    return pyfence_wait(conn, id, output_cb, userdata, result, err);
+}

@@ -1,0 +1,158 @@
+/* libpyfence: the C client of pyfenced (contract).
+ *
+ * A connection is a blocking Unix stream socket speaking proto/PROTOCOL.md. There is no global
+ * state: everything lives in a `struct pyfence_conn`. One connection must not be used by two
+ * threads at once; open one per thread (connections are cheap).
+ *
+ * Errors are values, as in libuv: every fallible function returns 0 (or a positive count) on
+ * success and a negative `enum pyfence_code` (-PYFENCE_E_...) on failure, and fills the
+ * caller's `struct pyfence_error` when one is passed (it may be NULL). The message names what a
+ * user can act on: the socket path and errno, the request id, the server's own message.
+ *
+ * Several requests may be in flight on one connection: pyfence_submit() sends an exec and
+ * returns its id; pyfence_wait() collects the reply of one id, keeping replies and events of
+ * the other in-flight ids for their own pyfence_wait(). A frame for an id that is not in flight
+ * is a protocol error (PYFENCE_E_PROTOCOL), and the connection is then unusable. */
+#ifndef PYFENCE_H
+#define PYFENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PYFENCE_VERSION_STRING "0.1.0"
+
+/* Error codes. 1..20 are the server's codes (proto/PROTOCOL.md "Error codes"), with the same
+ * wire names, returned by pyfence_code_name(). PYFENCE_E_PROTOCOL is client-side only. */
+enum pyfence_code {
+    PYFENCE_OK = 0,
+    PYFENCE_E_INTERNAL = 1,
+    PYFENCE_E_BAD_FRAME,
+    PYFENCE_E_BAD_REQUEST,
+    PYFENCE_E_UNKNOWN_OP,
+    PYFENCE_E_TOO_LARGE,
+    PYFENCE_E_BUSY,
+    PYFENCE_E_SHUTTING_DOWN,
+    PYFENCE_E_ERROR,
+    PYFENCE_E_TIMEOUT,
+    PYFENCE_E_CPU_LIMIT,
+    PYFENCE_E_MEMORY_LIMIT,
+    PYFENCE_E_PIDS_LIMIT,
+    PYFENCE_E_OUTPUT_LIMIT,
+    PYFENCE_E_SECCOMP,
+    PYFENCE_E_WORKER_CRASHED,
+    PYFENCE_E_CANCELLED,
+    PYFENCE_E_CONFIG,
+    PYFENCE_E_CONNECT,
+    PYFENCE_E_PERMISSION,
+    PYFENCE_E_NOT_FOUND,
+    PYFENCE_E_SESSION_LOST,
+    PYFENCE_E_PROTOCOL = 100, /* the server sent something we cannot interpret */
+};
+
+/* Stable lower-case name of a code ("connect", "timeout", "protocol"); accepts negative codes.
+ * "internal" for unknown values. */
+const char *pyfence_code_name(int code);
+/* Inverse of pyfence_code_name (as sent on the wire); PYFENCE_E_INTERNAL for unknown names. */
+int pyfence_code_from_name(const char *name);
+
+struct pyfence_error {
+    int code;            /* enum pyfence_code, positive */
+    char name[32];       /* pyfence_code_name(code), or the server's code name verbatim */
+    char message[1024];  /* truncated if longer */
+};
+
+struct pyfence_conn;
+
+/* Connects to `path`, or when NULL to $PYFENCE_SOCKET, else /run/pyfence/pyfence.sock as
+ * root, else $XDG_RUNTIME_DIR/pyfence.sock. Errors (PYFENCE_E_CONNECT / _CONFIG) name the path
+ * and the errno. */
+int pyfence_connect(const char *path, struct pyfence_conn **ret_conn, struct pyfence_error *err);
+/* Closes the socket and frees everything; accepts NULL. Pending requests are abandoned. */
+void pyfence_close(struct pyfence_conn *conn);
+/* The socket fd (for poll() or tests); owned by the connection. */
+int pyfence_fileno(const struct pyfence_conn *conn);
+/* The resolved socket path; owned by the connection. */
+const char *pyfence_path(const struct pyfence_conn *conn);
+
+struct pyfence_server_info {
+    char server[32];   /* "pyfenced" */
+    char version[32];  /* "0.1.0" */
+    char python[32];   /* "3.11.2" */
+    int protocol;      /* 1 */
+    char *reply_json;  /* the whole reply, malloc'd; free() it */
+};
+
+/* `client_name` may be NULL. ret_info may be NULL. */
+int pyfence_hello(struct pyfence_conn *conn, const char *client_name,
+                  struct pyfence_server_info *ret_info, struct pyfence_error *err);
+int pyfence_ping(struct pyfence_conn *conn, struct pyfence_error *err);
+/* *ret_json receives the stats reply as JSON text (malloc'd; free() it). */
+int pyfence_stats(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err);
+
+struct pyfence_exec_options {
+    uint32_t timeout_ms;          /* 0: the profile's default; else sent as limits.timeout_ms */
+    const char *const *imports;   /* modules allowed on top of the defaults ("pkg", "pkg.*") */
+    size_t n_imports;
+    const char *limits_json;      /* JSON object text of per-job limits to tighten, or NULL */
+    const char *variables_json;   /* JSON object text of name → tagged value, or NULL */
+    bool stream;                  /* ask for output events (pyfence_exec_options_init: true) */
+};
+
+/* Defaults: no timeout override, no imports/limits/variables, stream = true. */
+void pyfence_exec_options_init(struct pyfence_exec_options *opts);
+
+/* Receives printed output as the snippet runs (the exec's `output` events), in order. */
+typedef void (*pyfence_output_cb)(void *userdata, const char *data, size_t len);
+
+/* The reply to an exec. Strings are malloc'd, owned by the result, NULL when absent. */
+struct pyfence_result {
+    bool ok;                 /* the snippet ran to completion */
+    char *outcome;           /* "ok", "error", "timeout", ...; a request refused before it ran
+                              * (bad_request, busy, shutting_down) has its error code here */
+    int outcome_code;        /* PYFENCE_OK or the enum pyfence_code of `outcome` */
+    char *output_json;       /* the tagged JSON value of the result ("null" when None) */
+    char *output_repr;       /* repr() of the result; NULL when it is None */
+    char *logs;              /* captured print output */
+    bool is_final_answer;
+    struct {
+        char *code;          /* wire code, e.g. "error" */
+        char *type;          /* Python exception type, e.g. "ZeroDivisionError" */
+        char *message;       /* "Code execution failed at line '...' due to: ..." */
+        int line;            /* 1-based, 0 when unknown */
+        char *source;        /* the failing statement's source text */
+    } error;
+    struct {
+        double queue_ms, run_ms, cpu_ms;
+        int64_t ops, max_rss_kb;
+    } stats;
+    char *reply_json;        /* the whole reply object, as JSON text */
+};
+
+void pyfence_result_init(struct pyfence_result *result);
+/* Frees what the result owns and re-initialises it; accepts an initialised or finished one. */
+void pyfence_result_finish(struct pyfence_result *result);
+
+/* Sends an exec request; *ret_id is its id for pyfence_wait(). opts may be NULL (defaults). */
+int pyfence_submit(struct pyfence_conn *conn, const char *code,
+                   const struct pyfence_exec_options *opts, uint64_t *ret_id,
+                   struct pyfence_error *err);
+/* Blocks until the reply of request `id`, delivering its output events to output_cb (may be
+ * NULL). Returns 0 when a reply arrived, whatever its outcome: look at result->ok/outcome.
+ * Fails only when no reply can be had (connection lost, protocol error, unknown id). */
+int pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
+                 void *userdata, struct pyfence_result *result, struct pyfence_error *err);
+/* pyfence_submit + pyfence_wait. */
+int pyfence_exec(struct pyfence_conn *conn, const char *code,
+                 const struct pyfence_exec_options *opts, pyfence_output_cb output_cb,
+                 void *userdata, struct pyfence_result *result, struct pyfence_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

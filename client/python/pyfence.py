@@ -1,0 +1,538 @@
+"""pyfence: the Python client of pyfenced (one file, standard library only).
+
+pyfenced runs untrusted Python snippets (an LLM agent's code actions) in hardened, forked
+workers. This module speaks its wire protocol (proto/PROTOCOL.md): 4-byte big-endian length
+frames of UTF-8 JSON over a Unix socket.
+
+    from pyfence import Client
+
+    with Client() as c:                       # $PYFENCE_SOCKET or the default path
+        r = c.exec("import math\\nprint('hi')\\nmath.sqrt(2)", timeout=5)
+        print(r.logs, r.output, r.output_repr, r.outcome)
+
+Values cross the wire as tagged JSON ("Values" in PROTOCOL.md): tuples, sets, bytes, complex,
+non-finite floats, big ints, dicts with non-string keys and datetime types come back as the
+Python values they were; anything else comes back as a `Repr` (its type name and repr text).
+`variables=` are encoded the same way.
+
+A Client may be shared by threads: every request gets its own id and each reply is handed to
+the thread waiting for that id (several requests are then in flight on one connection).
+`submit()` + `wait()` pipeline requests from one thread.
+
+`PyfenceExecutor` adapts a Client to smolagents' executor interface:
+`executor(code) -> CodeOutput(output, logs, is_final_answer)`.
+
+Errors: connection, protocol and refused-request failures raise `PyfenceError` (with `.code`,
+the wire code name, and `.message`). A snippet that raises or hits a limit does NOT raise from
+`Client.exec`: the result says so (`ok`, `outcome`, `error`); `result.raise_for_outcome()` turns
+it into an `ExecutionError`.
+"""
+
+import base64
+import dataclasses
+import datetime
+import json
+import math
+import os
+import socket
+import struct
+import threading
+from collections import deque
+
+__all__ = [
+    "Client",
+    "CodeOutput",
+    "ExecResult",
+    "ExecutionError",
+    "PyfenceError",
+    "PyfenceExecutor",
+    "Repr",
+    "decode_value",
+    "default_socket_path",
+    "encode_value",
+]
+
+__version__ = "0.1.0"
+
+PROTOCOL_VERSION = 1
+# Replies may be as large as the largest max_frame_bytes a daemon can be configured with.
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64
+_INT_LIMIT = 2**53
+
+
+class PyfenceError(Exception):
+    """A failure with a wire code name (`connect`, `protocol`, `bad_request`, `timeout`...)."""
+
+    def __init__(self, code, message, reply=None):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.reply = reply
+
+
+class ExecutionError(PyfenceError):
+    """The snippet did not complete: it raised, was refused, or hit a limit."""
+
+    def __init__(self, result):
+        err = result.error or {}
+        super().__init__(result.outcome, err.get("message") or result.outcome, result.reply)
+        self.result = result
+        self.logs = result.logs
+
+
+class Repr:
+    """A value that crossed the wire only as its repr (`{"$type": "repr"}`): one way only."""
+
+    __slots__ = ("type", "repr")
+
+    def __init__(self, type, repr):  # noqa: A002 - the wire's field names
+        self.type = type
+        self.repr = repr
+
+    def __repr__(self):
+        return self.repr
+
+    def __eq__(self, other):
+        return isinstance(other, Repr) and (self.type, self.repr) == (other.type, other.repr)
+
+    def __hash__(self):
+        return hash((self.type, self.repr))
+
+
+# ---- tagged values ---------------------------------------------------------------------------
+
+_FLOAT_NAMES = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _float_tag(f):
+    if math.isnan(f):
+        return {"$type": "float", "value": "nan"}
+    return {"$type": "float", "value": "inf" if f > 0 else "-inf"}
+
+
+def encode_value(value, _depth=0):
+    """Python value -> tagged JSON-compatible value (PROTOCOL.md "Values")."""
+    if _depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH} levels")
+    d = _depth + 1
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value) if -_INT_LIMIT <= value <= _INT_LIMIT else {"$type": "int", "value": str(value)}
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else _float_tag(value)
+    if isinstance(value, list):
+        return [encode_value(v, d) for v in value]
+    if isinstance(value, dict):
+        if all(type(k) is str and k != "$type" for k in value):
+            return {k: encode_value(v, d) for k, v in value.items()}
+        return {"$type": "dict", "items": [[encode_value(k, d), encode_value(v, d)] for k, v in value.items()]}
+    for cls, tag in ((tuple, "tuple"), (frozenset, "frozenset"), (set, "set")):
+        if isinstance(value, cls):
+            return {"$type": tag, "items": [encode_value(v, d) for v in value]}
+    if isinstance(value, (bytes, bytearray)):
+        tag = "bytearray" if isinstance(value, bytearray) else "bytes"
+        return {"$type": tag, "base64": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, complex):
+        return {"$type": "complex", "real": encode_value(value.real, d), "imag": encode_value(value.imag, d)}
+    # datetime.datetime is a subclass of datetime.date: test it first.
+    for cls, tag in ((datetime.datetime, "datetime"), (datetime.date, "date"), (datetime.time, "time")):
+        if isinstance(value, cls):
+            return {"$type": tag, "iso": value.isoformat()}
+    if isinstance(value, datetime.timedelta):
+        return {"$type": "timedelta", "days": value.days, "seconds": value.seconds,
+                "microseconds": value.microseconds}
+    raise TypeError(f"cannot send a value of type {type(value).__qualname__} to pyfenced "
+                    "(see PROTOCOL.md \"Values\" for the types that can cross)")
+
+
+def _tagged_field(obj, name, kind):
+    v = obj.get(name)
+    if not isinstance(v, kind):
+        raise PyfenceError("protocol", f"tagged value {obj.get('$type')!r}: field {name!r} is missing or mistyped")
+    return v
+
+
+def _decode_tagged(obj):
+    tag = obj["$type"]
+    try:
+        if tag == "int":
+            return int(_tagged_field(obj, "value", str))
+        if tag == "float":
+            return _FLOAT_NAMES[_tagged_field(obj, "value", str)]
+        if tag in ("tuple", "set", "frozenset"):
+            items = [decode_value(v) for v in _tagged_field(obj, "items", list)]
+            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+        if tag == "dict":
+            return {decode_value(k): decode_value(v) for k, v in _tagged_field(obj, "items", list)}
+        if tag in ("bytes", "bytearray"):
+            raw = base64.b64decode(_tagged_field(obj, "base64", str), validate=True)
+            return raw if tag == "bytes" else bytearray(raw)
+        if tag == "complex":
+            return complex(decode_value(obj.get("real")), decode_value(obj.get("imag")))
+        if tag in ("datetime", "date", "time"):
+            cls = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}[tag]
+            return cls.fromisoformat(_tagged_field(obj, "iso", str))
+        if tag == "timedelta":
+            return datetime.timedelta(days=obj.get("days", 0), seconds=obj.get("seconds", 0),
+                                      microseconds=obj.get("microseconds", 0))
+        if tag == "repr":
+            return Repr(_tagged_field(obj, "type", str), _tagged_field(obj, "repr", str))
+    except PyfenceError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise PyfenceError("protocol", f"bad tagged value of $type {tag!r}: {e}") from None
+    raise PyfenceError("protocol", f"unknown tagged value $type {tag!r}")
+
+
+def decode_value(value):
+    """Tagged JSON value (as parsed by json) -> Python value."""
+    if isinstance(value, list):
+        return [decode_value(v) for v in value]
+    if isinstance(value, dict):
+        if "$type" in value:
+            return _decode_tagged(value)
+        return {k: decode_value(v) for k, v in value.items()}
+    return value
+
+
+# ---- frames ----------------------------------------------------------------------------------
+
+def _no_duplicates(pairs):
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise ValueError(f"duplicate key {k!r}")
+        obj[k] = v
+    return obj
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(payload):
+    """Strict JSON: UTF-8, one object, no duplicate keys, no NaN/Infinity literals."""
+    try:
+        obj = json.loads(payload.decode("utf-8"), object_pairs_hook=_no_duplicates,
+                         parse_constant=_no_constants)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise PyfenceError("protocol", f"pyfenced sent an unreadable frame: {e}") from None
+    if not isinstance(obj, dict):
+        raise PyfenceError("protocol", "pyfenced sent a frame that is not a JSON object")
+    return obj
+
+
+def encode_frame(obj):
+    """One JSON object -> a frame (4-byte big-endian length + UTF-8 JSON)."""
+    payload = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return struct.pack(">I", len(payload)) + payload
+
+
+def default_socket_path():
+    """$PYFENCE_SOCKET; else /run/pyfence/pyfence.sock as root; else $XDG_RUNTIME_DIR/pyfence.sock."""
+    path = os.environ.get("PYFENCE_SOCKET")
+    if path:
+        return path
+    if os.geteuid() == 0:
+        return "/run/pyfence/pyfence.sock"
+    rt = os.environ.get("XDG_RUNTIME_DIR")
+    if not rt:
+        raise PyfenceError("config", "no socket path: pass socket_path or set PYFENCE_SOCKET "
+                                     "(XDG_RUNTIME_DIR is not set)")
+    return os.path.join(rt, "pyfence.sock")
+
+
+# ---- results ---------------------------------------------------------------------------------
+
+class ExecResult:
+    """The reply to an exec: ok, outcome, output (decoded), output_repr, logs, is_final_answer,
+    error (dict with code, message, type, line, source; None on success), stats, reply (raw)."""
+
+    __slots__ = ("ok", "outcome", "output", "output_repr", "logs", "is_final_answer", "error",
+                 "stats", "reply")
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.ok = reply.get("ok") is True
+        err = reply.get("error")
+        self.error = err if isinstance(err, dict) else None
+        self.outcome = reply.get("outcome") or (self.error or {}).get("code") or ("ok" if self.ok else "internal")
+        self.output = decode_value(reply.get("output"))
+        self.output_repr = reply.get("output_repr")
+        self.logs = reply.get("logs") or ""
+        self.is_final_answer = reply.get("is_final_answer") is True
+        self.stats = reply.get("stats") or {}
+
+    def raise_for_outcome(self):
+        """Raises ExecutionError unless the snippet completed; returns self otherwise."""
+        if not self.ok:
+            raise ExecutionError(self)
+        return self
+
+    def __repr__(self):
+        if self.ok:
+            return f"<ExecResult ok output={self.output_repr}>"
+        return f"<ExecResult {self.outcome}: {(self.error or {}).get('message')!r}>"
+
+
+# ---- the client ------------------------------------------------------------------------------
+
+class Client:
+    """A connection to pyfenced. Thread-safe; replies are matched to requests by id."""
+
+    def __init__(self, socket_path=None, connect_timeout=10.0):
+        self.socket_path = socket_path or default_socket_path()
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.settimeout(connect_timeout)
+            self._sock.connect(self.socket_path)
+            self._sock.settimeout(None)
+        except OSError as e:
+            self._sock.close()
+            hint = " (is pyfenced running?)" if isinstance(e, (FileNotFoundError, ConnectionRefusedError)) else ""
+            raise PyfenceError("connect", f"cannot connect to pyfenced at '{self.socket_path}': "
+                                          f"{e.strerror or e}{hint}") from None
+        self._send_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._next_id = 1
+        self._inflight = {}  # id -> deque of frames received for it, not yet read
+        self._reading = False  # one thread at a time reads the socket for everyone
+        self._broken = None  # the PyfenceError that ended this connection
+        self._buf = bytearray()
+
+    # -- plumbing --
+
+    def submit_request(self, op, **fields):
+        """Sends {"id", "op", **fields}; returns the id. Use wait_reply(id) to read the reply."""
+        with self._send_lock:
+            if self._broken is not None:
+                raise self._broken
+            rid = self._next_id
+            self._next_id += 1
+            frame = encode_frame({"id": rid, "op": op, **fields})
+            with self._cond:
+                self._inflight[rid] = deque()
+            try:
+                self._sock.sendall(frame)
+            except OSError as e:
+                err = PyfenceError("connect", f"connection to pyfenced at '{self.socket_path}' lost: {e}")
+                with self._cond:
+                    self._inflight.pop(rid, None)
+                    self._broken = self._broken or err
+                    self._cond.notify_all()
+                raise err from None
+        return rid
+
+    def _recv_into_buf(self):
+        chunk = self._sock.recv(262144)
+        if not chunk:
+            pending = " in the middle of a frame" if self._buf else ""
+            raise PyfenceError("connect", f"pyfenced at '{self.socket_path}' closed the connection{pending}")
+        self._buf += chunk
+
+    def _read_frame(self):
+        while len(self._buf) < 4:
+            self._recv_into_buf()
+        (n,) = struct.unpack(">I", self._buf[:4])
+        if n == 0 or n > MAX_FRAME_BYTES:
+            raise PyfenceError("protocol", f"pyfenced sent a frame length of {n} bytes")
+        while len(self._buf) < 4 + n:
+            self._recv_into_buf()
+        payload = bytes(self._buf[4:4 + n])
+        del self._buf[:4 + n]
+        return _loads(payload)
+
+    def _dispatch(self, msg):
+        """Files a received frame under its id (called with self._cond held)."""
+        rid = msg.get("id")
+        if rid is None:
+            err = msg.get("error") or {}
+            if msg.get("ok") is False and isinstance(err, dict):
+                self._broken = PyfenceError(err.get("code") or "internal",
+                                            f"pyfenced at '{self.socket_path}': {err.get('message')}", msg)
+            else:
+                self._broken = PyfenceError("protocol", "pyfenced sent a frame without an id that is not an error")
+        elif type(rid) is not int or rid not in self._inflight:
+            self._broken = PyfenceError("protocol", f"pyfenced sent a frame for id {rid!r}, which is not in flight")
+        else:
+            self._inflight[rid].append(msg)
+
+    def wait_reply(self, rid, on_event=None):
+        """Blocks until the reply of request `rid`; passes its events to on_event(frame)."""
+        while True:
+            events, reply, must_read = [], None, False
+            with self._cond:
+                if rid not in self._inflight:
+                    raise PyfenceError("not_found", f"request {rid!r} is not in flight on this connection")
+                q = self._inflight[rid]
+                while q and reply is None:
+                    m = q.popleft()
+                    if "event" in m:
+                        events.append(m)
+                    else:
+                        reply = m
+                if reply is not None:
+                    del self._inflight[rid]
+                elif not events:
+                    if self._broken is not None:
+                        del self._inflight[rid]
+                        raise self._broken
+                    if self._reading:
+                        self._cond.wait()
+                    else:
+                        self._reading = must_read = True
+            if on_event:
+                for ev in events:
+                    on_event(ev)
+            if reply is not None:
+                return reply
+            if must_read:
+                self._read_one()
+
+    def _read_one(self):
+        msg, err = None, None
+        try:
+            msg = self._read_frame()
+        except PyfenceError as e:
+            err = e
+        except OSError as e:
+            err = PyfenceError("connect", f"reading from pyfenced at '{self.socket_path}': {e}")
+        finally:
+            with self._cond:
+                self._reading = False
+                if err is not None:
+                    self._broken = self._broken or err
+                elif msg is not None:
+                    self._dispatch(msg)
+                else:  # interrupted by another exception: let the others take over
+                    pass
+                self._cond.notify_all()
+
+    def request(self, op, **fields):
+        """Sends one request and returns its reply; a failure reply raises PyfenceError."""
+        reply = self.wait_reply(self.submit_request(op, **fields))
+        if reply.get("ok") is not True:
+            err = reply.get("error") or {}
+            raise PyfenceError(err.get("code") or "internal", err.get("message") or "(no message)", reply)
+        return reply
+
+    # -- operations --
+
+    def hello(self, client="pyfence.py"):
+        return self.request("hello", client=client)
+
+    def ping(self):
+        self.request("ping")
+        return True
+
+    def stats(self):
+        return self.request("stats")
+
+    def submit(self, code, timeout=None, imports=(), limits=None, variables=None, stream=False):
+        """Sends an exec request and returns its id (see wait())."""
+        fields = {"code": code, "stream": bool(stream)}
+        if imports:
+            fields["imports"] = list(imports)
+        lim = dict(limits or {})
+        if timeout is not None:
+            lim["timeout_ms"] = max(1, math.ceil(timeout * 1000))
+        if lim:
+            fields["limits"] = lim
+        if variables:
+            fields["variables"] = {str(k): encode_value(v) for k, v in variables.items()}
+        return self.submit_request("exec", **fields)
+
+    def wait(self, rid, on_output=None):
+        """The ExecResult of exec request `rid`; on_output(text) gets its output as it comes."""
+
+        def on_event(ev):
+            if on_output and ev.get("event") == "output" and isinstance(ev.get("data"), str):
+                on_output(ev["data"])
+
+        return ExecResult(self.wait_reply(rid, on_event))
+
+    def exec(self, code, timeout=None, imports=(), limits=None, variables=None, on_output=None):
+        """Runs a snippet in a fresh worker. timeout is in seconds; limits may only tighten.
+        Returns an ExecResult whatever the snippet did; raises PyfenceError only when no reply
+        can be had."""
+        rid = self.submit(code, timeout, imports, limits, variables, stream=on_output is not None)
+        return self.wait(rid, on_output)
+
+    def close(self):
+        with self._cond:
+            if self._broken is None:
+                self._broken = PyfenceError("connect", "the client was closed")
+            self._cond.notify_all()
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# ---- smolagents adapter ------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class CodeOutput:
+    """Like smolagents.local_python_executor.CodeOutput."""
+
+    output: object
+    logs: str
+    is_final_answer: bool
+
+
+class PyfenceExecutor:
+    """A smolagents-style executor backed by pyfenced.
+
+        executor = PyfenceExecutor(additional_authorized_imports=["numpy"])
+        executor.send_variables({"x": 3})
+        out = executor("y = x * 2\\nprint(y)\\nfinal_answer(y)")
+        out.output, out.logs, out.is_final_answer      # 6, '6\\n', True
+
+    Each call runs in a fresh worker (no state is kept between calls). A snippet that raises or
+    hits a limit raises ExecutionError, whose message is smolagents' ("Code execution failed at
+    line ... due to: ...") and whose .logs holds what it printed. Tools cannot cross the
+    process boundary: send_tools() accepts only `final_answer`, which the executor provides.
+    """
+
+    def __init__(self, additional_authorized_imports=(), socket_path=None, timeout=None, client=None,
+                 limits=None):
+        self.additional_authorized_imports = list(additional_authorized_imports)
+        self.timeout = timeout
+        self.limits = dict(limits or {})
+        self.state = {}
+        self._client = client or Client(socket_path)
+        self._own_client = client is None
+
+    def send_variables(self, variables):
+        encode_value(variables)  # fail now, not at the next call, if a value cannot cross
+        self.state.update(variables)
+
+    def send_tools(self, tools):
+        others = sorted(name for name in tools if name != "final_answer")
+        if others:
+            raise NotImplementedError(f"pyfenced cannot call Python tools across the sandbox: {', '.join(others)}")
+
+    def __call__(self, code_action):
+        r = self._client.exec(code_action, timeout=self.timeout, imports=self.additional_authorized_imports,
+                              limits=self.limits or None, variables=self.state or None)
+        r.raise_for_outcome()
+        return CodeOutput(output=r.output, logs=r.logs, is_final_answer=r.is_final_answer)
+
+    def close(self):
+        if self._own_client:
+            self._client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

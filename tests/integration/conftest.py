@@ -1,0 +1,218 @@
+"""Fixtures for the integration suites: the built binaries, a fake server, and the real pyfenced
+started on a temporary socket (knot-resolver's tests/pytests/conftest.py pattern).
+
+Binaries come from the environment set by tests/integration/meson.build (PYFENCED, PYFENCE_CLI,
+PYFENCE_LIBCLIENT_E2E), falling back to build/. Extra daemon options: PYFENCED_ARGS."""
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "client" / "python"))
+sys.path.insert(0, str(HERE))
+
+import fakeserver  # noqa: E402
+import pyfence  # noqa: E402
+
+
+def binary(env, *fallback):
+    path = os.environ.get(env) or str(REPO.joinpath("build", *fallback))
+    return path
+
+
+PYFENCED = binary("PYFENCED", "daemon", "pyfenced")
+PYFENCE_CLI = binary("PYFENCE_CLI", "client", "pyfence")
+LIBCLIENT_E2E = binary("PYFENCE_LIBCLIENT_E2E", "tests", "integration", "libclient_e2e")
+
+
+def require_binary(path):
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{path} is not built")
+    return path
+
+
+@pytest.fixture
+def tmpdir_short():
+    # sun_path holds 108 bytes: pytest's tmp_path can be longer than that.
+    with tempfile.TemporaryDirectory(prefix="pf-") as d:
+        yield Path(d)
+
+
+@pytest.fixture
+def fake(tmpdir_short):
+    """A FakeServer factory: fake(handler) -> server listening on a temp socket."""
+    servers = []
+
+    def start(handler):
+        s = fakeserver.FakeServer(str(tmpdir_short / f"fake{len(servers)}.sock"), handler)
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        s.stop()
+
+
+def run_cli(*args, socket_path=None, input=None, timeout=60):
+    cmd = [require_binary(PYFENCE_CLI)]
+    if socket_path:
+        cmd += ["--socket", str(socket_path)]
+    cmd += list(args)
+    return subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
+
+
+# ---- the real daemon -------------------------------------------------------------------------
+
+def descendants(pid):
+    """Pids of every live descendant of pid (from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def zombies_of(pid):
+    out = []
+    for c in descendants(pid):
+        try:
+            with open(f"/proc/{c}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    out.append(c)
+        except OSError:
+            pass
+    return out
+
+
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+class Daemon:
+    def __init__(self, workdir, extra_args=()):
+        self.socket_path = str(workdir / "pyfence.sock")
+        self.log_path = workdir / "pyfenced.log"
+        args = [require_binary(PYFENCED), "--socket", self.socket_path]
+        args += shlex.split(os.environ.get("PYFENCED_ARGS", "")) + list(extra_args)
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"pyfenced exited early with {self.proc.returncode}:\n{self.logs()}")
+            if os.path.exists(self.socket_path):
+                try:
+                    with pyfence.Client(self.socket_path) as c:
+                        c.ping()
+                    return
+                except pyfence.PyfenceError:
+                    pass
+            time.sleep(0.02)
+        self.proc.kill()
+        raise AssertionError(f"pyfenced did not answer on {self.socket_path} within {timeout}s:\n{self.logs()}")
+
+    def logs(self):
+        self.log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def client(self):
+        return pyfence.Client(self.socket_path)
+
+    def cli(self, *args, **kw):
+        return run_cli(*args, socket_path=self.socket_path, **kw)
+
+    def raw(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(self.socket_path)
+        return s
+
+    def assert_serving(self):
+        """A second, fresh client is still served."""
+        with self.client() as c:
+            r = c.exec("6 * 7")
+        assert r.ok and r.output == 42, (r, self.logs())
+
+    def stop(self, timeout=15):
+        """SIGTERM; asserts exit 0, socket removed, no process of ours left."""
+        if self.proc.poll() is not None:
+            self.log.close()
+            raise AssertionError(f"pyfenced died before teardown with {self.proc.returncode}:\n{self.logs()}")
+        family = descendants(self.pid)
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"pyfenced did not exit within {timeout}s of SIGTERM:\n{self.logs()}")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(pid_alive(p) for p in family):
+            time.sleep(0.05)
+        left = [p for p in family if pid_alive(p)]
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        self.log.close()
+        assert rc == 0, f"pyfenced exited with {rc}:\n{self.logs()}"
+        assert not os.path.exists(self.socket_path), "pyfenced left its socket behind"
+        assert not left, f"processes left behind after pyfenced exited: {left}"
+
+
+@pytest.fixture
+def daemon_factory(tmpdir_short):
+    started = []
+
+    def start(*extra_args):
+        d = Daemon(tmpdir_short, extra_args)
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        if d.proc.returncode is None:
+            d.stop()
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    """One pyfenced per test module; stopped (and checked) at the end of the module."""
+    with tempfile.TemporaryDirectory(prefix="pf-") as wd:
+        d = Daemon(Path(wd))
+        yield d
+        d.stop()

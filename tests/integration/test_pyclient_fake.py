@@ -1,0 +1,289 @@
+"""The Python client against a scripted fake server: framing, id matching, tagged values,
+error handling and the smolagents adapter, without the daemon."""
+
+import datetime
+import math
+import threading
+
+import pytest
+
+import pyfence
+from fakeserver import error_exec_reply, ok_exec_reply
+
+TAGGED = {
+    "tuple": {"$type": "tuple", "items": [1, "a", None]},
+    "set": {"$type": "set", "items": [1, 2]},
+    "frozenset": {"$type": "frozenset", "items": ["x"]},
+    "bytes": {"$type": "bytes", "base64": "AAEC/w=="},
+    "bytearray": {"$type": "bytearray", "base64": "aGk="},
+    "complex": {"$type": "complex", "real": 1.5, "imag": {"$type": "float", "value": "-inf"}},
+    "nan": {"$type": "float", "value": "nan"},
+    "big": {"$type": "int", "value": str(2**100)},
+    "dict": {"$type": "dict", "items": [[1, "one"], [{"$type": "tuple", "items": [1, 2]}, [3]]]},
+    "dt": {"$type": "datetime", "iso": "2024-01-02T03:04:05.000006+01:00"},
+    "date": {"$type": "date", "iso": "2024-01-02"},
+    "time": {"$type": "time", "iso": "03:04:05"},
+    "td": {"$type": "timedelta", "days": 1, "seconds": 2, "microseconds": 3},
+    "repr": {"$type": "repr", "type": "builtins.object", "repr": "<object object at 0x1>"},
+    "nested": [{"$type": "tuple", "items": [[{"$type": "set", "items": []}]]}],
+}
+
+
+def standard(conn, req):
+    """Answers every op the way pyfenced would, echoing the code as output."""
+    rid, op = req["id"], req["op"]
+    if op == "hello":
+        conn.send({"id": rid, "ok": True, "server": "pyfenced", "version": "0.1.0", "protocol": 1,
+                   "python": "3.11.2", "limits": {"max_frame_bytes": 8388608}, "job_limits": {}})
+    elif op == "ping":
+        conn.send({"id": rid, "ok": True})
+    elif op == "stats":
+        conn.send({"id": rid, "ok": True, "version": "0.1.0", "uptime_ms": 5, "connections": 1,
+                   "jobs": {"running": 0, "total": 0, "by_outcome": {}}})
+    elif op == "exec":
+        code = req["code"]
+        if code == "tagged":
+            conn.send(ok_exec_reply(rid, TAGGED, "{...}"))
+        elif code == "raise":
+            conn.send(error_exec_reply(rid, "error", "Code execution failed at line '1/0' due to: "
+                                       "ZeroDivisionError: division by zero", "ZeroDivisionError", 2, "1/0",
+                                       logs="before\n"))
+        else:
+            if req.get("stream"):
+                conn.send({"id": rid, "event": "output", "data": "out:"})
+                conn.send({"id": rid, "event": "output", "data": code + "\n"})
+            conn.send(ok_exec_reply(rid, code, repr(code), logs="out:" + code + "\n"))
+    else:
+        conn.send({"id": rid, "ok": False, "error": {"code": "unknown_op", "message": f"no op {op!r}"}})
+
+
+def test_hello_ping_stats(fake):
+    srv = fake(standard)
+    with pyfence.Client(srv.path) as c:
+        assert c.hello()["server"] == "pyfenced"
+        assert c.ping() is True
+        assert c.stats()["jobs"]["total"] == 0
+    assert [r["op"] for r in srv.requests] == ["hello", "ping", "stats"]
+    ids = [r["id"] for r in srv.requests]
+    assert len(set(ids)) == 3 and all(type(i) is int for i in ids)
+
+
+def test_exec_request_shape_and_streaming(fake):
+    srv = fake(standard)
+    chunks = []
+    with pyfence.Client(srv.path) as c:
+        r = c.exec("code", timeout=0.25, imports=["numpy", "pkg.*"], limits={"max_ops": 10},
+                   variables={"t": (1, 2), "big": 2**60}, on_output=chunks.append)
+    assert r.ok and r.outcome == "ok" and r.output == "code" and r.output_repr == "'code'"
+    assert chunks == ["out:", "code\n"]
+    assert r.stats["ops"] == 3 and r.error is None
+    req = srv.requests[-1]
+    assert req["imports"] == ["numpy", "pkg.*"]
+    assert req["limits"] == {"max_ops": 10, "timeout_ms": 250}
+    assert req["variables"] == {"t": {"$type": "tuple", "items": [1, 2]},
+                                "big": {"$type": "int", "value": str(2**60)}}
+    assert req["stream"] is True
+
+
+def test_tagged_values_decoded(fake):
+    srv = fake(standard)
+    with pyfence.Client(srv.path) as c:
+        out = c.exec("tagged").output
+    assert out["tuple"] == (1, "a", None)
+    assert out["set"] == {1, 2} and isinstance(out["frozenset"], frozenset)
+    assert out["bytes"] == b"\x00\x01\x02\xff" and out["bytearray"] == bytearray(b"hi")
+    assert out["complex"].real == 1.5 and out["complex"].imag == -math.inf
+    assert math.isnan(out["nan"]) and out["big"] == 2**100
+    assert out["dict"] == {1: "one", (1, 2): [3]}
+    assert out["dt"] == datetime.datetime(2024, 1, 2, 3, 4, 5, 6,
+                                          tzinfo=datetime.timezone(datetime.timedelta(hours=1)))
+    assert out["date"] == datetime.date(2024, 1, 2) and out["time"] == datetime.time(3, 4, 5)
+    assert out["td"] == datetime.timedelta(days=1, seconds=2, microseconds=3)
+    assert isinstance(out["repr"], pyfence.Repr) and repr(out["repr"]) == "<object object at 0x1>"
+    assert out["nested"] == [([set()],)]
+
+
+@pytest.mark.parametrize("value", [
+    None, True, 0, -2**53, 2**53 + 1, -(2**70), 1.5, math.inf, -math.inf, "é", [1, [2]],
+    (1, (2,)), {1, 2}, frozenset({"a"}), b"\x00\xff", bytearray(b"x"), 1 + 2j,
+    {"a": 1}, {1: 2}, {"$type": "x"}, datetime.datetime(2020, 1, 1, 1, 2, 3),
+    datetime.date(2020, 1, 1), datetime.time(1, 2), datetime.timedelta(seconds=-1),
+])
+def test_encode_decode_round_trip(value):
+    wire = pyfence.encode_frame({"v": pyfence.encode_value(value)})
+    back = pyfence.decode_value(pyfence._loads(wire[4:])["v"])
+    assert back == value and type(back) is type(value)
+
+
+def test_nan_round_trip_and_unencodable():
+    assert math.isnan(pyfence.decode_value(pyfence.encode_value(math.nan)))
+    with pytest.raises(TypeError, match="object"):
+        pyfence.encode_value(object())
+    with pytest.raises(TypeError):
+        pyfence.encode_value(pyfence.Repr("builtins.object", "<object>"))
+    deep = []
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(ValueError, match="deeper"):
+        pyfence.encode_value(deep)
+
+
+def test_unknown_tag_is_protocol_error():
+    with pytest.raises(pyfence.PyfenceError) as e:
+        pyfence.decode_value({"$type": "pickle", "data": "x"})
+    assert e.value.code == "protocol"
+
+
+def test_error_outcome_and_raise_for_outcome(fake):
+    srv = fake(standard)
+    with pyfence.Client(srv.path) as c:
+        r = c.exec("raise")
+    assert not r.ok and r.outcome == "error" and r.logs == "before\n"
+    assert r.error["type"] == "ZeroDivisionError" and r.error["line"] == 2
+    with pytest.raises(pyfence.ExecutionError, match="due to: ZeroDivisionError") as e:
+        r.raise_for_outcome()
+    assert e.value.code == "error" and e.value.logs == "before\n"
+
+
+def test_replies_out_of_order_are_matched(fake):
+    def reverse(conn, req):
+        conn.held.append(req)
+        if len(conn.held) == 3:
+            for q in reversed(conn.held):
+                conn.send({"id": q["id"], "event": "output", "data": q["code"]})
+            for q in reversed(conn.held):
+                conn.send(ok_exec_reply(q["id"], q["code"]))
+            conn.held.clear()
+
+    srv = fake(reverse)
+    with pyfence.Client(srv.path) as c:
+        ids = [c.submit(f"job{i}", stream=True) for i in range(3)]
+        for i, rid in enumerate(ids):
+            seen = []
+            r = c.wait(rid, on_output=seen.append)
+            assert r.output == f"job{i}" and seen == [f"job{i}"]
+
+
+def test_threads_share_one_client(fake):
+    lock = threading.Lock()
+
+    def flush(conn):
+        with lock:
+            batch, conn.held[:] = list(conn.held), []
+            for q in reversed(batch):
+                conn.send({"id": q["id"], "event": "output", "data": q["code"]})
+                conn.send(ok_exec_reply(q["id"], q["code"]))
+
+    def pairs(conn, req):
+        # Answer in swapped pairs so that replies keep crossing requests of other threads; a
+        # request left alone is answered after a moment (the other threads may be done).
+        with lock:
+            conn.held.append(req)
+            alone = len(conn.held) < 2
+        if alone:
+            threading.Timer(0.005, flush, (conn,)).start()
+        else:
+            flush(conn)
+
+    srv = fake(pairs)
+    errors = []
+    with pyfence.Client(srv.path) as c:
+        def worker(t):
+            for i in range(25):
+                code = f"t{t}-{i}"
+                seen = []
+                r = c.exec(code, on_output=seen.append)
+                if r.output != code or seen != [code]:
+                    errors.append((code, r.output, seen))
+
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert not errors and len(srv.requests) == 200
+
+
+def test_unexpected_id_is_protocol_error(fake):
+    srv = fake(lambda conn, req: conn.send(ok_exec_reply(req["id"] + 1000)))
+    with pyfence.Client(srv.path) as c:
+        with pytest.raises(pyfence.PyfenceError, match="not in flight") as e:
+            c.exec("x")
+        assert e.value.code == "protocol"
+        with pytest.raises(pyfence.PyfenceError):  # the connection stays failed
+            c.ping()
+
+
+def test_duplicate_keys_and_bad_frames_are_refused(fake):
+    dup = b'{"id": 1, "ok": true, "ok": false}'
+    srv = fake(lambda conn, req: conn.send_raw(len(dup).to_bytes(4, "big") + dup))
+    with pyfence.Client(srv.path) as c, pytest.raises(pyfence.PyfenceError, match="duplicate") as e:
+        c.ping()
+    assert e.value.code == "protocol"
+    bad = b'{"id": 1, "ok": "\xff"}'
+    srv2 = fake(lambda conn, req: conn.send_raw(len(bad).to_bytes(4, "big") + bad))
+    with pyfence.Client(srv2.path) as c, pytest.raises(pyfence.PyfenceError, match="utf-8"):
+        c.ping()
+
+
+def test_null_id_error_fails_the_wait(fake):
+    srv = fake(lambda conn, req: (conn.send({"id": None, "ok": False,
+                                             "error": {"code": "busy", "message": "max_connections 1 reached"}}),
+                                  conn.close()))
+    with pyfence.Client(srv.path) as c, pytest.raises(pyfence.PyfenceError, match="max_connections") as e:
+        c.exec("x")
+    assert e.value.code == "busy"
+
+
+def test_close_mid_frame(fake):
+    srv = fake(lambda conn, req: (conn.send_raw(b"\x00\x00\x00\x10{\"id\""), conn.close()))
+    with pyfence.Client(srv.path) as c, pytest.raises(pyfence.PyfenceError, match="middle of a frame") as e:
+        c.ping()
+    assert e.value.code == "connect"
+
+
+def test_refused_request_raises_for_simple_ops(fake):
+    srv = fake(standard)
+    with pyfence.Client(srv.path) as c, pytest.raises(pyfence.PyfenceError, match="no op 'nope'") as e:
+        c.request("nope")
+    assert e.value.code == "unknown_op"
+
+
+def test_connect_error_names_path(tmpdir_short):
+    path = str(tmpdir_short / "absent.sock")
+    with pytest.raises(pyfence.PyfenceError, match="absent.sock.*is pyfenced running") as e:
+        pyfence.Client(path)
+    assert e.value.code == "connect"
+
+
+def test_default_socket_path(monkeypatch):
+    monkeypatch.setenv("PYFENCE_SOCKET", "/x/y.sock")
+    assert pyfence.default_socket_path() == "/x/y.sock"
+    monkeypatch.delenv("PYFENCE_SOCKET")
+    monkeypatch.setattr(pyfence.os, "geteuid", lambda: 1000)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+    assert pyfence.default_socket_path() == "/run/user/1000/pyfence.sock"
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    with pytest.raises(pyfence.PyfenceError, match="PYFENCE_SOCKET"):
+        pyfence.default_socket_path()
+    monkeypatch.setattr(pyfence.os, "geteuid", lambda: 0)
+    assert pyfence.default_socket_path() == "/run/pyfence/pyfence.sock"
+
+
+def test_smolagents_adapter(fake):
+    srv = fake(standard)
+    with pyfence.PyfenceExecutor(additional_authorized_imports=["numpy"], socket_path=srv.path,
+                                 timeout=2) as ex:
+        ex.send_tools({"final_answer": object()})
+        with pytest.raises(NotImplementedError, match="web_search"):
+            ex.send_tools({"final_answer": None, "web_search": None})
+        ex.send_variables({"x": 3})
+        out = ex("y")
+        assert isinstance(out, pyfence.CodeOutput)
+        assert (out.output, out.logs, out.is_final_answer) == ("y", "out:y\n", False)
+        with pytest.raises(pyfence.ExecutionError, match="Code execution failed") as e:
+            ex("raise")
+        assert e.value.logs == "before\n"
+    req = srv.requests[0]
+    assert req["variables"] == {"x": 3} and req["imports"] == ["numpy"]
+    assert req["limits"] == {"timeout_ms": 2000}
