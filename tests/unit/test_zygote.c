@@ -1,0 +1,407 @@
+/* The zygote end to end: the daemon's client (zygote_client.c) starts the real pyfence-zygote,
+ * which forks real workers that harden themselves and run snippets through the executor. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "harden_params.h"
+#include "msg.h"
+#include "pf_cleanup.h"
+#include "zygote.h"
+
+static char zygote_path[PATH_MAX];
+
+struct job {
+    pid_t pid;
+    bool spawned, exited, spawn_failed;
+    struct zygote_exit exit;
+};
+
+static void
+on_spawned(void *ctx, pid_t pid, const struct pf_error *err)
+{
+    struct job *j = ctx;
+    j->spawned = true;
+    j->pid = pid;
+    if (err) {
+        j->spawn_failed = true;
+        print_message("spawn failed: %s\n", err->msg);
+    }
+}
+
+static void
+on_exit_cb(void *ctx, const struct zygote_exit *e)
+{
+    struct job *j = ctx;
+    j->exited = true;
+    j->exit = *e;
+}
+
+static int
+count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own fd */
+}
+
+static void
+on_tick(uv_timer_t *t)
+{
+    (void) t;
+}
+
+/* Runs the loop until *flag or timeout_ms. */
+static bool
+run_until(uv_loop_t *loop, const bool *flag, uint64_t timeout_ms)
+{
+    uv_timer_t tick;
+    uv_timer_init(loop, &tick);
+    uv_timer_start(&tick, on_tick, 20, 20);
+    uint64_t deadline = uv_now(loop) + timeout_ms;
+    while (!*flag && uv_now(loop) < deadline)
+        uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *) &tick, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+    return *flag;
+}
+
+struct frames {
+    cJSON *output;  /* all output data joined, as a string item */
+    cJSON *result;  /* the result frame */
+    char data[4096];
+    size_t data_len;
+};
+
+static int
+on_frame(void *userdata, char *payload, size_t len)
+{
+    struct frames *f = userdata;
+    cJSON *obj = NULL;
+    struct pf_error *err = NULL;
+    if (msg_parse(payload, len, MSG_MAX_DEPTH, &obj, &err) < 0)
+        fail_msg("worker sent a bad frame: %s", err->msg);
+    free(payload);
+    const char *ev = msg_get_string(obj, "event", "");
+    if (strcmp(ev, "output") == 0) {
+        const char *d = msg_get_string(obj, "data", "");
+        size_t n = strlen(d);
+        assert_true(f->data_len + n < sizeof(f->data));
+        memcpy(f->data + f->data_len, d, n);
+        f->data_len += n;
+        cJSON_Delete(obj);
+    } else {
+        assert_string_equal(ev, "result");
+        assert_null(f->result);
+        f->result = obj;
+    }
+    return 0;
+}
+
+/* Reads frames from the worker's channel until EOF (the worker exits after its result). */
+static void
+read_frames(int fd, struct frames *f)
+{
+    struct frame_decoder d;
+    frame_decoder_init(&d, 64u << 20);
+    char buf[8192];
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        assert_int_equal(poll(&pfd, 1, 15000), 1);
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EAGAIN)
+            continue;
+        assert_true(n >= 0);
+        if (n == 0)
+            break;
+        assert_int_equal(frame_decoder_feed(&d, buf, (size_t) n, on_frame, f, NULL), n);
+    }
+    frame_decoder_finish(&d);
+}
+
+static void
+send_run(int fd, const char *code, const char *limits_json)
+{
+    char json[1024];
+    snprintf(json, sizeof(json), "{\"op\":\"run\",\"code\":\"%s\",\"limits\":%s}", code,
+             limits_json ? limits_json : "{}");
+    char *frame;
+    size_t len;
+    assert_int_equal(frame_encode(json, strlen(json), 64u << 20, &frame, &len, NULL), 0);
+    assert_int_equal(write(fd, frame, len), (ssize_t) len);
+    free(frame);
+}
+
+static struct zygote *
+start(uv_loop_t *loop)
+{
+    struct zygote_config cfg = {.path = zygote_path, .log_level = 4, .preload = NULL};
+    struct zygote *z = NULL;
+    struct pf_error *err = NULL;
+    if (zygote_start(loop, &cfg, on_spawned, on_exit_cb, &z, &err) < 0)
+        fail_msg("zygote_start: %s", err->msg);
+    assert_true(zygote_pid(z) > 0);
+    assert_true(strncmp(zygote_python_version(z), "3.", 2) == 0);
+    return z;
+}
+
+static void
+stop(uv_loop_t *loop, struct zygote *z)
+{
+    zygote_stop(z);
+    uv_run(loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(loop), 0);
+}
+
+static int
+spawn(struct zygote *z, uint64_t id, struct job *j)
+{
+    struct harden_params p;
+    harden_params_init(&p);
+    struct pf_error *err = NULL;
+    int fd = -1;
+    if (zygote_spawn(z, id, &p, j, &fd, &err) < 0)
+        fail_msg("zygote_spawn: %s", err->msg);
+    return fd;
+}
+
+static void
+assert_reaped(pid_t pid)
+{
+    /* A zombie still answers kill(pid, 0); a reaped pid does not. */
+    for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
+        usleep(10000);
+    assert_int_equal(kill(pid, 0), -1);
+    assert_int_equal(errno, ESRCH);
+}
+
+static void
+test_run_snippet(void **state)
+{
+    (void) state;
+    int fds_before = count_fds();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+
+    struct job j = {0};
+    int fd = spawn(z, 1, &j);
+    send_run(fd, "print(\\\"hi\\\")\\n1+1", NULL);
+    struct frames f = {0};
+    read_frames(fd, &f);
+    close(fd);
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(j.spawned && !j.spawn_failed);
+
+    assert_non_null(f.result);
+    assert_string_equal(msg_get_string(f.result, "outcome", ""), "ok");
+    assert_int_equal(msg_get_int(f.result, "output", 0), 2);
+    assert_string_equal(msg_get_string(f.result, "logs", ""), "hi\n");
+    const cJSON *stats = cJSON_GetObjectItem(f.result, "stats");
+    assert_non_null(cJSON_GetObjectItem(stats, "cpu_ms"));
+    assert_true(msg_get_int(stats, "max_rss_kb", 0) > 0);
+    assert_int_equal(f.data_len, 3);
+    assert_memory_equal(f.data, "hi\n", 3);
+    cJSON_Delete(f.result);
+
+    assert_int_equal(j.exit.job_id, 1);
+    assert_int_equal(j.exit.pid, j.pid);
+    assert_int_equal(j.exit.signal, 0);
+    assert_int_equal(j.exit.exit_code, 0);
+    assert_false(j.exit.killed_by_request);
+    assert_int_equal(zygote_live_workers(z), 0);
+    assert_reaped(j.pid);
+
+    stop(&loop, z);
+    assert_int_equal(count_fds(), fds_before);
+}
+
+static void
+test_kill_spinning_job(void **state)
+{
+    (void) state;
+    int fds_before = count_fds();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+
+    struct job j = {0};
+    int fd = spawn(z, 7, &j);
+    send_run(fd, "while True: pass",
+             "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
+    assert_true(run_until(&loop, &j.spawned, 10000));
+    assert_false(j.spawn_failed);
+    assert_int_equal(zygote_live_workers(z), 1);
+    usleep(100000); /* let it spin */
+    assert_false(j.exited);
+    assert_int_equal(zygote_kill(z, 7), 0);
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_int_equal(j.exit.signal, SIGKILL);
+    assert_true(j.exit.killed_by_request);
+    assert_true(j.exit.cpu_ms > 0);
+    assert_reaped(j.pid);
+    /* Killing a job that is gone is a no-op. */
+    assert_int_equal(zygote_kill(z, 7), 0);
+    close(fd);
+
+    stop(&loop, z);
+    assert_int_equal(count_fds(), fds_before);
+}
+
+static void
+test_zygote_death_and_restart(void **state)
+{
+    (void) state;
+    int fds_before = count_fds();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    pid_t old = zygote_pid(z);
+
+    struct job j = {0};
+    int fd = spawn(z, 3, &j);
+    send_run(fd, "while True: pass",
+             "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
+    assert_true(run_until(&loop, &j.spawned, 10000));
+    assert_int_equal(kill(old, SIGKILL), 0);
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_int_equal(j.exit.signal, SIGKILL);
+    assert_false(j.exit.killed_by_request);
+    close(fd);
+    /* The worker dies with its zygote (PR_SET_PDEATHSIG). */
+    assert_reaped(j.pid);
+
+    /* A new zygote after the back-off; it serves jobs. */
+    bool restarted = false;
+    for (int i = 0; i < 100 && !restarted; i++) {
+        run_until(&loop, &restarted, 50);
+        restarted = zygote_restarts(z) == 1 && zygote_pid(z) > 0;
+    }
+    assert_true(restarted);
+    assert_int_not_equal(zygote_pid(z), old);
+    struct job k = {0};
+    fd = spawn(z, 4, &k);
+    send_run(fd, "6*7", NULL);
+    struct frames f = {0};
+    read_frames(fd, &f);
+    close(fd);
+    assert_true(run_until(&loop, &k.exited, 10000));
+    assert_non_null(f.result);
+    assert_int_equal(msg_get_int(f.result, "output", 0), 42);
+    cJSON_Delete(f.result);
+
+    stop(&loop, z);
+    assert_reaped(old);
+    assert_int_equal(count_fds(), fds_before);
+}
+
+static void
+test_stop_with_live_worker(void **state)
+{
+    (void) state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    pid_t zpid = zygote_pid(z);
+    struct job j = {0};
+    int fd = spawn(z, 9, &j);
+    assert_true(run_until(&loop, &j.spawned, 10000));
+    /* The worker waits for its run frame; stopping must still end it, and report it. */
+    stop(&loop, z);
+    assert_true(j.exited);
+    assert_int_equal(j.exit.signal, SIGKILL);
+    assert_reaped(j.pid);
+    assert_reaped(zpid);
+    close(fd);
+}
+
+static void
+test_bad_binary(void **state)
+{
+    (void) state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote_config cfg = {.path = "/nonexistent/pyfence-zygote", .log_level = 4};
+    struct zygote *z = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(zygote_start(&loop, &cfg, on_spawned, on_exit_cb, &z, &err), -1);
+    assert_non_null(strstr(err->msg, "/nonexistent/pyfence-zygote"));
+    pf_error_free(err);
+    /* /bin/true starts, never says ready, exits. */
+    cfg.path = "/bin/true";
+    err = NULL;
+    assert_int_equal(zygote_start(&loop, &cfg, on_spawned, on_exit_cb, &z, &err), -1);
+    assert_non_null(strstr(err->msg, "before it was ready"));
+    pf_error_free(err);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+static bool
+find_zygote(const char *argv0)
+{
+    const char *env = getenv("PYFENCE_ZYGOTE");
+    if (env) {
+        snprintf(zygote_path, sizeof(zygote_path), "%s", env);
+    } else {
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n < 0)
+            return false;
+        self[n] = '\0';
+        /* build/tests/unit/test_zygote -> build/daemon/worker/pyfence-zygote */
+        snprintf(zygote_path, sizeof(zygote_path), "%s/../../daemon/worker/pyfence-zygote",
+                 dirname(self));
+    }
+    (void) argv0;
+    return access(zygote_path, X_OK) == 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    (void) argc;
+    if (!find_zygote(argv[0])) {
+        printf("SKIP: no pyfence-zygote at %s (set PYFENCE_ZYGOTE, or build the executor)\n",
+               zygote_path);
+        return 77;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    /* libuv opens a process-wide signal pipe on first use and keeps it: open it before any
+     * test counts its fds. */
+    uv_loop_t warm;
+    uv_signal_t sig;
+    uv_loop_init(&warm);
+    uv_signal_init(&warm, &sig);
+    uv_close((uv_handle_t *) &sig, NULL);
+    uv_run(&warm, UV_RUN_DEFAULT);
+    uv_loop_close(&warm);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_snippet),
+        cmocka_unit_test(test_kill_spinning_job),
+        cmocka_unit_test(test_zygote_death_and_restart),
+        cmocka_unit_test(test_stop_with_live_worker),
+        cmocka_unit_test(test_bad_binary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
