@@ -1,0 +1,300 @@
+/* What a snippet may call without importing: harmless builtins taken from CPython as they are,
+ * the exception classes, and the executor's own print, final_answer and the checked getattr
+ * family. The functions that need the environment are bound to it through a handle that
+ * exec_env_free() empties, so a function object that outlives its environment fails cleanly. */
+#include <string.h>
+
+#include "exec_internal.h"
+
+static const char *const safe_builtins[] = {
+        "abs",       "all",     "any",      "ascii",      "bin",       "bool",     "bytearray",
+        "bytes",     "callable", "chr",     "complex",    "dict",      "divmod",   "enumerate",
+        "filter",    "float",   "format",   "frozenset",  "hash",      "hex",      "int",
+        "isinstance", "issubclass", "iter", "len",        "list",      "map",      "max",
+        "min",       "next",    "object",   "oct",        "ord",       "pow",      "range",
+        "repr",      "reversed", "round",   "set",        "slice",     "sorted",   "str",
+        "sum",       "tuple",   "type",     "zip",        "NotImplemented", "Ellipsis",
+};
+
+struct env_handle {
+    struct exec_env *env; /* NULL once the environment is freed */
+};
+
+static struct exec_run *
+run_of(PyObject *self)
+{
+    struct env_handle *h = PyCapsule_GetPointer(self, "pyfence.env");
+    if (!h)
+        return NULL;
+    if (!h->env || !h->env->run) {
+        PyErr_SetString(PyExc_RuntimeError, "this function can only be called by a running snippet");
+        return NULL;
+    }
+    return h->env->run;
+}
+
+int
+exec_output(struct exec_run *r, const char *data, size_t len)
+{
+    uint64_t max = r->env->policy.max_output_bytes;
+    bool over = r->out_bytes + len > max;
+    if (over)
+        len = (size_t) (max - r->out_bytes);
+    if (r->logs_len + len + 1 > r->logs_cap) {
+        size_t cap = r->logs_cap ? r->logs_cap : 4096;
+        while (cap < r->logs_len + len + 1)
+            cap *= 2;
+        char *p = realloc(r->logs, cap);
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        r->logs = p;
+        r->logs_cap = cap;
+    }
+    memcpy(r->logs + r->logs_len, data, len);
+    r->logs_len += len;
+    r->logs[r->logs_len] = '\0';
+    r->out_bytes += len;
+    if (r->cb && len)
+        r->cb(r->userdata, data, len);
+    if (over) {
+        exec_fail(r, ABORT_OUTPUT,
+                  "Printed output exceeded max_output_bytes (%llu bytes); print less, or "
+                  "summarise the data before printing it",
+                  (unsigned long long) max);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+print_kw(PyObject *kwargs, const char *name, PyObject **ret)
+{
+    PyObject *v = kwargs ? PyDict_GetItemString(kwargs, name) : NULL;
+    *ret = v == Py_None ? NULL : v;
+    return v ? 1 : 0;
+}
+
+static PyObject *
+builtin_print(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    struct exec_run *r = run_of(self);
+    if (!r)
+        return NULL;
+    PyObject *sep, *end, *file, *flush;
+    Py_ssize_t known = print_kw(kwargs, "sep", &sep) + print_kw(kwargs, "end", &end) +
+                       print_kw(kwargs, "file", &file) + print_kw(kwargs, "flush", &flush);
+    if (kwargs && PyDict_GET_SIZE(kwargs) > known) {
+        PyErr_SetString(PyExc_TypeError,
+                        "print() accepts only the keyword arguments sep, end, file and flush");
+        return NULL;
+    }
+    if (file)
+        return exec_fail(r, ABORT_NONE,
+                         "print(file=...) is not supported: printed output always goes to the "
+                         "captured logs");
+    if ((sep && !PyUnicode_Check(sep)) || (end && !PyUnicode_Check(end))) {
+        PyErr_Format(PyExc_TypeError, "%s must be None or a string, not %.200s",
+                     sep && !PyUnicode_Check(sep) ? "sep" : "end",
+                     Py_TYPE(sep && !PyUnicode_Check(sep) ? sep : end)->tp_name);
+        return NULL;
+    }
+    PyObject *parts = PyList_New(0);
+    for (Py_ssize_t i = 0; parts && i < PyTuple_GET_SIZE(args); i++) {
+        PyObject *s = PyObject_Str(PyTuple_GET_ITEM(args, i));
+        if (!s || PyList_Append(parts, s) < 0)
+            Py_CLEAR(parts);
+        Py_XDECREF(s);
+    }
+    if (!parts)
+        return NULL;
+    PyObject *space = sep ? NULL : PyUnicode_FromString(" ");
+    PyObject *line = sep || space ? PyUnicode_Join(sep ? sep : space, parts) : NULL;
+    Py_XDECREF(space);
+    Py_DECREF(parts);
+    if (line && end)
+        PyUnicode_Append(&line, end);
+    else if (line)
+        PyUnicode_AppendAndDel(&line, PyUnicode_FromString("\n"));
+    if (!line)
+        return NULL;
+    PyObject *bytes = PyUnicode_AsEncodedString(line, "utf-8", "backslashreplace");
+    Py_DECREF(line);
+    if (!bytes)
+        return NULL;
+    int rc = exec_output(r, PyBytes_AS_STRING(bytes), (size_t) PyBytes_GET_SIZE(bytes));
+    Py_DECREF(bytes);
+    return rc < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static PyObject *
+builtin_final_answer(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"answer", NULL};
+    PyObject *answer;
+    struct exec_run *r = run_of(self);
+    if (!r || !PyArg_ParseTupleAndKeywords(args, kwargs, "O:final_answer", kwlist, &answer))
+        return NULL;
+    Py_XSETREF(r->final_value, Py_NewRef(answer));
+    /* Unwinds the walk like an exception the snippet cannot catch. */
+    return exec_fail(r, ABORT_FINAL, "final_answer");
+}
+
+static int
+name_arg(PyObject *name)
+{
+    if (PyUnicode_Check(name))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "attribute name must be string, not '%.200s'",
+                 Py_TYPE(name)->tp_name);
+    return -1;
+}
+
+static PyObject *
+builtin_getattr(PyObject *self, PyObject *args)
+{
+    PyObject *obj, *name, *def = NULL;
+    struct exec_run *r = run_of(self);
+    if (!r || !PyArg_UnpackTuple(args, "getattr", 2, 3, &obj, &name, &def) || name_arg(name) < 0)
+        return NULL;
+    PyObject *v = exec_getattr(r, obj, name);
+    if (!v && def && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return Py_NewRef(def);
+    }
+    return v;
+}
+
+static PyObject *
+builtin_hasattr(PyObject *self, PyObject *args)
+{
+    PyObject *obj, *name;
+    struct exec_run *r = run_of(self);
+    if (!r || !PyArg_UnpackTuple(args, "hasattr", 2, 2, &obj, &name) || name_arg(name) < 0)
+        return NULL;
+    if (exec_dunder_forbidden(PyUnicode_AsUTF8(name)))
+        return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", name);
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v) {
+        Py_DECREF(v);
+        Py_RETURN_TRUE;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return NULL;
+    PyErr_Clear();
+    Py_RETURN_FALSE;
+}
+
+static PyObject *
+builtin_setattr(PyObject *self, PyObject *args)
+{
+    PyObject *obj, *name, *value;
+    struct exec_run *r = run_of(self);
+    if (!r || !PyArg_UnpackTuple(args, "setattr", 3, 3, &obj, &name, &value) ||
+        name_arg(name) < 0 || exec_setattr(r, obj, name, value) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+builtin_delattr(PyObject *self, PyObject *args)
+{
+    PyObject *obj, *name;
+    struct exec_run *r = run_of(self);
+    if (!r || !PyArg_UnpackTuple(args, "delattr", 2, 2, &obj, &name) || name_arg(name) < 0)
+        return NULL;
+    if (exec_dunder_forbidden(PyUnicode_AsUTF8(name)))
+        return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", name);
+    if (PyModule_Check(obj))
+        return exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U",
+                         name);
+    if (PyObject_DelAttr(obj, name) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef env_functions[] = {
+        {"print", (PyCFunction) (void (*)(void)) builtin_print, METH_VARARGS | METH_KEYWORDS,
+         "print(*values, sep=' ', end='\\n'): output goes to the captured logs"},
+        {"final_answer", (PyCFunction) (void (*)(void)) builtin_final_answer,
+         METH_VARARGS | METH_KEYWORDS, "final_answer(answer): ends the snippet with this answer"},
+        {"getattr", builtin_getattr, METH_VARARGS, "getattr(obj, name[, default])"},
+        {"hasattr", builtin_hasattr, METH_VARARGS, "hasattr(obj, name)"},
+        {"setattr", builtin_setattr, METH_VARARGS, "setattr(obj, name, value)"},
+        {"delattr", builtin_delattr, METH_VARARGS, "delattr(obj, name)"},
+        {NULL, NULL, 0, NULL},
+};
+
+static void
+handle_destroy(PyObject *capsule)
+{
+    free(PyCapsule_GetPointer(capsule, "pyfence.env"));
+}
+
+static int
+add_cpython_builtins(PyObject *dict)
+{
+    PyObject *b = PyEval_GetBuiltins(); /* borrowed */
+    if (!b) {
+        PyObject *mod = PyImport_ImportModule("builtins");
+        if (!mod)
+            return -1;
+        b = PyModule_GetDict(mod);
+        Py_DECREF(mod);
+    }
+    for (size_t i = 0; i < sizeof(safe_builtins) / sizeof(safe_builtins[0]); i++) {
+        PyObject *v = PyDict_GetItemString(b, safe_builtins[i]);
+        if (v && PyDict_SetItemString(dict, safe_builtins[i], v) < 0)
+            return -1;
+    }
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(b, &pos, &k, &v))
+        if (PyExceptionClass_Check(v) && PyDict_SetItem(dict, k, v) < 0)
+            return -1;
+    return 0;
+}
+
+/* Returns a new dict; env->handle is emptied by exec_builtins_detach() when env goes away. */
+PyObject *
+exec_builtins_new(struct exec_env *env)
+{
+    PyObject *dict = PyDict_New();
+    if (!dict || add_cpython_builtins(dict) < 0)
+        goto fail;
+    struct env_handle *h = calloc(1, sizeof(*h));
+    if (!h) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    h->env = env;
+    PyObject *capsule = PyCapsule_New(h, "pyfence.env", handle_destroy);
+    if (!capsule) {
+        free(h);
+        goto fail;
+    }
+    env->handle = h;
+    for (PyMethodDef *d = env_functions; d->ml_name; d++) {
+        PyObject *f = PyCFunction_New(d, capsule);
+        if (!f || PyDict_SetItemString(dict, d->ml_name, f) < 0) {
+            Py_XDECREF(f);
+            Py_DECREF(capsule);
+            goto fail;
+        }
+        Py_DECREF(f);
+    }
+    Py_DECREF(capsule);
+    return dict;
+fail:
+    Py_XDECREF(dict);
+    return NULL;
+}
+
+void
+exec_builtins_detach(struct exec_env *env)
+{
+    if (env->handle)
+        env->handle->env = NULL;
+    env->handle = NULL;
+}

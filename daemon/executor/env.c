@@ -1,0 +1,202 @@
+/* Embedded CPython set-up, environments (namespace + policy) and one run of a snippet: the
+ * result object of exec.h, error messages worded as smolagents words them. */
+#include <string.h>
+
+#include "exec_internal.h"
+#include "pf_cleanup.h"
+#include "value.h"
+
+#define DEFAULT_MAX_OPS         10000000ULL
+#define DEFAULT_MAX_WHILE       1000000ULL
+#define DEFAULT_MAX_RECURSION   1000U
+#define DEFAULT_MAX_OUTPUT      (1024ULL * 1024ULL)
+#define DEFAULT_MAX_LOG_CHARS   50000U
+
+static const char *const default_imports[] = {EXEC_DEFAULT_IMPORTS};
+
+/* "Type: message" of the pending exception (cleared); malloc'd, never NULL but on OOM. */
+static char *
+take_exception_text(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (!msg)
+        PyErr_Clear();
+    char *out = NULL;
+    if (asprintf(&out, "%s: %s", type ? _PyType_Name((PyTypeObject *) type) : "Error",
+                 msg ? msg : "<unprintable>") < 0)
+        out = NULL;
+    Py_XDECREF(s);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return out;
+}
+
+int
+exec_python_init(struct pf_error **err)
+{
+    if (!Py_IsInitialized()) {
+        PyConfig config;
+        PyConfig_InitIsolatedConfig(&config);
+        config.site_import = 0;
+        config.user_site_directory = 0;
+        config.use_environment = 0;
+        config.install_signal_handlers = 0;
+        config.parse_argv = 0;
+        config.write_bytecode = 0;
+        config.configure_c_stdio = 0;
+        config.pathconfig_warnings = 0;
+        config.safe_path = 1;
+        PyStatus st = Py_InitializeFromConfig(&config);
+        PyConfig_Clear(&config);
+        if (PyStatus_Exception(st))
+            return pf_error_set(err, PF_E_INTERNAL, "cannot initialise embedded CPython: %s%s%s",
+                                st.func ? st.func : "", st.func ? ": " : "",
+                                st.err_msg ? st.err_msg : "unknown error");
+    }
+    if (exec_policy_init_types() < 0) {
+        _cleanup_free_ char *t = take_exception_text();
+        return pf_error_set(err, PF_E_INTERNAL, "executor set-up failed: %s", t ? t : "?");
+    }
+    return 0;
+}
+
+int
+exec_preload(const char *const *modules, size_t n, struct pf_error **err)
+{
+    for (size_t i = 0; i < n; i++) {
+        PyObject *m = PyImport_ImportModule(modules[i]);
+        if (!m) {
+            _cleanup_free_ char *t = take_exception_text();
+            return pf_error_set(err, PF_E_CONFIG, "preloading module `%s` failed: %s",
+                                modules[i], t ? t : "?");
+        }
+        Py_DECREF(m);
+    }
+    return 0;
+}
+
+static void
+policy_defaults(struct exec_policy *p)
+{
+    if (!p->max_ops)
+        p->max_ops = DEFAULT_MAX_OPS;
+    if (!p->max_while_iterations)
+        p->max_while_iterations = DEFAULT_MAX_WHILE;
+    if (!p->max_recursion)
+        p->max_recursion = DEFAULT_MAX_RECURSION;
+    if (!p->max_output_bytes)
+        p->max_output_bytes = DEFAULT_MAX_OUTPUT;
+    if (!p->max_log_chars)
+        p->max_log_chars = DEFAULT_MAX_LOG_CHARS;
+}
+
+struct exec_env *
+exec_env_new(const struct exec_policy *policy, struct pf_error **err)
+{
+    struct exec_env *env = calloc(1, sizeof(*env));
+    if (!env)
+        goto oom;
+    env->policy = *policy;
+    policy_defaults(&env->policy);
+    size_t n = PF_ELEMENTSOF(default_imports) + policy->n_imports;
+    if (!(env->import_names = calloc(n, sizeof(char *))))
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = i < PF_ELEMENTSOF(default_imports)
+                                ? default_imports[i]
+                                : policy->imports[i - PF_ELEMENTSOF(default_imports)];
+        if (!s) {
+            exec_env_free(env);
+            pf_error_set(err, PF_E_BAD_REQUEST, "imports[%zu] is null", i);
+            return NULL;
+        }
+        if (!(env->import_names[i] = strdup(s)))
+            goto oom;
+    }
+    env->policy.imports = (const char *const *) env->import_names;
+    env->policy.n_imports = n;
+    if (!(env->globals = PyDict_New()) || !(env->builtins = exec_builtins_new(env))) {
+        _cleanup_free_ char *t = take_exception_text();
+        exec_env_free(env);
+        pf_error_set(err, PF_E_INTERNAL, "cannot create the executor namespace: %s", t ? t : "?");
+        return NULL;
+    }
+    return env;
+oom:
+    exec_env_free(env);
+    pf_error_set(err, PF_E_INTERNAL, "out of memory creating an executor environment");
+    return NULL;
+}
+
+struct exec_env *
+exec_env_free(struct exec_env *env)
+{
+    if (!env)
+        return NULL;
+    exec_builtins_detach(env);
+    if (env->globals)
+        PyDict_Clear(env->globals); /* breaks cycles through the namespace */
+    Py_XDECREF(env->globals);
+    Py_XDECREF(env->builtins);
+    for (size_t i = 0; env->import_names && i < env->policy.n_imports; i++)
+        free(env->import_names[i]);
+    free(env->import_names);
+    free(env);
+    return NULL;
+}
+
+int
+exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error **err)
+{
+    if (!cJSON_IsObject(vars))
+        return pf_error_set(err, PF_E_BAD_REQUEST, "variables: expected an object of name: value");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, vars)
+    {
+        PyObject *name = PyUnicode_FromString(item->string);
+        if (!name || !PyUnicode_IsIdentifier(name) || strncmp(item->string, "__", 2) == 0) {
+            Py_XDECREF(name);
+            PyErr_Clear();
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "variables: \"%s\" is not a valid variable name (a Python "
+                                "identifier not starting with __)",
+                                item->string);
+        }
+        PyObject *v = exec_value_from_json(item, err);
+        int rc = v ? PyDict_SetItem(env->globals, name, v) : -1;
+        Py_DECREF(name);
+        Py_XDECREF(v);
+        if (rc < 0) {
+            if (PyErr_Occurred()) {
+                _cleanup_free_ char *t = take_exception_text();
+                return pf_error_set(err, PF_E_INTERNAL, "variables: %s", t ? t : "?");
+            }
+            return pf_error_prefix(err, "variables.%s", item->string);
+        }
+    }
+    return 0;
+}
+
+cJSON *
+exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n)
+{
+    cJSON *obj = cJSON_CreateObject();
+    for (size_t i = 0; obj && i < n; i++) {
+        PyObject *v = PyDict_GetItemString(env->globals, names[i]);
+        if (!v)
+            continue;
+        cJSON *j = exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+        if (!j || !cJSON_AddItemToObject(obj, names[i], j)) {
+            cJSON_Delete(j);
+            cJSON_Delete(obj);
+            return NULL;
+        }
+    }
+    PyErr_Clear();
+    return obj;
+}

@@ -1,0 +1,213 @@
+/* Calls. The common shape (no *args, no **kwargs) goes through vectorcall with the arguments
+ * on the C stack and the keyword-name tuple built at compile time; method calls on objects skip
+ * the bound-method allocation with PyObject_VectorcallMethod. */
+#include <string.h>
+
+#include "exec_internal.h"
+
+#define SMALL_ARGS 8
+
+/* Builds (args tuple, kwargs dict) for a call with * or ** arguments. */
+static int
+build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObject **ret_args,
+                PyObject **ret_kwargs)
+{
+    PyObject *list = PyList_New(0), *kwargs = NULL, *args = NULL;
+    if (!list)
+        return -1;
+    for (uint32_t i = 0; i < n->nv; i++) {
+        const struct node *e = n->v[i];
+        bool star = e->kind == NK_E_STARRED;
+        PyObject *v = exec_eval(r, star ? e->a : e);
+        if (!v)
+            goto fail;
+        int rc;
+        if (star && !Py_TYPE(v)->tp_iter && !PySequence_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "%.200s%.200s argument after * must be an iterable, not %.200s",
+                         PyEval_GetFuncName(func), PyEval_GetFuncDesc(func), Py_TYPE(v)->tp_name);
+            rc = -1;
+        } else if (star) {
+            PyObject *none = _PyList_Extend((PyListObject *) list, v);
+            rc = none ? 0 : -1;
+            Py_XDECREF(none);
+        } else {
+            rc = PyList_Append(list, v);
+        }
+        Py_DECREF(v);
+        if (rc < 0)
+            goto fail;
+    }
+    if (!(args = PyList_AsTuple(list)))
+        goto fail;
+    if (n->nw && !(kwargs = PyDict_New()))
+        goto fail;
+    for (uint32_t i = 0; i < n->nw; i++) {
+        const struct node *kw = n->w[i];
+        PyObject *v = exec_eval(r, kw->a);
+        if (!v)
+            goto fail;
+        PyObject *items = NULL;
+        if (kw->obj) {
+            items = Py_BuildValue("((OO))", kw->obj, v);
+        } else if (PyDict_Check(v)) {
+            items = PyDict_Items(v);
+        } else if (PyMapping_Check(v) && PyObject_HasAttrString(v, "keys")) {
+            items = PyMapping_Items(v);
+        } else {
+            PyErr_Format(PyExc_TypeError,
+                         "%.200s%.200s argument after ** must be a mapping, not %.200s",
+                         PyEval_GetFuncName(func), PyEval_GetFuncDesc(func), Py_TYPE(v)->tp_name);
+        }
+        Py_DECREF(v);
+        if (!items)
+            goto fail;
+        PyObject *seq = PySequence_Fast(items, "keyword items");
+        Py_DECREF(items);
+        if (!seq)
+            goto fail;
+        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
+            PyObject *pair = PySequence_Fast_GET_ITEM(seq, j);
+            PyObject *k = PyTuple_GET_ITEM(pair, 0);
+            int dup = 0;
+            if (!PyUnicode_Check(k)) {
+                PyErr_Format(PyExc_TypeError, "%.200s%.200s keywords must be strings",
+                             PyEval_GetFuncName(func), PyEval_GetFuncDesc(func));
+                dup = -1;
+            } else if ((dup = PyDict_Contains(kwargs, k)) > 0) {
+                PyErr_Format(PyExc_TypeError,
+                             "%.200s%.200s got multiple values for keyword argument '%U'",
+                             PyEval_GetFuncName(func), PyEval_GetFuncDesc(func), k);
+                dup = -1;
+            }
+            if (dup < 0 || PyDict_SetItem(kwargs, k, PyTuple_GET_ITEM(pair, 1)) < 0) {
+                Py_DECREF(seq);
+                goto fail;
+            }
+        }
+        Py_DECREF(seq);
+    }
+    Py_DECREF(list);
+    *ret_args = args;
+    *ret_kwargs = kwargs;
+    return 0;
+fail:
+    Py_XDECREF(list);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return -1;
+}
+
+/* Evaluates positional then keyword argument values into stack[1..]; stack[0] is left free
+ * for PY_VECTORCALL_ARGUMENTS_OFFSET (the callee may use it to prepend self). */
+static int
+eval_args(struct exec_run *r, const struct node *n, PyObject **stack)
+{
+    uint32_t i = 0, total = n->nv + n->nw;
+    for (; i < total; i++) {
+        const struct node *e = i < n->nv ? n->v[i] : n->w[i - n->nv]->a;
+        if (!(stack[i + 1] = exec_eval(r, e))) {
+            for (uint32_t j = 0; j < i; j++)
+                Py_DECREF(stack[j + 1]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* str.format and str.format_map resolve "{0.attr}" fields with plain getattr: the snippet
+ * would reach dunders through them, so such calls take the checked path (exec_getattr). */
+static bool
+needs_checked_method(PyObject *self, PyObject *name)
+{
+    if (!PyUnicode_Check(self) && !PyType_Check(self))
+        return false;
+    const char *s = PyUnicode_AsUTF8(name);
+    return s && strncmp(s, "format", 6) == 0;
+}
+
+static PyObject *
+call_method(struct exec_run *r, const struct node *n)
+{
+    const struct node *fn = n->a;
+    PyObject *small[SMALL_ARGS + 1];
+    uint32_t total = n->nv + n->nw;
+    PyObject **stack = total < SMALL_ARGS ? small : PyMem_Malloc(sizeof(*stack) * (total + 1));
+    if (!stack)
+        return PyErr_NoMemory();
+    PyObject *res = NULL;
+    if (!(stack[0] = exec_eval(r, fn->a)))
+        goto out;
+    if (eval_args(r, n, stack) < 0) {
+        Py_DECREF(stack[0]);
+        goto out;
+    }
+    if (needs_checked_method(stack[0], fn->obj)) {
+        PyObject *m = exec_getattr(r, stack[0], fn->obj);
+        if (m) {
+            res = PyObject_Vectorcall(m, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                      n->obj);
+            Py_DECREF(m);
+        }
+    } else {
+        res = PyObject_VectorcallMethod(fn->obj, stack,
+                                        (n->nv + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, n->obj);
+    }
+    for (uint32_t i = 0; i <= total; i++)
+        Py_DECREF(stack[i]);
+out:
+    if (stack != small)
+        PyMem_Free(stack);
+    return res;
+}
+
+PyObject *
+exec_call(struct exec_run *r, const struct node *n)
+{
+    const struct node *fn = n->a;
+    PyObject *res = NULL;
+    /* obj.method(...) without * or **: no bound method object, unless the policy must see it */
+    if (fn->kind == NK_E_ATTR && !(n->flags & NF_HAS_STAR) && !(fn->flags & NF_FORBIDDEN)) {
+        res = call_method(r, n);
+        goto check;
+    }
+    PyObject *func;
+    if (fn->kind == NK_E_NAME) {
+        if (exec_tick(r) < 0)
+            return NULL;
+        func = exec_load_name(r, fn->obj, true);
+    } else {
+        func = exec_eval(r, fn);
+    }
+    if (!func)
+        return NULL;
+    if (n->flags & NF_HAS_STAR) {
+        PyObject *args, *kwargs;
+        if (build_star_args(r, n, func, &args, &kwargs) == 0) {
+            res = PyObject_Call(func, args, kwargs);
+            Py_DECREF(args);
+            Py_XDECREF(kwargs);
+        }
+        Py_DECREF(func);
+        goto check;
+    }
+    PyObject *small[SMALL_ARGS + 1];
+    uint32_t total = n->nv + n->nw;
+    PyObject **stack = total < SMALL_ARGS ? small : PyMem_Malloc(sizeof(*stack) * (total + 1));
+    if (!stack) {
+        Py_DECREF(func);
+        return PyErr_NoMemory();
+    }
+    if (eval_args(r, n, stack) == 0) {
+        res = PyObject_Vectorcall(func, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                  n->obj);
+        for (uint32_t i = 0; i < total; i++)
+            Py_DECREF(stack[i + 1]);
+    }
+    if (stack != small)
+        PyMem_Free(stack);
+    Py_DECREF(func);
+check:
+    if (res && exec_check_value(r, res) < 0)
+        Py_CLEAR(res);
+    return res;
+}

@@ -1,0 +1,492 @@
+/* The walk over statements: assignment (names, attributes, subscripts, unpacking), del,
+ * augmented assignment, if/for/while, import. */
+#include <string.h>
+
+#include "exec_internal.h"
+
+PyObject *
+exec_load_name(struct exec_run *r, PyObject *name, bool for_call)
+{
+    PyObject *v = PyDict_GetItemWithError(r->globals, name);
+    if (!v && !PyErr_Occurred())
+        v = PyDict_GetItemWithError(r->builtins, name);
+    if (v)
+        return Py_NewRef(v);
+    if (PyErr_Occurred())
+        return NULL;
+    if (for_call)
+        return exec_fail(r, ABORT_NONE,
+                         "Forbidden function evaluation: '%U' is not among the explicitly allowed "
+                         "tools or defined/imported in the preceding code",
+                         name);
+    PyErr_Format(PyExc_NameError, "The variable `%U` is not defined.", name);
+    return NULL;
+}
+
+int
+exec_store_name(struct exec_run *r, PyObject *name, PyObject *value)
+{
+    return PyDict_SetItem(r->globals, name, value);
+}
+
+/* a, b, *c = value: CPython's order and messages (all items are taken before any store). */
+static int
+unpack(struct exec_run *r, const struct node *t, PyObject *value)
+{
+    uint32_t n = t->nv, star = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if (t->v[i]->kind == NK_E_STARRED)
+            star = i;
+    PyObject *it = PyObject_GetIter(value);
+    if (!it) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "cannot unpack non-iterable %.200s object",
+                         Py_TYPE(value)->tp_name);
+        }
+        return -1;
+    }
+    PyObject **items = PyMem_Calloc(n ? n : 1, sizeof(*items));
+    int rc = -1;
+    uint32_t head = star == UINT32_MAX ? n : star, got = 0;
+    if (!items) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (; got < head; got++) {
+        if (!(items[got] = PyIter_Next(it))) {
+            if (!PyErr_Occurred() && star == UINT32_MAX)
+                PyErr_Format(PyExc_ValueError, "not enough values to unpack (expected %u, got %u)",
+                             n, got);
+            else if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError,
+                             "not enough values to unpack (expected at least %u, got %u)", n - 1,
+                             got);
+            goto out;
+        }
+    }
+    if (star == UINT32_MAX) {
+        PyObject *extra = PyIter_Next(it);
+        if (extra) {
+            Py_DECREF(extra);
+            PyErr_Format(PyExc_ValueError, "too many values to unpack (expected %u)", n);
+            goto out;
+        }
+        if (PyErr_Occurred())
+            goto out;
+    } else {
+        PyObject *rest = PySequence_List(it);
+        if (!rest)
+            goto out;
+        uint32_t tail = n - star - 1;
+        Py_ssize_t len = PyList_GET_SIZE(rest);
+        if ((size_t) len < tail) {
+            PyErr_Format(PyExc_ValueError,
+                         "not enough values to unpack (expected at least %u, got %zd)", n - 1,
+                         (Py_ssize_t) head + len);
+            Py_DECREF(rest);
+            goto out;
+        }
+        for (uint32_t i = 0; i < tail; i++)
+            items[star + 1 + i] = Py_NewRef(PyList_GET_ITEM(rest, len - tail + i));
+        if (PyList_SetSlice(rest, len - tail, len, NULL) < 0) {
+            Py_DECREF(rest);
+            goto out;
+        }
+        items[star] = rest;
+        got = n;
+    }
+    rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        const struct node *tv = t->v[i];
+        rc = exec_assign(r, tv->kind == NK_E_STARRED ? tv->a : tv, items[i]);
+    }
+out:
+    for (uint32_t i = 0; items && i < n; i++)
+        Py_XDECREF(items[i]);
+    PyMem_Free(items);
+    Py_DECREF(it);
+    return rc;
+}
+
+int
+exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
+{
+    PyObject *obj, *key;
+    int rc;
+    switch (t->kind) {
+    case NK_E_NAME:
+        return exec_store_name(r, t->obj, value);
+    case NK_E_ATTR:
+        if (!(obj = exec_eval(r, t->a)))
+            return -1;
+        rc = exec_setattr(r, obj, t->obj, value);
+        Py_DECREF(obj);
+        return rc;
+    case NK_E_SUBSCRIPT:
+        if (!(obj = exec_eval(r, t->a)))
+            return -1;
+        if (!(key = exec_eval(r, t->b))) {
+            Py_DECREF(obj);
+            return -1;
+        }
+        rc = PyObject_SetItem(obj, key, value);
+        Py_DECREF(obj);
+        Py_DECREF(key);
+        return rc;
+    case NK_E_TUPLE:
+    case NK_E_LIST:
+        return unpack(r, t, value);
+    default:
+        exec_fail(r, ABORT_NONE, "cannot assign to this expression");
+        return -1;
+    }
+}
+
+static int
+exec_delete(struct exec_run *r, const struct node *t)
+{
+    PyObject *obj, *key;
+    int rc;
+    switch (t->kind) {
+    case NK_E_NAME:
+        rc = PyDict_DelItem(r->globals, t->obj);
+        if (rc < 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_NameError, "name '%U' is not defined", t->obj);
+        }
+        return rc;
+    case NK_E_ATTR:
+        if (t->flags & NF_FORBIDDEN) {
+            exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", t->obj);
+            return -1;
+        }
+        if (!(obj = exec_eval(r, t->a)))
+            return -1;
+        if (PyModule_Check(obj)) {
+            exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U",
+                      t->obj);
+            rc = -1;
+        } else {
+            rc = PyObject_DelAttr(obj, t->obj);
+        }
+        Py_DECREF(obj);
+        return rc;
+    case NK_E_SUBSCRIPT:
+        if (!(obj = exec_eval(r, t->a)))
+            return -1;
+        if (!(key = exec_eval(r, t->b))) {
+            Py_DECREF(obj);
+            return -1;
+        }
+        rc = PyObject_DelItem(obj, key);
+        Py_DECREF(obj);
+        Py_DECREF(key);
+        return rc;
+    case NK_E_TUPLE:
+    case NK_E_LIST:
+        for (uint32_t i = 0; i < t->nv; i++)
+            if (exec_delete(r, t->v[i]) < 0)
+                return -1;
+        return 0;
+    default:
+        exec_fail(r, ABORT_NONE, "cannot delete this expression");
+        return -1;
+    }
+}
+
+static int
+exec_augassign(struct exec_run *r, const struct node *s)
+{
+    const struct node *t = s->a;
+    PyObject *obj = NULL, *key = NULL, *old = NULL, *val = NULL, *res = NULL;
+    int rc = -1;
+    switch (t->kind) {
+    case NK_E_NAME:
+        old = exec_load_name(r, t->obj, false);
+        break;
+    case NK_E_ATTR:
+        if (t->flags & NF_FORBIDDEN)
+            return exec_eval_attr(r, t) ? -1 : -1;
+        if ((obj = exec_eval(r, t->a)))
+            old = exec_getattr(r, obj, t->obj);
+        break;
+    case NK_E_SUBSCRIPT:
+        if ((obj = exec_eval(r, t->a)) && (key = exec_eval(r, t->b)))
+            old = PyObject_GetItem(obj, key);
+        break;
+    default:
+        exec_fail(r, ABORT_NONE, "illegal expression for augmented assignment");
+        return -1;
+    }
+    if (!old || !(val = exec_eval(r, s->b)) || !(res = exec_binop(s->op, old, val, true)))
+        goto out;
+    if (t->kind == NK_E_NAME)
+        rc = exec_store_name(r, t->obj, res);
+    else if (t->kind == NK_E_ATTR)
+        rc = exec_setattr(r, obj, t->obj, res);
+    else
+        rc = PyObject_SetItem(obj, key, res);
+out:
+    Py_XDECREF(obj);
+    Py_XDECREF(key);
+    Py_XDECREF(old);
+    Py_XDECREF(val);
+    Py_XDECREF(res);
+    return rc;
+}
+
+static int
+exec_for(struct exec_run *r, const struct node *s)
+{
+    PyObject *seq = exec_eval(r, s->b);
+    if (!seq)
+        return FLOW_ERROR;
+    PyObject *it = PyObject_GetIter(seq), *item;
+    Py_DECREF(seq);
+    if (!it)
+        return FLOW_ERROR;
+    int flow = FLOW_NEXT;
+    while ((item = PyIter_Next(it))) {
+        int rc = exec_assign(r, s->a, item);
+        Py_DECREF(item);
+        flow = rc < 0 ? FLOW_ERROR : exec_block(r, s->v, s->nv);
+        if (flow == FLOW_ERROR || flow == FLOW_BREAK)
+            break;
+        flow = FLOW_NEXT;
+    }
+    Py_DECREF(it);
+    if (flow == FLOW_ERROR || PyErr_Occurred())
+        return FLOW_ERROR;
+    if (flow == FLOW_BREAK)
+        return FLOW_NEXT;
+    return exec_block(r, s->w, s->nw);
+}
+
+static int
+exec_while(struct exec_run *r, const struct node *s)
+{
+    uint64_t max = r->env->policy.max_while_iterations, iterations = 0;
+    for (;;) {
+        PyObject *t = exec_eval(r, s->a);
+        if (!t)
+            return FLOW_ERROR;
+        int truth = PyObject_IsTrue(t);
+        Py_DECREF(t);
+        if (truth < 0)
+            return FLOW_ERROR;
+        if (!truth)
+            break;
+        if (++iterations > max) {
+            exec_fail(r, ABORT_ERROR, "Maximum number of %llu iterations in While loop exceeded",
+                      (unsigned long long) max);
+            return FLOW_ERROR;
+        }
+        int flow = exec_block(r, s->v, s->nv);
+        if (flow == FLOW_ERROR)
+            return FLOW_ERROR;
+        if (flow == FLOW_BREAK)
+            return FLOW_NEXT;
+    }
+    return exec_block(r, s->w, s->nw);
+}
+
+static int
+exec_import(struct exec_run *r, const struct node *s)
+{
+    for (uint32_t i = 0; i < s->nv; i++) {
+        const struct node *alias = s->v[i];
+        const char *name = PyUnicode_AsUTF8(alias->obj);
+        if (!name)
+            return -1;
+        if (!exec_import_allowed(r->env, name)) {
+            exec_raise_import_refused(r->env, name);
+            return -1;
+        }
+        PyObject *mod;
+        PyObject *bind = alias->obj2;
+        if (bind) {
+            mod = PyImport_Import(alias->obj);
+        } else {
+            /* `import a.b` binds a: it must be allowed itself */
+            const char *dot = strchr(name, '.');
+            if (dot) {
+                char *top = strndup(name, (size_t) (dot - name));
+                bool ok = top && exec_import_allowed(r->env, top);
+                if (!ok && top)
+                    exec_raise_import_refused(r->env, top);
+                free(top);
+                if (!ok)
+                    return PyErr_Occurred() ? -1 : (PyErr_NoMemory(), -1);
+                bind = PyUnicode_FromStringAndSize(name, dot - name);
+            } else {
+                bind = Py_NewRef(alias->obj);
+            }
+            mod = bind ? PyImport_ImportModuleLevelObject(alias->obj, NULL, NULL, NULL, 0) : NULL;
+        }
+        int rc = mod ? exec_store_name(r, bind, mod) : -1;
+        if (!alias->obj2)
+            Py_XDECREF(bind);
+        Py_XDECREF(mod);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+import_star(struct exec_run *r, PyObject *mod)
+{
+    PyObject *names = PyObject_GetAttrString(mod, "__all__");
+    if (!names) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        PyObject *dict = PyModule_GetDict(mod);
+        if (!dict || !(names = PyDict_Keys(dict)))
+            return -1;
+    }
+    PyObject *seq = PySequence_Fast(names, "__all__ must be a sequence");
+    Py_DECREF(names);
+    if (!seq)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *name = PySequence_Fast_GET_ITEM(seq, i);
+        const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (!s || s[0] == '_')
+            continue;
+        PyObject *v = PyObject_GetAttr(mod, name);
+        rc = v && exec_check_value(r, v) == 0 ? exec_store_name(r, name, v) : -1;
+        Py_XDECREF(v);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+static int
+exec_import_from(struct exec_run *r, const struct node *s)
+{
+    if (s->op > 0 || !s->obj) {
+        exec_fail(r, ABORT_NONE, "Relative imports are not supported");
+        return -1;
+    }
+    const char *modname = PyUnicode_AsUTF8(s->obj);
+    if (!modname)
+        return -1;
+    if (!exec_import_allowed(r->env, modname)) {
+        exec_raise_import_refused(r->env, modname);
+        return -1;
+    }
+    PyObject *fromlist = PyTuple_New(s->nv);
+    if (!fromlist)
+        return -1;
+    for (uint32_t i = 0; i < s->nv; i++)
+        PyTuple_SET_ITEM(fromlist, i, Py_NewRef(s->v[i]->obj));
+    PyObject *mod = PyImport_ImportModuleLevelObject(s->obj, NULL, NULL, fromlist, 0);
+    Py_DECREF(fromlist);
+    if (!mod)
+        return -1;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < s->nv; i++) {
+        const struct node *alias = s->v[i];
+        if (strcmp(PyUnicode_AsUTF8(alias->obj), "*") == 0) {
+            rc = import_star(r, mod);
+            continue;
+        }
+        PyObject *v = PyObject_GetAttr(mod, alias->obj);
+        if (!v && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ImportError, "cannot import name '%U' from '%s'", alias->obj,
+                         modname);
+        }
+        if (v && PyModule_Check(v) && !exec_import_allowed(r->env, PyModule_GetName(v))) {
+            exec_raise_import_refused(r->env, PyModule_GetName(v));
+            Py_CLEAR(v);
+        }
+        rc = v && exec_check_value(r, v) == 0
+                     ? exec_store_name(r, alias->obj2 ? alias->obj2 : alias->obj, v)
+                     : -1;
+        Py_XDECREF(v);
+    }
+    Py_DECREF(mod);
+    return rc;
+}
+
+int
+exec_stmt(struct exec_run *r, const struct node *s)
+{
+    PyObject *v;
+    int rc;
+    if (exec_tick(r) < 0)
+        return FLOW_ERROR;
+    switch (s->kind) {
+    case NK_S_EXPR:
+        if (!(v = exec_eval(r, s->a)))
+            return FLOW_ERROR;
+        Py_DECREF(v);
+        return FLOW_NEXT;
+    case NK_S_ASSIGN:
+        if (!(v = exec_eval(r, s->a)))
+            return FLOW_ERROR;
+        rc = 0;
+        for (uint32_t i = 0; rc == 0 && i < s->nv; i++)
+            rc = exec_assign(r, s->v[i], v);
+        Py_DECREF(v);
+        return rc < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_ANNASSIGN:
+        if (!s->b)
+            return FLOW_NEXT;
+        if (!(v = exec_eval(r, s->b)))
+            return FLOW_ERROR;
+        rc = exec_assign(r, s->a, v);
+        Py_DECREF(v);
+        return rc < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_AUGASSIGN:
+        return exec_augassign(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_DELETE:
+        for (uint32_t i = 0; i < s->nv; i++)
+            if (exec_delete(r, s->v[i]) < 0)
+                return FLOW_ERROR;
+        return FLOW_NEXT;
+    case NK_S_IF:
+        if (!(v = exec_eval(r, s->a)))
+            return FLOW_ERROR;
+        rc = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (rc < 0)
+            return FLOW_ERROR;
+        return rc ? exec_block(r, s->v, s->nv) : exec_block(r, s->w, s->nw);
+    case NK_S_FOR:
+        return exec_for(r, s);
+    case NK_S_WHILE:
+        return exec_while(r, s);
+    case NK_S_BREAK:
+        return FLOW_BREAK;
+    case NK_S_CONTINUE:
+        return FLOW_CONTINUE;
+    case NK_S_PASS:
+        return FLOW_NEXT;
+    case NK_S_IMPORT:
+        return exec_import(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_IMPORTFROM:
+        return exec_import_from(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_UNSUPPORTED:
+        exec_fail(r, ABORT_NONE, "%s is not supported", PyUnicode_AsUTF8(s->obj));
+        return FLOW_ERROR;
+    default:
+        PyErr_Format(PyExc_SystemError, "executor: node kind %d is not a statement", s->kind);
+        return FLOW_ERROR;
+    }
+}
+
+int
+exec_block(struct exec_run *r, struct node *const *stmts, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        int flow = exec_stmt(r, stmts[i]);
+        if (flow != FLOW_NEXT)
+            return flow;
+    }
+    return FLOW_NEXT;
+}

@@ -1,0 +1,256 @@
+/* Executor internals shared by its files: the compact node tree (compile.c), the walk
+ * (eval_expr.c, eval_stmt.c), the policy checks (policy.c), the builtins (builtins.c) and the
+ * environment (env.c). Not a contract: only exec.h is. */
+#ifndef DAEMON_EXECUTOR_EXEC_INTERNAL_H
+#define DAEMON_EXECUTOR_EXEC_INTERNAL_H
+
+#include <Python.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "exec.h"
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* How deep the compiled tree may nest: the walk recurses once per level, so this bounds the C
+ * stack the walk of one statement can use. */
+#define EXEC_MAX_NESTING 400
+/* The clock is read once per this many operations. */
+#define EXEC_CLOCK_EVERY 1024
+
+enum node_kind {
+    /* statements */
+    NK_S_EXPR,
+    NK_S_ASSIGN,
+    NK_S_AUGASSIGN,
+    NK_S_ANNASSIGN,
+    NK_S_DELETE,
+    NK_S_IF,
+    NK_S_FOR,
+    NK_S_WHILE,
+    NK_S_BREAK,
+    NK_S_CONTINUE,
+    NK_S_PASS,
+    NK_S_IMPORT,
+    NK_S_IMPORTFROM,
+    NK_S_UNSUPPORTED,
+    /* expressions */
+    NK_E_CONST,
+    NK_E_NAME,
+    NK_E_ATTR,
+    NK_E_SUBSCRIPT,
+    NK_E_SLICE,
+    NK_E_UNARY,
+    NK_E_BINOP,
+    NK_E_BOOLOP,
+    NK_E_COMPARE,
+    NK_E_IFEXP,
+    NK_E_LIST,
+    NK_E_TUPLE,
+    NK_E_SET,
+    NK_E_DICT,
+    NK_E_STARRED,
+    NK_E_JOINEDSTR,
+    NK_E_FORMATTED,
+    NK_E_CALL,
+    NK_E_UNSUPPORTED,
+    /* helpers that never stand alone */
+    NK_KEYWORD, /* obj = name or NULL for **, a = value */
+    NK_ALIAS,   /* obj = dotted name, obj2 = asname or NULL */
+    _NK_MAX,
+    _NK_INVALID = -1,
+};
+
+enum exec_binop {
+    BOP_ADD,
+    BOP_SUB,
+    BOP_MULT,
+    BOP_MATMULT,
+    BOP_DIV,
+    BOP_MOD,
+    BOP_POW,
+    BOP_LSHIFT,
+    BOP_RSHIFT,
+    BOP_BITOR,
+    BOP_BITXOR,
+    BOP_BITAND,
+    BOP_FLOORDIV,
+    _BOP_MAX,
+    _BOP_INVALID = -1,
+};
+
+enum exec_unop {
+    UOP_INVERT,
+    UOP_NOT,
+    UOP_UADD,
+    UOP_USUB,
+    _UOP_MAX,
+    _UOP_INVALID = -1,
+};
+
+enum exec_cmpop {
+    CMP_EQ,
+    CMP_NOTEQ,
+    CMP_LT,
+    CMP_LTE,
+    CMP_GT,
+    CMP_GTE,
+    CMP_IS,
+    CMP_ISNOT,
+    CMP_IN,
+    CMP_NOTIN,
+    _CMP_MAX,
+    _CMP_INVALID = -1,
+};
+
+/* Node flags (node->flags). */
+#define NF_HAS_STAR      0x1 /* a display or call holds *x or **x: take the slow path */
+#define NF_STORE         0x2 /* a Name/Attribute/Subscript/Tuple/List in store context */
+#define NF_DEL           0x4 /* ... in del context */
+#define NF_FORBIDDEN     0x8 /* an attribute whose name the policy refuses (dunder) */
+#define NF_BOOL_OR       0x10
+
+/* One node of the compact tree. The meaning of a, b, c, v, w and obj is per kind (compile.c's
+ * converters document each). PyObjects are owned by the tree (struct exec_tree.objs); nodes
+ * hold borrowed pointers into it. */
+struct node {
+    uint16_t kind;  /* enum node_kind */
+    uint16_t flags; /* NF_* */
+    int32_t op;     /* operator, conversion, level: per kind */
+    uint32_t lineno, col, end_lineno, end_col; /* col offsets are UTF-8 byte offsets */
+    struct node *a, *b, *c;
+    struct node **v;
+    struct node **w;
+    uint32_t nv, nw;
+    int32_t *iv; /* per-child ints (comparison operators) */
+    PyObject *obj, *obj2;
+};
+
+/* A compiled snippet: its nodes live in one arena, freed together. */
+struct exec_tree {
+    struct arena_chunk *chunks;
+    PyObject *objs; /* list: every PyObject the nodes point to */
+    struct node **body;
+    uint32_t nbody;
+    char *code; /* the source, for error messages */
+    size_t code_len;
+    size_t *line_off; /* byte offset of each line start, 1-based lines */
+    uint32_t nlines;
+};
+
+/* Compiles code. On a syntax error returns NULL with a Python exception set (a SyntaxError
+ * from the parser, or an InterpreterError for nesting beyond EXEC_MAX_NESTING). */
+struct exec_tree *exec_tree_compile(const char *code);
+struct exec_tree *exec_tree_free(struct exec_tree *tree);
+/* The source text of a node (what ast.get_source_segment returns); malloc'd, NULL on OOM. */
+char *exec_tree_segment(const struct exec_tree *tree, const struct node *n);
+
+/* Outcomes that end a run whatever the snippet tries (it cannot catch them). */
+enum exec_abort {
+    ABORT_NONE,
+    ABORT_ERROR, /* a budget (ops, while) or policy refusal that must not be caught */
+    ABORT_TIMEOUT,
+    ABORT_OUTPUT,
+    ABORT_FINAL, /* final_answer() was called: not an error */
+    _ABORT_MAX,
+    _ABORT_INVALID = -1,
+};
+
+/* Statement completion codes. */
+enum exec_flow {
+    FLOW_ERROR = -1,
+    FLOW_NEXT = 0,
+    FLOW_BREAK,
+    FLOW_CONTINUE,
+};
+
+struct exec_env {
+    struct exec_policy policy; /* imports point into import_names */
+    char **import_names;
+    PyObject *globals;  /* the snippet's namespace, kept across runs (sessions) */
+    PyObject *builtins; /* name -> object: what the snippet may use without importing */
+    struct exec_run *run; /* the run in progress; NULL between runs */
+    struct env_handle *handle; /* owned by the builtins' capsule; see builtins.c */
+};
+
+/* State of one exec_env_run. */
+struct exec_run {
+    struct exec_env *env;
+    const struct exec_tree *tree;
+    PyObject *globals;  /* borrowed from env */
+    PyObject *builtins; /* borrowed from env */
+    uint64_t ops;
+    uint64_t ops_check_at; /* the next op count at which budget_slow() runs */
+    uint64_t max_ops;
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none */
+    uint64_t start_ns;
+    int abort;            /* enum exec_abort */
+    PyObject *abort_msg;  /* the message of the refusal that set abort */
+    uint32_t nesting;     /* C recursion of the walk */
+    PyObject *final_value; /* final_answer's argument */
+    exec_output_cb cb;
+    void *userdata;
+    char *logs;
+    size_t logs_len, logs_cap;
+    uint64_t out_bytes;
+};
+
+/* policy.c */
+extern PyObject *exec_InterpreterError;
+int exec_policy_init_types(void);
+bool exec_import_allowed(const struct exec_env *env, const char *name);
+/* Raises InterpreterError with the allow-list, as smolagents words it. */
+void exec_raise_import_refused(const struct exec_env *env, const char *name);
+bool exec_dunder_forbidden(const char *name);
+/* Refuses values the snippet must never hold: modules outside the allow-list, frames, code
+ * objects, tracebacks. Returns 0, or -1 with InterpreterError set. */
+int exec_check_value_slow(struct exec_run *r, PyObject *v);
+static inline int
+exec_check_value(struct exec_run *r, PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(v);
+    if (likely(t == &PyLong_Type || t == &PyUnicode_Type || t == &PyFloat_Type ||
+               t == &PyList_Type || t == &PyTuple_Type || t == &PyDict_Type || t == &PyBool_Type))
+        return 0;
+    return exec_check_value_slow(r, v);
+}
+/* Attribute read/write/delete with the dunder and module checks (used by the . operator and by
+ * the getattr family of builtins). */
+PyObject *exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name);
+int exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value);
+/* Raises InterpreterError (fmt is PyUnicode_FromFormat's: %U, %R...). Unless abort is
+ * ABORT_NONE, also ends the run: the snippet cannot catch it (r may be NULL then). */
+PyObject *exec_fail(struct exec_run *r, int abort, const char *fmt, ...);
+/* Budget checks beyond the fast counter compare: clock, max_ops, pending abort. */
+int exec_budget_slow(struct exec_run *r);
+static inline int
+exec_tick(struct exec_run *r)
+{
+    if (unlikely(++r->ops >= r->ops_check_at))
+        return exec_budget_slow(r);
+    return 0;
+}
+uint64_t exec_now_ns(void);
+
+/* eval_expr.c */
+PyObject *exec_eval(struct exec_run *r, const struct node *n);
+PyObject *exec_call(struct exec_run *r, const struct node *n);
+PyObject *exec_eval_attr(struct exec_run *r, const struct node *n);
+PyObject *exec_binop(int op, PyObject *a, PyObject *b, bool inplace);
+
+/* eval_stmt.c */
+int exec_stmt(struct exec_run *r, const struct node *s);
+int exec_block(struct exec_run *r, struct node *const *stmts, uint32_t n);
+int exec_assign(struct exec_run *r, const struct node *target, PyObject *value);
+int exec_store_name(struct exec_run *r, PyObject *name, PyObject *value);
+PyObject *exec_load_name(struct exec_run *r, PyObject *name, bool for_call);
+
+/* builtins.c */
+PyObject *exec_builtins_new(struct exec_env *env);
+void exec_builtins_detach(struct exec_env *env);
+/* Appends printed text to the logs, streams it to the callback and enforces
+ * max_output_bytes. Returns 0, or -1 with an exception set. */
+int exec_output(struct exec_run *r, const char *data, size_t len);
+
+#endif

@@ -1,0 +1,280 @@
+/* The policy checks the walk makes: imports against the allow-list, modules reached through
+ * attributes, dunder attributes, frame/code/traceback objects, and the budgets. */
+#include "exec_internal.h"
+
+#include <frameobject.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+PyObject *exec_InterpreterError;
+
+int
+exec_policy_init_types(void)
+{
+    if (exec_InterpreterError)
+        return 0;
+    /* Like smolagents' InterpreterError; an Exception so that `except Exception` behaves as
+     * there, but refusals that must stick set r->abort so they cannot be swallowed. */
+    exec_InterpreterError = PyErr_NewExceptionWithDoc(
+            "pyfence.InterpreterError", "Refused by the pyfence executor's policy.",
+            PyExc_Exception, NULL);
+    return exec_InterpreterError ? 0 : -1;
+}
+
+uint64_t
+exec_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+bool
+exec_import_allowed(const struct exec_env *env, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < env->policy.n_imports; i++) {
+        const char *a = env->policy.imports[i];
+        size_t alen = strlen(a);
+        if (strcmp(a, "*") == 0 || strcmp(a, name) == 0)
+            return true;
+        /* "pkg.*": pkg itself and anything below it */
+        if (alen >= 2 && strcmp(a + alen - 2, ".*") == 0) {
+            size_t plen = alen - 2;
+            if (len >= plen && strncmp(name, a, plen) == 0 && (name[plen] == '\0' || name[plen] == '.'))
+                return true;
+        }
+    }
+    return false;
+}
+
+void
+exec_raise_import_refused(const struct exec_env *env, const char *name)
+{
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < env->policy.n_imports; i++) {
+        PyObject *s = PyUnicode_FromString(env->policy.imports[i]);
+        if (!s || PyList_Append(list, s) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(s);
+    }
+    if (!list || PyList_Sort(list) < 0) {
+        Py_XDECREF(list);
+        return;
+    }
+    PyErr_Format(exec_InterpreterError, "Import of %s is not allowed. Authorized imports are: %R",
+                 name, list);
+    Py_DECREF(list);
+}
+
+/* Dunders the snippet may use: names and docs, and the constructor protocol classes need. */
+static const char *const allowed_dunders[] = {"__init__", "__name__",  "__qualname__",
+                                              "__doc__",  "__new__",   "__str__",
+                                              "__repr__", "__module__"};
+
+bool
+exec_dunder_forbidden(const char *name)
+{
+    size_t len = strlen(name);
+    if (len < 4 || strncmp(name, "__", 2) != 0 || strcmp(name + len - 2, "__") != 0)
+        return false;
+    for (size_t i = 0; i < sizeof(allowed_dunders) / sizeof(allowed_dunders[0]); i++)
+        if (strcmp(allowed_dunders[i], name) == 0)
+            return false;
+    return true;
+}
+
+PyObject *
+exec_fail(struct exec_run *r, int abort, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return NULL;
+    PyErr_SetObject(exec_InterpreterError, msg);
+    if (r && abort != ABORT_NONE && r->abort == ABORT_NONE) {
+        r->abort = abort;
+        r->abort_msg = Py_NewRef(msg); /* reported even if CPython code swallows the exception */
+        r->ops_check_at = 0; /* every later tick fails too */
+    }
+    Py_DECREF(msg);
+    return NULL;
+}
+
+int
+exec_check_value_slow(struct exec_run *r, PyObject *v)
+{
+    if (PyModule_Check(v)) {
+        const char *name = PyModule_GetName(v);
+        if (!name)
+            return -1;
+        if (!exec_import_allowed(r->env, name)) {
+            exec_fail(r, ABORT_NONE, "Forbidden access to module: %s", name);
+            return -1;
+        }
+        return 0;
+    }
+    if (PyFrame_Check(v) || PyCode_Check(v) || PyTraceBack_Check(v)) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to %s object", Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *formatter_parser, *field_name_split; /* from _string, looked up once */
+
+static int
+check_format_string(PyObject *fmt, int depth)
+{
+    PyObject *it = PyObject_CallOneArg(formatter_parser, fmt), *item;
+    if (!it)
+        return -1;
+    int rc = 0;
+    while (rc == 0 && (item = PyIter_Next(it))) {
+        PyObject *field = PyTuple_GET_ITEM(item, 1), *spec = PyTuple_GET_ITEM(item, 2);
+        if (field != Py_None) {
+            PyObject *split = PyObject_CallOneArg(field_name_split, field), *part;
+            PyObject *rest = split ? PyObject_GetIter(PyTuple_GET_ITEM(split, 1)) : NULL;
+            rc = rest ? 0 : -1;
+            while (rc == 0 && rest && (part = PyIter_Next(rest))) {
+                PyObject *key = PyTuple_GET_ITEM(part, 1);
+                if (PyObject_IsTrue(PyTuple_GET_ITEM(part, 0)) && PyUnicode_Check(key) &&
+                    exec_dunder_forbidden(PyUnicode_AsUTF8(key))) {
+                    exec_fail(NULL, ABORT_NONE, "Forbidden access to dunder attribute: %U", key);
+                    rc = -1;
+                }
+                Py_DECREF(part);
+            }
+            if (PyErr_Occurred())
+                rc = -1;
+            Py_XDECREF(rest);
+            Py_XDECREF(split);
+        }
+        /* nested fields live in the spec: "{0:{1.attr}}" */
+        if (rc == 0 && spec != Py_None && depth < 4 && PyUnicode_GET_LENGTH(spec) > 0)
+            rc = check_format_string(spec, depth + 1);
+        Py_DECREF(item);
+    }
+    Py_DECREF(it);
+    return rc < 0 || PyErr_Occurred() ? -1 : 0;
+}
+
+/* self = (the real str.format or bound method, the bound str or None) */
+static PyObject *
+guarded_format(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *fmt = PyTuple_GET_ITEM(self, 1);
+    if (fmt == Py_None)
+        fmt = nargs > 0 ? args[0] : NULL;
+    if (fmt && PyUnicode_Check(fmt) && check_format_string(fmt, 0) < 0)
+        return NULL;
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(self, 0), args, nargsf, kwnames);
+}
+
+static PyMethodDef guarded_format_def = {"format", (PyCFunction) (void (*)(void)) guarded_format,
+                                         METH_FASTCALL | METH_KEYWORDS,
+                                         "str.format with the executor's field-name checks"};
+
+static PyObject *
+guard_format(PyObject *obj, PyObject *method)
+{
+    if (!formatter_parser) {
+        PyObject *mod = PyImport_ImportModule("_string");
+        if (!mod)
+            return NULL;
+        formatter_parser = PyObject_GetAttrString(mod, "formatter_parser");
+        field_name_split = PyObject_GetAttrString(mod, "formatter_field_name_split");
+        Py_DECREF(mod);
+        if (!formatter_parser || !field_name_split)
+            return NULL;
+    }
+    PyObject *self = PyTuple_Pack(2, method, PyUnicode_Check(obj) ? obj : Py_None);
+    if (!self)
+        return NULL;
+    PyObject *f = PyCFunction_New(&guarded_format_def, self);
+    Py_DECREF(self);
+    return f;
+}
+
+static bool
+is_format_method(PyObject *obj, const char *name)
+{
+    if (strcmp(name, "format") != 0 && strcmp(name, "format_map") != 0)
+        return false;
+    return PyUnicode_Check(obj) ||
+           (PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *) obj, &PyUnicode_Type));
+}
+
+PyObject *
+exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
+{
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s)
+        return NULL;
+    if (exec_dunder_forbidden(s))
+        return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v && exec_check_value(r, v) < 0)
+        Py_CLEAR(v);
+    if (v && is_format_method(obj, s)) {
+        PyObject *g = guard_format(obj, v);
+        Py_DECREF(v);
+        v = g;
+    }
+    return v;
+}
+
+int
+exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value)
+{
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s)
+        return -1;
+    if (exec_dunder_forbidden(s)) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
+        return -1;
+    }
+    /* Writing into a module would change what other code sees through it. */
+    if (PyModule_Check(obj)) {
+        exec_fail(r, ABORT_NONE, "Forbidden assignment to an attribute of module %s: %s",
+                  PyModule_GetName(obj) ? PyModule_GetName(obj) : "?", s);
+        return -1;
+    }
+    return PyObject_SetAttr(obj, name, value);
+}
+
+int
+exec_budget_slow(struct exec_run *r)
+{
+    if (r->abort != ABORT_NONE) {
+        /* Already failed: keep failing until the walk unwinds. Keep the first message. */
+        if (!PyErr_Occurred())
+            PyErr_SetObject(exec_InterpreterError, r->abort_msg ? r->abort_msg : Py_None);
+        return -1;
+    }
+    if (r->ops > r->max_ops) {
+        exec_fail(r, ABORT_ERROR,
+                  "Reached the max number of operations of %llu. Maybe there is an infinite loop "
+                  "somewhere in the code, or you're just asking too many calculations.",
+                  (unsigned long long) r->max_ops);
+        return -1;
+    }
+    if (r->deadline_ns && exec_now_ns() >= r->deadline_ns) {
+        uint64_t ms = r->env->policy.timeout_ms;
+        char secs[32];
+        if (ms % 1000 == 0)
+            snprintf(secs, sizeof(secs), "%llu", (unsigned long long) (ms / 1000));
+        else
+            snprintf(secs, sizeof(secs), "%g", (double) ms / 1000.0);
+        exec_fail(r, ABORT_TIMEOUT,
+                  "Code execution exceeded the maximum execution time of %s seconds", secs);
+        return -1;
+    }
+    uint64_t next = r->ops + EXEC_CLOCK_EVERY;
+    r->ops_check_at = next < r->max_ops + 1 ? next : r->max_ops + 1;
+    return 0;
+}

@@ -1,0 +1,287 @@
+/* One run of a snippet in an environment, and the result object exec.h describes. */
+#include <string.h>
+
+#include "exec_internal.h"
+#include "pf_cleanup.h"
+#include "value.h"
+
+static const char *const outcome_names[] = {"ok", "error", "timeout", "output_limit",
+                                             "memory_limit"};
+enum outcome { OUT_OK, OUT_ERROR, OUT_TIMEOUT, OUT_OUTPUT, OUT_MEMORY };
+
+struct run_error {
+    char *type;
+    char *message;
+    char *source;
+    uint32_t line;
+};
+
+/* Counts UTF-8 code points; returns the byte offset of code point `chars` (or len). */
+static size_t
+utf8_offset(const char *s, size_t len, size_t chars)
+{
+    size_t i = 0;
+    for (size_t c = 0; i < len; i++) {
+        if (((unsigned char) s[i] & 0xC0) != 0x80) {
+            if (c == chars)
+                return i;
+            c++;
+        }
+    }
+    return len;
+}
+
+static size_t
+utf8_len(const char *s, size_t len)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < len; i++)
+        c += ((unsigned char) s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* smolagents' truncate_content: head and tail, with a marker line between. */
+static cJSON *
+logs_json(const char *logs, size_t len, uint32_t max)
+{
+    size_t chars = utf8_len(logs, len);
+    if (chars <= max)
+        return cJSON_CreateString(logs);
+    size_t head = utf8_offset(logs, len, max / 2);
+    size_t tail = utf8_offset(logs, len, chars - (max - max / 2));
+    char *out = NULL;
+    if (asprintf(&out, "%.*s\n..._This content has been truncated to stay below %u characters_...\n%s",
+                 (int) head, logs, max, logs + tail) < 0)
+        return NULL;
+    cJSON *j = cJSON_CreateString(out);
+    free(out);
+    return j;
+}
+
+static char *
+exc_str(PyObject *value)
+{
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *u = s ? PyUnicode_AsUTF8(s) : NULL;
+    char *out = strdup(u ? u : "<exception str() failed>");
+    if (!u)
+        PyErr_Clear();
+    Py_XDECREF(s);
+    return out;
+}
+
+static int
+syntax_error(struct run_error *e)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    const char *tname = type ? _PyType_Name((PyTypeObject *) type) : "SyntaxError";
+    long lineno = 0, offset = 0;
+    _cleanup_free_ char *msg = NULL, *text = NULL;
+    if (value && PyObject_TypeCheck(value, (PyTypeObject *) PyExc_SyntaxError)) {
+        PySyntaxErrorObject *se = (PySyntaxErrorObject *) value;
+        lineno = se->lineno && PyLong_Check(se->lineno) ? PyLong_AsLong(se->lineno) : 0;
+        offset = se->offset && PyLong_Check(se->offset) ? PyLong_AsLong(se->offset) : 0;
+        msg = exc_str(se->msg);
+        text = se->text && PyUnicode_Check(se->text) ? strdup(PyUnicode_AsUTF8(se->text)) : NULL;
+    } else {
+        msg = exc_str(value);
+    }
+    PyErr_Clear();
+    if (text) {
+        size_t l = strlen(text);
+        while (l && (text[l - 1] == '\n' || text[l - 1] == '\r'))
+            text[--l] = '\0';
+    }
+    int caret = offset > 1 && offset < 10000 ? (int) offset - 1 : 0;
+    int rc;
+    if (text)
+        rc = asprintf(&e->message, "Code parsing failed on line %ld due to: %s: %s\n%s\n%*s^",
+                      lineno, tname, msg ? msg : "?", text, caret, "");
+    else
+        rc = asprintf(&e->message, "Code parsing failed on line %ld due to: %s: %s", lineno,
+                      tname, msg ? msg : "?");
+    e->type = strdup(tname);
+    e->source = text ? strdup(text) : NULL;
+    e->line = (uint32_t) lineno;
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The failure of a top-level statement, and the outcome it makes. */
+static enum outcome
+runtime_error(struct exec_run *r, const struct node *stmt, struct run_error *e)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    enum outcome out = OUT_ERROR;
+    if (r->abort == ABORT_TIMEOUT)
+        out = OUT_TIMEOUT;
+    else if (r->abort == ABORT_OUTPUT)
+        out = OUT_OUTPUT;
+    else if (type && PyErr_GivenExceptionMatches(type, PyExc_MemoryError))
+        out = OUT_MEMORY;
+    if (r->abort != ABORT_NONE && r->abort_msg) {
+        /* the refusal, even if CPython code turned it into another exception on the way */
+        e->type = strdup("InterpreterError");
+        e->message = exc_str(r->abort_msg);
+    } else {
+        e->type = strdup(type ? _PyType_Name((PyTypeObject *) type) : "Error");
+        e->message = exc_str(value);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    e->source = exec_tree_segment(r->tree, stmt);
+    e->line = stmt->lineno;
+    char *full = NULL;
+    if (asprintf(&full, "Code execution failed at line '%s' due to: %s: %s",
+                 e->source ? e->source : "", e->type ? e->type : "Error",
+                 e->message ? e->message : "") >= 0) {
+        free(e->message);
+        e->message = full;
+    }
+    PyErr_Clear();
+    return out;
+}
+
+static void
+add_output(struct exec_run *r, cJSON *res, PyObject *value)
+{
+    if (!value || value == Py_None) {
+        cJSON_AddNullToObject(res, "output");
+        cJSON_AddNullToObject(res, "output_repr");
+        return;
+    }
+    cJSON *j = exec_value_to_json(value, EXEC_VALUE_MAX_DEPTH);
+    if (j)
+        cJSON_AddItemToObject(res, "output", j);
+    else
+        cJSON_AddNullToObject(res, "output");
+    PyObject *rep = PyObject_Repr(value);
+    const char *s = rep ? PyUnicode_AsUTF8(rep) : NULL;
+    if (s)
+        cJSON_AddStringToObject(res, "output_repr", s);
+    else
+        cJSON_AddStringToObject(res, "output_repr", "<repr() failed>");
+    Py_XDECREF(rep);
+    PyErr_Clear();
+}
+
+/* Runs the top-level statements; returns the value of the last one when it is an expression
+ * statement (a new reference, or NULL with *ret_failed set on failure). */
+static PyObject *
+run_body(struct exec_run *r, const struct node **ret_failed)
+{
+    PyObject *last = NULL;
+    for (uint32_t i = 0; i < r->tree->nbody; i++) {
+        const struct node *s = r->tree->body[i];
+        Py_CLEAR(last);
+        if (s->kind == NK_S_EXPR) {
+            if (exec_tick(r) == 0)
+                last = exec_eval(r, s->a);
+            if (!last) {
+                *ret_failed = s;
+                return NULL;
+            }
+        } else if (exec_stmt(r, s) == FLOW_ERROR) {
+            *ret_failed = s;
+            return NULL;
+        }
+    }
+    return last ? last : Py_NewRef(Py_None);
+}
+
+static cJSON *
+build_result(struct exec_run *r, enum outcome out, PyObject *value, bool is_final,
+             struct run_error *e)
+{
+    cJSON *res = cJSON_CreateObject();
+    if (!res)
+        return NULL;
+    cJSON_AddStringToObject(res, "outcome", outcome_names[out]);
+    add_output(r, res, out == OUT_OK ? value : NULL);
+    cJSON *logs = logs_json(r->logs ? r->logs : "", r->logs_len, r->env->policy.max_log_chars);
+    if (logs)
+        cJSON_AddItemToObject(res, "logs", logs);
+    cJSON_AddBoolToObject(res, "is_final_answer", is_final && out == OUT_OK);
+    if (out != OUT_OK) {
+        cJSON *err = cJSON_AddObjectToObject(res, "error");
+        if (err) {
+            cJSON_AddStringToObject(err, "type", e->type ? e->type : "Error");
+            cJSON_AddStringToObject(err, "message", e->message ? e->message : "");
+            cJSON_AddNumberToObject(err, "line", e->line);
+            if (e->source)
+                cJSON_AddStringToObject(err, "source", e->source);
+            else
+                cJSON_AddNullToObject(err, "source");
+        }
+    } else {
+        cJSON_AddNullToObject(res, "error");
+    }
+    cJSON *stats = cJSON_AddObjectToObject(res, "stats");
+    if (stats) {
+        cJSON_AddNumberToObject(stats, "ops", (double) r->ops);
+        cJSON_AddNumberToObject(stats, "run_ms", (double) (exec_now_ns() - r->start_ns) / 1e6);
+    }
+    return res;
+}
+
+cJSON *
+exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
+{
+    struct exec_run r = {
+            .env = env,
+            .globals = env->globals,
+            .builtins = env->builtins,
+            .max_ops = env->policy.max_ops,
+            .cb = cb,
+            .userdata = userdata,
+            .start_ns = exec_now_ns(),
+    };
+    r.ops_check_at = EXEC_CLOCK_EVERY < r.max_ops ? EXEC_CLOCK_EVERY : r.max_ops + 1;
+    if (env->policy.timeout_ms)
+        r.deadline_ns = r.start_ns + env->policy.timeout_ms * 1000000ULL;
+    struct exec_run *outer = env->run;
+    env->run = &r;
+
+    struct run_error e = {0};
+    enum outcome out = OUT_OK;
+    PyObject *value = NULL;
+    bool is_final = false;
+    struct exec_tree *tree = exec_tree_compile(code);
+    if (!tree) {
+        out = PyErr_ExceptionMatches(PyExc_MemoryError) ? OUT_MEMORY : OUT_ERROR;
+        syntax_error(&e);
+    } else {
+        r.tree = tree;
+        const struct node *failed = NULL;
+        value = run_body(&r, &failed);
+        if (!value && r.abort == ABORT_FINAL) {
+            PyErr_Clear();
+            is_final = true;
+            r.abort = ABORT_NONE; /* the answer's __repr__ still runs under the budgets */
+            r.ops_check_at = r.ops + 1;
+            value = r.final_value ? Py_NewRef(r.final_value) : Py_NewRef(Py_None);
+        } else if (!value) {
+            out = runtime_error(&r, failed, &e);
+        }
+    }
+    /* converting the value may run the snippet's __repr__: still under the budgets */
+    cJSON *res = build_result(&r, out, value, is_final, &e);
+    PyErr_Clear();
+    env->run = outer;
+    Py_XDECREF(value);
+    Py_XDECREF(r.final_value);
+    Py_XDECREF(r.abort_msg);
+    exec_tree_free(tree);
+    free(r.logs);
+    free(e.type);
+    free(e.message);
+    free(e.source);
+    return res;
+}
