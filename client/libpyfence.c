@@ -551,9 +551,11 @@ parse_object_option(const char *text, const char *name, cJSON **ret, struct pyfe
     struct pf_error *pe = NULL;
     cJSON *obj = NULL;
     if (msg_parse(text, strlen(text), MSG_MAX_DEPTH, &obj, &pe) < 0) {
-        char what[64];
-        snprintf(what, sizeof(what), "exec option %s", name);
-        return fail_pf(err, pe, PYFENCE_E_BAD_REQUEST, what);
+        /* The caller's mistake, not the wire's: bad_request rather than msg_parse's bad_frame. */
+        int r = fail(err, PYFENCE_E_BAD_REQUEST, "exec option %s: %s", name,
+                     pe && pe->msg ? pe->msg : "out of memory");
+        pf_error_free(pe);
+        return r;
     }
     *ret = obj;
     return 0;

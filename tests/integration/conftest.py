@@ -124,6 +124,8 @@ class Daemon:
         self.socket_path = str(workdir / "pyfence.sock")
         self.log_path = workdir / "pyfenced.log"
         args = [require_binary(PYFENCED), "--socket", self.socket_path]
+        if os.environ.get("PYFENCE_ZYGOTE"):
+            args += ["--zygote", os.environ["PYFENCE_ZYGOTE"]]
         args += shlex.split(os.environ.get("PYFENCED_ARGS", "")) + list(extra_args)
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,

@@ -101,3 +101,55 @@ def error_exec_reply(rid, outcome, message, type_=None, line=None, source=None, 
             "logs": logs, "is_final_answer": False,
             "error": {"code": outcome, "message": message, "type": type_, "line": line, "source": source},
             "stats": {"queue_ms": 0.1, "run_ms": 0.2, "cpu_ms": 1, "ops": 3, "max_rss_kb": 1000}}
+
+
+def emulate_exec(conn, req):
+    """Runs the snippet with this (trusted, test-only) interpreter the way pyfenced would report
+    it: output events, the last expression's value, smolagents-style errors. A snippet that is
+    exactly `#outcome:NAME` gets that outcome instead, to test the clients' handling of it."""
+    import ast
+    import contextlib
+    import io
+
+    rid, code = req["id"], req["code"]
+    if code.startswith("#outcome:"):
+        outcome = code.split(":", 1)[1].strip()
+        conn.send(error_exec_reply(rid, outcome, f"the {outcome} message", logs="partial\n"))
+        return
+    out = io.StringIO()
+    ns = {}
+    try:
+        tree = ast.parse(code)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        with contextlib.redirect_stdout(out):
+            exec(compile(tree, "<snippet>", "exec"), ns)
+            value = eval(compile(ast.Expression(last.value), "<snippet>", "eval"), ns) if last else None
+    except Exception as e:  # noqa: BLE001 - reported to the client like pyfenced does
+        msg = f"Code execution failed at line '{code.strip()}' due to: {type(e).__name__}: {e}"
+        if req.get("stream", True) and out.getvalue():
+            conn.send({"id": rid, "event": "output", "data": out.getvalue()})
+        conn.send(error_exec_reply(rid, "error", msg, type(e).__name__, 1, code.strip(), logs=out.getvalue()))
+        return
+    if req.get("stream", True) and out.getvalue():
+        conn.send({"id": rid, "event": "output", "data": out.getvalue()})
+    simple = value if value is None or isinstance(value, (bool, int, float, str)) else \
+        {"$type": "repr", "type": type(value).__qualname__, "repr": repr(value)}
+    conn.send(ok_exec_reply(rid, simple, None if value is None else repr(value), logs=out.getvalue()))
+
+
+def emulate(conn, req):
+    """Answers every op like pyfenced, running exec through emulate_exec."""
+    rid, op = req["id"], req["op"]
+    if op == "hello":
+        conn.send({"id": rid, "ok": True, "server": "pyfenced", "version": "0.1.0", "protocol": 1,
+                   "python": "3.11.2", "limits": {"max_frame_bytes": 8388608}, "job_limits": {}})
+    elif op == "ping":
+        conn.send({"id": rid, "ok": True})
+    elif op == "stats":
+        conn.send({"id": rid, "ok": True, "version": "0.1.0", "uptime_ms": 3723000, "connections": 2,
+                   "jobs": {"running": 1, "total": 12, "by_outcome": {"ok": 10, "timeout": 2}},
+                   "zygote": {"pid": 4242, "restarts": 0}})
+    elif op == "exec":
+        emulate_exec(conn, req)
+    else:
+        conn.send({"id": rid, "ok": False, "error": {"code": "unknown_op", "message": f"no op {op!r}"}})

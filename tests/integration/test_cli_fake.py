@@ -1,0 +1,130 @@
+"""The pyfence CLI and libpyfence against the emulating fake server: argument handling, output
+printing and the exit-status contract, for every outcome (the real daemon cannot easily be
+made to produce some of them, e.g. seccomp_violation)."""
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import LIBCLIENT_E2E, require_binary, run_cli
+from fakeserver import emulate
+
+
+@pytest.fixture
+def srv(fake):
+    return fake(emulate)
+
+
+def test_exec_c_prints_output_then_repr(srv):
+    r = run_cli("exec", "-c", "print('hi')\n6 * 7", socket_path=srv.path)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "hi\n42\n", "")
+    req = srv.requests[-1]
+    assert req["op"] == "exec" and req["stream"] is True and "limits" not in req
+
+
+def test_exec_none_result_prints_only_output(srv):
+    r = run_cli("exec", "-c", "x = 1\nprint(x)", socket_path=srv.path)
+    assert (r.returncode, r.stdout) == (0, "1\n")
+
+
+def test_exec_file_and_stdin(srv, tmpdir_short):
+    f = tmpdir_short / "snippet.py"
+    f.write_text("print('from file')\n'done'")
+    r = run_cli("exec", str(f), socket_path=srv.path)
+    assert (r.returncode, r.stdout) == (0, "from file\n'done'\n")
+    r = run_cli("exec", "-", socket_path=srv.path, input="2 ** 10")
+    assert (r.returncode, r.stdout) == (0, "1024\n")
+    r = run_cli("exec", socket_path=srv.path, input="3")
+    assert (r.returncode, r.stdout) == (0, "3\n")
+
+
+def test_exec_options_reach_the_request(srv):
+    r = run_cli("exec", "--timeout", "0.2", "--import", "numpy", "-i", "pkg.*", "-c", "1",
+                socket_path=srv.path)
+    assert r.returncode == 0, r.stderr
+    req = srv.requests[-1]
+    assert req["limits"] == {"timeout_ms": 200} and req["imports"] == ["numpy", "pkg.*"]
+
+
+def test_exec_json(srv):
+    r = run_cli("exec", "--json", "-c", "print('x')\n[1, 2]", socket_path=srv.path)
+    assert r.returncode == 0
+    reply = json.loads(r.stdout)
+    assert reply["ok"] and reply["logs"] == "x\n" and reply["output_repr"] == "[1, 2]"
+    assert srv.requests[-1]["stream"] is False
+
+
+def test_snippet_error_exit_1(srv):
+    r = run_cli("exec", "-c", "1/0", socket_path=srv.path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("Code execution failed at line '1/0' due to: ZeroDivisionError")
+
+
+@pytest.mark.parametrize("outcome,status", [
+    ("error", 1), ("worker_crashed", 1), ("seccomp_violation", 1),
+    ("timeout", 3), ("cpu_limit", 3), ("memory_limit", 3), ("pids_limit", 3), ("output_limit", 3),
+    ("bad_request", 2), ("busy", 2), ("shutting_down", 2), ("internal", 2),
+])
+def test_exit_status_per_outcome(srv, outcome, status):
+    r = run_cli("exec", "-c", f"#outcome:{outcome}", socket_path=srv.path)
+    assert r.returncode == status, (outcome, r.stderr)
+    assert "the %s message" % outcome in r.stderr
+    assert r.stdout == "partial\n"  # what the snippet printed before it stopped
+    if outcome != "error":
+        assert r.stderr.startswith(f"pyfence: {outcome}: ")
+
+
+def test_usage_errors_exit_2(srv):
+    for args in (["exec", "-c", "1", "extra"], ["exec", "--timeout", "abc", "-c", "1"],
+                 ["exec", "--timeout", "0", "-c", "1"], ["nope"], [], ["exec", "--bogus"],
+                 ["exec", "/nonexistent/file.py"], ["status", "extra"]):
+        r = run_cli(*args, socket_path=srv.path)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert r.stderr, args
+
+
+def test_connection_error_exit_2(tmpdir_short):
+    r = run_cli("exec", "-c", "1", socket_path=tmpdir_short / "absent.sock")
+    assert r.returncode == 2
+    assert "absent.sock" in r.stderr and "No such file" in r.stderr
+    r = run_cli("ping", socket_path=tmpdir_short / "absent.sock")
+    assert r.returncode == 2
+
+
+def test_socket_from_environment(srv):
+    cmd = [require_binary(run_cli.__globals__["PYFENCE_CLI"]), "exec", "-c", "5"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env={"PYFENCE_SOCKET": srv.path})
+    assert (r.returncode, r.stdout) == (0, "5\n")
+
+
+def test_ping_and_status(srv):
+    r = run_cli("ping", socket_path=srv.path)
+    assert r.returncode == 0 and r.stdout.startswith("pong from pyfenced at ")
+    r = run_cli("status", socket_path=srv.path)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"pyfenced 0.1.0 at {srv.path}"
+    assert "uptime         0d 01h 02m 03s" in r.stdout
+    assert "connections    2" in r.stdout and "jobs total     12" in r.stdout
+    assert "    timeout      2" in r.stdout and "zygote pid     4242 (restarts 0)" in r.stdout
+    r = run_cli("status", "--json", socket_path=srv.path)
+    assert r.returncode == 0 and json.loads(r.stdout)["jobs"]["by_outcome"] == {"ok": 10, "timeout": 2}
+
+
+def test_help_and_version():
+    r = run_cli("--help")
+    assert r.returncode == 0 and "exec [-c CODE | FILE | -]" in r.stdout and "Exit status" in r.stdout
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.startswith("pyfence 0.1.0")
+    for args in (["exec", "--help"], ["help", "exec"]):
+        r = run_cli(*args)
+        assert r.returncode == 0 and r.stdout.startswith("Usage: pyfence exec"), args
+    r = run_cli("help", "status")
+    assert r.returncode == 0 and "--json" in r.stdout
+
+
+def test_libpyfence_against_fake(srv):
+    r = subprocess.run([require_binary(LIBCLIENT_E2E), srv.path], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
