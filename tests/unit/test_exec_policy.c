@@ -1,0 +1,306 @@
+/* The executor's policy: each rule bites, and its harmless neighbour still works. Budgets,
+ * output capture and the final_answer contract. */
+#include "test_exec_util.h"
+
+static char *
+eval_with(const struct exec_policy *p, const char *code)
+{
+    return t_eval(code, p);
+}
+
+#define assert_policy(p, code, needle)                                                             \
+    do {                                                                                           \
+        char *_got = eval_with((p), (code));                                                       \
+        if (!strstr(_got, (needle)))                                                               \
+            fail_msg("snippet:\n%s\nexpected to contain: %s\ngot: %s", (code), (needle), _got);   \
+        free(_got);                                                                                \
+    } while (0)
+
+static void
+test_import_allow_list(void **state)
+{
+    (void) state;
+    assert_eval_fails("import os",
+                      "InterpreterError: Import of os is not allowed. Authorized imports are: "
+                      "['collections', 'datetime', 'itertools', 'math', 'queue', 'random', 're', "
+                      "'stat', 'statistics', 'time', 'unicodedata']");
+    assert_eval_fails("from os import path", "Import of os is not allowed");
+    assert_eval_fails("import collections.abc", "Import of collections.abc is not allowed");
+    assert_eval_fails("from . import x", "InterpreterError: Relative imports are not supported");
+    assert_eval("import itertools\nlist(itertools.islice(itertools.count(), 3))", "[0, 1, 2]");
+
+    const char *json_only[] = {"json"};
+    struct exec_policy p = {.imports = json_only, .n_imports = 1};
+    assert_policy(&p, "import json\njson.dumps([1])", "'[1]'");
+    assert_policy(&p, "import json.decoder", "Import of json.decoder is not allowed");
+
+    const char *json_tree[] = {"json.*"};
+    p.imports = json_tree;
+    assert_policy(&p, "import json.decoder\njson.decoder.JSONDecodeError.__name__",
+                  "'JSONDecodeError'");
+    assert_policy(&p, "from json import decoder\n1", "1");
+    assert_policy(&p, "import jsonx", "Import of jsonx is not allowed");
+}
+
+static void
+test_modules_through_attributes(void **state)
+{
+    (void) state;
+    assert_eval_fails("import random\nrandom._os", "InterpreterError: Forbidden access to module: os");
+    assert_eval_fails("import random\nrandom._os.system('true')", "Forbidden access to module: os");
+    assert_eval_fails("import datetime\ndatetime.sys", "Forbidden access to module: sys");
+    assert_eval_fails("import random\ngetattr(random, '_os')", "Forbidden access to module: os");
+    assert_eval_fails("from random import _os", "Import of os is not allowed");
+    assert_eval_fails("import statistics\nx = [statistics.sys]", "Forbidden access to module: sys");
+    /* the allowed neighbour */
+    assert_eval("import random\nrandom.seed(1)\nrandom.randint(1, 1)", "1");
+    assert_eval_fails("import math\nmath.pi = 3", "Forbidden assignment to an attribute of module math");
+    assert_eval_fails("import math\ndel math.pi", "Forbidden deletion of an attribute of a module");
+}
+
+static void
+test_dunders(void **state)
+{
+    (void) state;
+    const char *refused[] = {
+        "(1).__class__",
+        "().__class__.__bases__[0].__subclasses__()",
+        "getattr(1, '__class__')",
+        "getattr(1, '__class__', None)",
+        "hasattr(1, '__dict__')",
+        "class_ = 1\nsetattr(class_, '__doc__x__', 1)",
+        "delattr(1, '__x__')",
+        "x = [1]\nx.__len__()",
+        "'{0.__class__}'.format(1)",
+        "str.format('{0.__class__}', 1)",
+        "'{x.__class__}'.format_map({'x': 1})",
+        "'{0:{1.__class__}}'.format(1, 2)",
+        "f = '{0.__class__}'.format\nf(1)",
+        "import math\nmath.__loader__",
+        "x = 1\nx.__class__ = int",
+        "l = [1]\ndel l.__doc__x__",
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        assert_eval_fails(refused[i], "InterpreterError: Forbidden access to dunder attribute: __");
+    /* neighbours */
+    assert_eval("len.__name__, '{0.real}'.format(3), '{:>{}}'.format('a', 3)", "('len', '3', '  a')");
+    assert_eval("getattr(1, 'real'), getattr(1, 'nope', 'dflt'), hasattr('', 'join')",
+                "(1, 'dflt', True)");
+    assert_eval("'{x}-{y[0]}'.format_map({'x': 1, 'y': [2]})", "'1-2'");
+    assert_eval_fails("getattr(1, 'nope')", "AttributeError: 'int' object has no attribute 'nope'");
+}
+
+static void
+test_builtins_refused(void **state)
+{
+    (void) state;
+    const char *names[] = {"eval", "exec", "compile", "open", "input", "breakpoint", "help",
+                           "globals", "locals", "vars", "__import__", "exit", "quit", "dir"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char code[64], msg[256];
+        snprintf(code, sizeof(code), "%s('1')", names[i]);
+        snprintf(msg, sizeof(msg),
+                 "InterpreterError: Forbidden function evaluation: '%s' is not among the "
+                 "explicitly allowed tools or defined/imported in the preceding code",
+                 names[i]);
+        assert_eval_fails(code, msg);
+    }
+    assert_eval_fails("e = eval", "NameError: The variable `eval` is not defined.");
+    assert_eval("abs(-2), any([0, 1]), chr(65), hex(255), sum(range(4)), repr('x')",
+                "(2, True, 'A', '0xff', 6, \"'x'\")");
+    assert_eval("try_ = ValueError('v')\nisinstance(try_, Exception)", "True");
+}
+
+static void
+test_budget_ops(void **state)
+{
+    (void) state;
+    struct exec_policy p = {.max_ops = 500};
+    assert_policy(&p, "x = 0\nfor i in range(10000):\n    x += i",
+                  "InterpreterError: Reached the max number of operations of 500. Maybe there is "
+                  "an infinite loop somewhere in the code, or you're just asking too many "
+                  "calculations.");
+    assert_policy(&p, "x = 0\nfor i in range(10):\n    x += i\nx", "45");
+}
+
+static void
+test_budget_while(void **state)
+{
+    (void) state;
+    struct exec_policy p = {.max_while_iterations = 10};
+    assert_policy(&p, "i = 0\nwhile True:\n    i += 1",
+                  "InterpreterError: Maximum number of 10 iterations in While loop exceeded");
+    assert_policy(&p, "i = 0\nwhile i < 10:\n    i += 1\ni", "10");
+    /* the budget is per loop: two loops of 10 are fine */
+    assert_policy(&p, "n = 0\nfor _ in range(3):\n    i = 0\n    while i < 10:\n        i += 1\n"
+                      "        n += 1\nn",
+                  "30");
+}
+
+static void
+test_budget_timeout(void **state)
+{
+    (void) state;
+    struct exec_policy p = {.timeout_ms = 100, .max_ops = 1ULL << 40,
+                            .max_while_iterations = 1ULL << 40};
+    struct exec_env *env = t_env(&p);
+    cJSON *res = t_run_in(env, "print('start')\nwhile True:\n    pass");
+    assert_string_equal(t_str(res, "outcome"), "timeout");
+    assert_string_equal(t_err(res, "message"),
+                        "Code execution failed at line 'while True:\n    pass' due to: "
+                        "InterpreterError: Code execution exceeded the maximum execution time "
+                        "of 0.1 seconds");
+    assert_string_equal(t_str(res, "logs"), "start\n");
+    double ms = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "stats"), "run_ms")->valuedouble;
+    assert_true(ms >= 100 && ms < 2000);
+    cJSON_Delete(res);
+    /* the environment stays usable (a session continues after a timed-out snippet) */
+    res = t_run_in(env, "1 + 1");
+    assert_string_equal(t_str(res, "output_repr"), "2");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+static void
+test_memory_error(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    cJSON *res = t_run_in(env, "x = [0] * (2 ** 60)");
+    assert_string_equal(t_str(res, "outcome"), "memory_limit");
+    assert_string_equal(t_err(res, "type"), "MemoryError");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+struct chunks {
+    char buf[4096];
+    size_t len;
+    int calls;
+};
+
+static void
+collect(void *userdata, const char *data, size_t len)
+{
+    struct chunks *c = userdata;
+    memcpy(c->buf + c->len, data, len);
+    c->len += len;
+    c->buf[c->len] = '\0';
+    c->calls++;
+}
+
+static void
+test_print_capture(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    struct chunks c = {0};
+    cJSON *res = exec_env_run(env,
+                              "print('a', 1, None)\nprint('b', 'c', sep='-', end='!')\n"
+                              "print(sep=None, end=None, flush=True)\nprint('é', [1])\n'v'",
+                              collect, &c);
+    const char *want = "a 1 None\nb-c!\né [1]\n";
+    assert_string_equal(t_str(res, "logs"), want);
+    assert_string_equal(c.buf, want);
+    assert_int_equal(c.calls, 4);
+    assert_string_equal(t_str(res, "output_repr"), "'v'");
+    cJSON_Delete(res);
+
+    res = t_run_in(env, "print('x')\nimport math\nprint(1, file=math)");
+    assert_non_null(strstr(t_err(res, "message"), "InterpreterError: print(file=...) is not supported"));
+    assert_string_equal(t_str(res, "logs"), "x\n");
+    cJSON_Delete(res);
+    res = t_run_in(env, "print(1, sep=2)");
+    assert_non_null(strstr(t_err(res, "message"), "TypeError: sep must be None or a string, not int"));
+    cJSON_Delete(res);
+    res = t_run_in(env, "print(1, color=2)");
+    assert_non_null(strstr(t_err(res, "message"), "TypeError"));
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+static void
+test_output_limit(void **state)
+{
+    (void) state;
+    struct exec_policy p = {.max_output_bytes = 100};
+    struct exec_env *env = t_env(&p);
+    struct chunks c = {0};
+    cJSON *res = exec_env_run(env, "for i in range(100):\n    print('x' * 9)", collect, &c);
+    assert_string_equal(t_str(res, "outcome"), "output_limit");
+    assert_int_equal(strlen(t_str(res, "logs")), 100);
+    assert_int_equal(c.len, 100);
+    assert_non_null(strstr(t_err(res, "message"), "max_output_bytes (100 bytes)"));
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+static void
+test_logs_truncation(void **state)
+{
+    (void) state;
+    struct exec_policy p = {.max_log_chars = 10};
+    struct exec_env *env = t_env(&p);
+    cJSON *res = t_run_in(env, "print('0123456789abcdé', end='')");
+    assert_string_equal(t_str(res, "logs"),
+                        "01234\n..._This content has been truncated to stay below 10 "
+                        "characters_...\nabcdé");
+    cJSON_Delete(res);
+    res = t_run_in(env, "print('0123456789', end='')");
+    assert_string_equal(t_str(res, "logs"), "0123456789");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+static void
+test_final_answer(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    cJSON *res = t_run_in(env, "x = 6\nfor i in range(3):\n    if i == 1:\n"
+                               "        final_answer(x * 7)\nprint('never')");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(res, "is_final_answer")));
+    assert_int_equal(cJSON_GetObjectItem(res, "output")->valueint, 42);
+    assert_string_equal(t_str(res, "logs"), "");
+    cJSON_Delete(res);
+    res = t_run_in(env, "final_answer(answer='k')");
+    assert_string_equal(t_str(res, "output_repr"), "'k'");
+    cJSON_Delete(res);
+    res = t_run_in(env, "final_answer()");
+    assert_string_equal(t_str(res, "outcome"), "error");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(res, "is_final_answer")));
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+static void
+test_budget_survives_swallowing(void **state)
+{
+    (void) state;
+    /* CPython code that swallows exceptions (sorted's key=) cannot hide a budget refusal */
+    struct exec_policy p = {.max_ops = 300};
+    assert_policy(&p, "d = {}\nfor i in range(1000):\n    d[i] = str(i)",
+                  "Reached the max number of operations of 300");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_import_allow_list),
+        cmocka_unit_test(test_modules_through_attributes),
+        cmocka_unit_test(test_dunders),
+        cmocka_unit_test(test_builtins_refused),
+        cmocka_unit_test(test_budget_ops),
+        cmocka_unit_test(test_budget_while),
+        cmocka_unit_test(test_budget_timeout),
+        cmocka_unit_test(test_memory_error),
+        cmocka_unit_test(test_print_capture),
+        cmocka_unit_test(test_output_limit),
+        cmocka_unit_test(test_logs_truncation),
+        cmocka_unit_test(test_final_answer),
+        cmocka_unit_test(test_budget_survives_swallowing),
+    };
+    return cmocka_run_group_tests(tests, t_setup_python, NULL);
+}
