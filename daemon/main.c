@@ -49,9 +49,10 @@ help(void)
            "                         then worker/ below it, then " PYFENCE_LIBEXECDIR ")\n");
     for (size_t i = 0; i < PF_ELEMENTSOF(limit_options); i++) {
         const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
-        printf("  %-22s %s\n  %-22s (default %lld, range %lld..%lld)\n",
-               limit_options[i].flag, def->help, "", (long long) def->def, (long long) def->min,
-               (long long) def->max);
+        char flag[40];
+        snprintf(flag, sizeof(flag), "%s N", limit_options[i].flag);
+        printf("  %-22s %s\n  %-22s (default %lld, range %lld..%lld)\n", flag, def->help, "",
+               (long long) def->def, (long long) def->min, (long long) def->max);
     }
     printf("  --version              print the version and exit\n"
            "  --help                 print this help and exit\n"
@@ -224,7 +225,6 @@ run(struct options *o)
     struct pf_error *err = NULL;
     if (daemon_start(d, &err) < 0) {
         pf_log_crit(MAIN, "%s", err->msg);
-        fprintf(stderr, "pyfenced: %s\n", err->msg);
         pf_error_free(err);
         daemon_shutdown(d);
         uv_run(&loop, UV_RUN_DEFAULT);

@@ -86,7 +86,8 @@ op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struc
     if (!reply)
         return oom(reply, err);
     bool ok = cJSON_AddStringToObject(reply, "version", PYFENCE_VERSION) &&
-              cJSON_AddNumberToObject(reply, "uptime_ms", daemon_elapsed_ms(d->start_ns)) &&
+              cJSON_AddNumberToObject(reply, "uptime_ms",
+                                      (double) (uint64_t) daemon_elapsed_ms(d->start_ns)) &&
               cJSON_AddNumberToObject(reply, "connections", d->n_conns);
     cJSON *jobs = jobs_json(d);
     if (!jobs || !cJSON_AddItemToObject(reply, "jobs", jobs)) {
