@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "harden_internal.h"
 #include "harden_params.h"
 #include "msg.h"
 #include "pf_cleanup.h"
@@ -131,9 +132,11 @@ read_frames(int fd, struct frames *f)
         ssize_t n = read(fd, buf, sizeof(buf));
         if (n < 0 && errno == EAGAIN)
             continue;
-        assert_true(n >= 0);
-        if (n == 0)
+        /* A worker that exits without reading its run frame (hardening failed) resets the
+         * connection: once its frames are read, that reads as ECONNRESET rather than EOF. */
+        if (n == 0 || (n < 0 && errno == ECONNRESET))
             break;
+        assert_true(n > 0);
         assert_int_equal(frame_decoder_feed(&d, buf, (size_t) n, on_frame, f, NULL), n);
     }
     frame_decoder_finish(&d);
@@ -171,6 +174,16 @@ stop(uv_loop_t *loop, struct zygote *z)
     zygote_stop(z);
     uv_run(loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(loop), 0);
+}
+
+static int
+spawn_with(struct zygote *z, uint64_t id, const struct harden_params *params, struct job *j)
+{
+    struct pf_error *err = NULL;
+    int fd = -1;
+    if (zygote_spawn(z, id, params, j, &fd, &err) < 0)
+        fail_msg("zygote_spawn: %s", err->msg);
+    return fd;
 }
 
 static int
@@ -357,6 +370,84 @@ test_bad_binary(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+static void
+test_cpu_limit(void **state)
+{
+    (void) state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    struct harden_params p;
+    harden_params_init(&p);
+    p.cpu_ms = 100; /* one second, the smallest RLIMIT_CPU */
+    struct job j = {0};
+    int fd = spawn_with(z, 11, &p, &j);
+    send_run(fd, "while True: pass",
+             "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_int_equal(j.exit.signal, SIGXCPU);
+    assert_false(j.exit.killed_by_request);
+    assert_true(j.exit.cpu_ms >= 500);
+    close(fd);
+    stop(&loop, z);
+}
+
+static void
+test_result_over_max_result_bytes(void **state)
+{
+    (void) state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    struct job j = {0};
+    int fd = spawn(z, 12, &j);
+    send_run(fd, "'x' * 5000", "{\"max_result_bytes\":1024}");
+    struct frames f = {0};
+    read_frames(fd, &f);
+    close(fd);
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_non_null(f.result);
+    assert_string_equal(msg_get_string(f.result, "outcome", ""), "output_limit");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(f.result, "output")));
+    const char *m = msg_get_string(cJSON_GetObjectItem(f.result, "error"), "message", "");
+    assert_non_null(strstr(m, "max_result_bytes 1024"));
+    cJSON_Delete(f.result);
+    stop(&loop, z);
+}
+
+static void
+test_required_layer_missing_fails_closed(void **state)
+{
+    (void) state;
+    int layer = -1;
+    for (int l = 0; l < _HARDEN_LAYER_MAX && layer < 0; l++)
+        if (!harden_layer_built((enum harden_layer) l))
+            layer = l;
+    if (layer < 0)
+        skip();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    struct harden_params p;
+    harden_params_init(&p);
+    p.level[layer] = HARDEN_REQUIRED;
+    struct job j = {0};
+    int fd = spawn_with(z, 13, &p, &j);
+    send_run(fd, "print('must not run')", NULL);
+    struct frames f = {0};
+    read_frames(fd, &f);
+    close(fd);
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_int_equal(j.exit.exit_code, 70);
+    assert_int_equal(f.data_len, 0);
+    assert_non_null(f.result);
+    assert_string_equal(msg_get_string(f.result, "outcome", ""), "internal");
+    const char *m = msg_get_string(cJSON_GetObjectItem(f.result, "error"), "message", "");
+    assert_non_null(strstr(m, harden_layer_name((enum harden_layer) layer)));
+    cJSON_Delete(f.result);
+    stop(&loop, z);
+}
+
 static bool
 find_zygote(const char *argv0)
 {
@@ -402,6 +493,9 @@ main(int argc, char **argv)
         cmocka_unit_test(test_zygote_death_and_restart),
         cmocka_unit_test(test_stop_with_live_worker),
         cmocka_unit_test(test_bad_binary),
+        cmocka_unit_test(test_cpu_limit),
+        cmocka_unit_test(test_result_over_max_result_bytes),
+        cmocka_unit_test(test_required_layer_missing_fails_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
