@@ -21,14 +21,14 @@ static const struct {
     enum harden_layer layer;
     harden_apply_fn apply;
 } layers[] = {
-    {HARDEN_LAYER_CGROUP, NULL},
-    {HARDEN_LAYER_NAMESPACES, NULL},
+    {HARDEN_LAYER_CGROUP, harden_cgroup_apply},
+    {HARDEN_LAYER_NAMESPACES, harden_namespaces_apply},
     {HARDEN_LAYER_RLIMITS, harden_rlimits_apply},
     {HARDEN_LAYER_FDS, harden_fds_apply},
-    {HARDEN_LAYER_IDENTITY, NULL},
-    {HARDEN_LAYER_PRIVILEGES, NULL},
-    {HARDEN_LAYER_LANDLOCK, NULL},
-    {HARDEN_LAYER_SECCOMP, NULL},
+    {HARDEN_LAYER_IDENTITY, harden_identity_apply},
+    {HARDEN_LAYER_PRIVILEGES, harden_privileges_apply},
+    {HARDEN_LAYER_LANDLOCK, harden_landlock_apply},
+    {HARDEN_LAYER_SECCOMP, harden_seccomp_apply},
 };
 
 _Static_assert(PF_ELEMENTSOF(layers) == _HARDEN_LAYER_MAX, "one table entry per layer");

@@ -1,0 +1,157 @@
+/* `pyfenced --check`: what this host gives each hardening layer, probed without changing the
+ * host (namespaces are tried in throw-away children, no cgroup is created). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harden_cgroup.h"
+#include "harden_internal.h"
+#include "harden_zygote.h"
+#include "pf_cleanup.h"
+
+/* 0 when unshare(flag) works in a child, else its errno. */
+static int
+try_unshare(int flag)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return errno;
+    if (pid == 0)
+        _exit(unshare(flag) == 0 ? 0 : (errno & 0x7f));
+    int status;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+        return EIO;
+    return WEXITSTATUS(status);
+}
+
+static void
+check_cgroup(FILE *out)
+{
+    struct cgroup_host host;
+    if (cgroup_host_detect(&host, NULL) < 0) {
+        fprintf(out, "cgroup:      none (cannot read /proc/self/cgroup)\n");
+        return;
+    }
+    char why[600];
+    const struct cgroup_backend *b = cgroup_choose(&host, "auto", why, sizeof(why), NULL);
+    fprintf(out, "cgroup:      %s (%s)\n", b ? b->name : "none", why);
+    if (host.v2_dir)
+        fprintf(out, "  v2:        '%s', controllers '%s'\n", host.v2_dir,
+                host.v2_controllers ? host.v2_controllers : "");
+    static const char *const names[_CGROUP_DIR_MAX] = {"memory", "pids", "cpu", "cpuacct"};
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++)
+        if (host.v1_dir[d])
+            fprintf(out, "  v1 %-8s'%s'%s\n", names[d], host.v1_dir[d],
+                    access(host.v1_dir[d], W_OK) == 0 ? "" : " (not writable)");
+    if (b == &cgroup_backend_none)
+        fprintf(out, "  WARNING:   workers would run with rlimits only\n");
+    cgroup_host_finish(&host);
+}
+
+static bool
+check_namespaces(FILE *out)
+{
+    static const struct {
+        const char *name;
+        int flag;
+    } ns[] = {{"net", CLONE_NEWNET}, {"pid", CLONE_NEWPID}, {"ipc", CLONE_NEWIPC},
+              {"uts", CLONE_NEWUTS}, {"mount", CLONE_NEWNS}, {"user", CLONE_NEWUSER}};
+    bool all = true;
+    fprintf(out, "namespaces: ");
+    for (size_t i = 0; i < PF_ELEMENTSOF(ns); i++) {
+        int e = try_unshare(ns[i].flag);
+        fprintf(out, " %s=%s", ns[i].name, e ? strerror(e) : "yes");
+        if (e && ns[i].flag != CLONE_NEWUSER)
+            all = false;
+    }
+    fprintf(out, "\n");
+    FILE *f = fopen("/proc/sys/user/max_user_namespaces", "re");
+    long max = -1;
+    if (f) {
+        if (fscanf(f, "%ld", &max) != 1)
+            max = -1;
+        fclose(f);
+    }
+    fprintf(out, "  user namespaces: max_user_namespaces=%ld (%s)\n", max,
+            geteuid() == 0 ? "not needed: pyfenced runs as root"
+                           : "needed: pyfenced does not run as root");
+    return all;
+}
+
+static bool
+check_seccomp(FILE *out)
+{
+    struct pf_error *err = NULL;
+    unsigned unknown = 0;
+    bool kernel = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+    int r = harden_seccomp_prepare(false, &unknown, &err);
+    size_t n;
+    harden_seccomp_allowed(&n);
+    if (r < 0 || !kernel) {
+        fprintf(out, "seccomp:     NOT AVAILABLE (%s)\n",
+                !kernel ? "kernel without CONFIG_SECCOMP_FILTER" : err->msg);
+        pf_error_free(err);
+        return false;
+    }
+    fprintf(out, "seccomp:     yes, %zu allow-listed calls (%u unknown here), %u/%u BPF "
+                 "instructions (no threads/threads), non-native ABIs killed\n",
+            n, unknown, harden_seccomp_instructions(false), harden_seccomp_instructions(true));
+    return true;
+}
+
+static bool
+check_identity(FILE *out)
+{
+    cap_t caps = cap_get_proc();
+    cap_flag_value_t setuid = CAP_CLEAR, setgid = CAP_CLEAR, setpcap = CAP_CLEAR;
+    if (caps) {
+        cap_get_flag(caps, CAP_SETUID, CAP_EFFECTIVE, &setuid);
+        cap_get_flag(caps, CAP_SETGID, CAP_EFFECTIVE, &setgid);
+        cap_get_flag(caps, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap);
+        cap_free(caps);
+    }
+    unsigned taken = 0, base = HARDEN_UID_BASE_DEFAULT;
+    for (unsigned u = base; u < base + 1024; u++)
+        if (getpwuid(u))
+            taken++;
+    fprintf(out, "identity:    workers as uid/gid %u+ (%u of the first 1024 are in /etc/passwd%s); "
+                 "CAP_SETUID %s, CAP_SETGID %s\n",
+            base, taken, taken ? ": pick another range" : "", setuid ? "yes" : "NO",
+            setgid ? "yes" : "NO");
+    fprintf(out, "privileges:  CAP_SETPCAP %s (needed to empty the bounding set)\n",
+            setpcap ? "yes" : "NO");
+    return setuid && setgid && setpcap;
+}
+
+int
+harden_check_host(FILE *out)
+{
+    fprintf(out, "pyfence host check (each layer and what this host gives it)\n");
+    check_cgroup(out);
+    bool ns = check_namespaces(out);
+    bool ids = check_identity(out);
+    int abi = harden_landlock_abi();
+    if (abi > 0)
+        fprintf(out, "landlock:    ABI %d%s%s\n", abi, abi >= 4 ? ", TCP bind/connect denied" : "",
+                abi >= 6 ? ", signals and abstract sockets scoped" : "");
+    else
+        fprintf(out, "landlock:    not available (layer skipped when best-effort)\n");
+    bool sc = check_seccomp(out);
+    fprintf(out, "rlimits:     always available\n");
+    if (!ns)
+        fprintf(out, "NOTE: some namespaces are unavailable; the namespaces layer (best-effort "
+                     "by default) will be skipped\n");
+    bool ok = sc && ids;
+    fprintf(out, "result:      %s\n",
+            ok ? "every layer required by default can be applied"
+               : "a layer required by default (seccomp, identity, privileges) CANNOT be applied");
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,119 @@
+/* Layer 1, cgroup: between harden_cgroup.c (detection, the pool, the layer) and its backends
+ * (harden_cgroup_v2.c, harden_cgroup_v1.c, harden_cgroup_none.c), crun's cgroup-internal.h
+ * split. One backend is chosen once, at zygote start-up. The zygote owns a pool of cgroups,
+ * one per concurrent worker slot, made on first use and reused job after job: no mkdir/rmdir on
+ * the request path, and a slot's limits are written only when they change. */
+#ifndef DAEMON_WORKER_HARDEN_CGROUP_H
+#define DAEMON_WORKER_HARDEN_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "harden_zygote.h"
+#include "pf_error.h"
+
+/* v1 keeps one directory per hierarchy; v2 uses index 0 only. */
+enum cgroup_dir {
+    CGROUP_DIR_MEMORY,
+    CGROUP_DIR_PIDS,
+    CGROUP_DIR_CPU,
+    CGROUP_DIR_CPUACCT,
+    _CGROUP_DIR_MAX,
+    _CGROUP_DIR_INVALID = -1,
+};
+
+struct cgroup_limits {
+    uint64_t memory_bytes;
+    uint64_t pids;
+    uint64_t cpu_quota_us; /* per cpu_period_us: how much of one CPU the worker may use */
+    uint64_t cpu_period_us;
+};
+
+/* Cumulative counters of a cgroup; a job's outcome is the difference across it. */
+struct cgroup_counters {
+    uint64_t oom_kill;
+    uint64_t pids_max;
+    uint64_t cpu_usage_us;
+    uint64_t peak_bytes; /* not cumulative: the job's own peak after the backend's reset */
+};
+
+/* What the host offers, found once from /proc/self/mountinfo and /proc/self/cgroup. A path is
+ * the directory of the calling process's own cgroup in that hierarchy, or NULL. */
+struct cgroup_host {
+    char *v2_dir;                  /* own cgroup in the cgroup2 mount */
+    char *v2_controllers;          /* its cgroup.controllers, e.g. "cpu memory pids" */
+    char *v1_dir[_CGROUP_DIR_MAX]; /* own cgroup per v1 hierarchy */
+};
+
+struct cgroup_slot {
+    bool created;
+    char *dir[_CGROUP_DIR_MAX];
+    int procs_fd[_CGROUP_DIR_MAX]; /* cgroup.procs, O_WRONLY|O_CLOEXEC: the worker joins by it */
+    int peak_fd;                   /* v2 memory.peak, reset through this fd; -1 */
+    bool peak_resettable;
+    struct cgroup_limits applied; /* what the slot's files hold; zero = unknown */
+    struct cgroup_counters base;  /* counters when the slot's previous job ended */
+};
+
+struct cgroup_backend {
+    const char *name;
+    /* Whether this host can use the backend; on false, *ret_why says why not. */
+    bool (*usable)(const struct cgroup_host *host, char *why, size_t why_len);
+    /* Once: the pool's parent directories under the zygote's own cgroup. */
+    int (*init_pool)(const struct cgroup_host *host, char **ret_root, struct pf_error **err);
+    /* Once per slot: mkdir, open the files the worker and the zygote use. */
+    int (*create)(char *const *root, unsigned index, struct cgroup_slot *slot,
+                  struct pf_error **err);
+    /* In the worker, before anything untrusted runs: join the slot. */
+    int (*attach)(const struct cgroup_slot *slot, struct pf_error **err);
+    int (*set_limits)(struct cgroup_slot *slot, const struct cgroup_limits *limits,
+                      struct pf_error **err);
+    /* After the worker was reaped. */
+    int (*read_events)(struct cgroup_slot *slot, struct cgroup_counters *ret,
+                       struct pf_error **err);
+    /* Kills what is left in the slot and resets its peak counters for the next job. */
+    int (*reset)(struct cgroup_slot *slot, struct pf_error **err);
+    int (*destroy)(struct cgroup_slot *slot, char *const *root, struct pf_error **err);
+};
+
+extern const struct cgroup_backend cgroup_backend_v2;
+extern const struct cgroup_backend cgroup_backend_v1;
+extern const struct cgroup_backend cgroup_backend_none;
+
+/* ---- harden_cgroup.c: shared helpers for the backends ------------------------------------- */
+
+int cgroup_host_detect(struct cgroup_host *ret, struct pf_error **err);
+void cgroup_host_finish(struct cgroup_host *host);
+/* Whether the v2 cgroup of the caller offers `controller` ("memory", "pids", "cpu"). */
+bool cgroup_v2_has(const struct cgroup_host *host, const char *controller);
+/* Chooses the backend for mode ("auto"/NULL, "v2", "v1", "none"); *why says why that one. */
+const struct cgroup_backend *cgroup_choose(const struct cgroup_host *host, const char *mode,
+                                           char *why, size_t why_len, struct pf_error **err);
+
+int cgroup_write(const char *dir, const char *file, const char *value, struct pf_error **err);
+int cgroup_write_u64(const char *dir, const char *file, uint64_t value, struct pf_error **err);
+/* Reads a file holding one number ("max" reads as UINT64_MAX). */
+int cgroup_read_u64(const char *dir, const char *file, uint64_t *ret, struct pf_error **err);
+/* Reads the value of `key` from a "key value" file (memory.events, cpu.stat, ...). A missing key
+ * reads as 0. */
+int cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t *ret,
+                    struct pf_error **err);
+bool cgroup_file_exists(const char *dir, const char *file);
+/* SIGKILLs every pid listed in dir/cgroup.procs until it is empty (bounded retries). */
+int cgroup_kill_listed(const char *dir, struct pf_error **err);
+/* mkdir that accepts an existing directory. */
+int cgroup_mkdir(const char *path, struct pf_error **err);
+
+/* ---- harden_cgroup.c: the pool, for harden_zygote.c -------------------------------------- */
+
+int harden_cgroup_init(const char *mode, struct pf_error **err);
+const char *harden_cgroup_backend_name(void);
+/* Creates slot `index` if needed and writes its limits from p. */
+int harden_cgroup_slot_prepare(unsigned index, const struct harden_params *p,
+                               struct pf_error **err);
+/* Fills the cgroup part of *out (may be NULL), kills leftovers, resets the slot. */
+void harden_cgroup_slot_finish(unsigned index, struct harden_outcome *out);
+void harden_cgroup_finish(void);
+
+#endif

@@ -1,0 +1,175 @@
+/* cgroup v1 backend: one directory per hierarchy (memory, pids, cpu, cpuacct), each under the
+ * zygote's own cgroup of that hierarchy. memory.memsw.limit_in_bytes (swap 0) where the kernel
+ * accounts swap; OOM kills from memory.oom_control, peak from memory.max_usage_in_bytes (reset
+ * per job), fork refusals from pids.events, CPU time from cpuacct.usage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harden_cgroup.h"
+#include "pf_cleanup.h"
+
+static bool
+v1_usable(const struct cgroup_host *host, char *why, size_t why_len)
+{
+    if (!host->v1_dir[CGROUP_DIR_MEMORY] || !host->v1_dir[CGROUP_DIR_PIDS]) {
+        snprintf(why, why_len, "no v1 memory and pids hierarchies are mounted");
+        return false;
+    }
+    if (access(host->v1_dir[CGROUP_DIR_MEMORY], W_OK) < 0 ||
+        access(host->v1_dir[CGROUP_DIR_PIDS], W_OK) < 0) {
+        snprintf(why, why_len, "the v1 memory/pids cgroups '%s', '%s' are not writable",
+                 host->v1_dir[CGROUP_DIR_MEMORY], host->v1_dir[CGROUP_DIR_PIDS]);
+        return false;
+    }
+    snprintf(why, why_len, "v1 hierarchies: memory, pids%s%s",
+             host->v1_dir[CGROUP_DIR_CPU] ? ", cpu" : "",
+             host->v1_dir[CGROUP_DIR_CPUACCT] ? ", cpuacct" : "");
+    return true;
+}
+
+static int
+v1_init_pool(const struct cgroup_host *host, char **ret_root, struct pf_error **err)
+{
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
+        if (!host->v1_dir[d] || access(host->v1_dir[d], W_OK) < 0)
+            continue;
+        char *root = NULL;
+        if (asprintf(&root, "%s/pyfence-%d", host->v1_dir[d], (int) getpid()) < 0)
+            return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
+        if (cgroup_mkdir(root, err) < 0) {
+            free(root);
+            return -1;
+        }
+        ret_root[d] = root;
+    }
+    return 0;
+}
+
+static int
+v1_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf_error **err)
+{
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
+        if (!root[d])
+            continue;
+        if (asprintf(&slot->dir[d], "%s/w%u", root[d], index) < 0)
+            return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
+        if (cgroup_mkdir(slot->dir[d], err) < 0)
+            return -1;
+        _cleanup_free_ char *procs = NULL;
+        if (asprintf(&procs, "%s/cgroup.procs", slot->dir[d]) < 0)
+            return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
+        slot->procs_fd[d] = open(procs, O_WRONLY | O_CLOEXEC);
+        if (slot->procs_fd[d] < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
+    }
+    return 0;
+}
+
+static int
+v1_attach(const struct cgroup_slot *slot, struct pf_error **err)
+{
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
+        if (slot->procs_fd[d] < 0)
+            continue;
+        /* "0" is the writer itself. */
+        if (write(slot->procs_fd[d], "0", 1) != 1)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: joining '%s'",
+                                      slot->dir[d]);
+    }
+    return 0;
+}
+
+static int
+v1_set_limits(struct cgroup_slot *slot, const struct cgroup_limits *l, struct pf_error **err)
+{
+    const char *mem = slot->dir[CGROUP_DIR_MEMORY];
+    if (mem) {
+        /* memsw must stay >= limit: raise memsw first when growing, after when shrinking. */
+        bool memsw = cgroup_file_exists(mem, "memory.memsw.limit_in_bytes");
+        bool growing = slot->applied.memory_bytes && l->memory_bytes > slot->applied.memory_bytes;
+        if (memsw && growing &&
+            cgroup_write_u64(mem, "memory.memsw.limit_in_bytes", l->memory_bytes, err) < 0)
+            return -1;
+        if (cgroup_write_u64(mem, "memory.limit_in_bytes", l->memory_bytes, err) < 0)
+            return -1;
+        if (memsw && !growing &&
+            cgroup_write_u64(mem, "memory.memsw.limit_in_bytes", l->memory_bytes, err) < 0)
+            return -1;
+        /* Without swap accounting, swappiness 0 is the closest to "no swap"; a kernel that
+         * refuses it still has the memory limit, so its failure is ignored. */
+        if (!memsw)
+            (void) cgroup_write(mem, "memory.swappiness", "0", NULL);
+    }
+    if (slot->dir[CGROUP_DIR_PIDS] &&
+        cgroup_write_u64(slot->dir[CGROUP_DIR_PIDS], "pids.max", l->pids, err) < 0)
+        return -1;
+    const char *cpu = slot->dir[CGROUP_DIR_CPU];
+    if (cpu && (cgroup_write_u64(cpu, "cpu.cfs_period_us", l->cpu_period_us, err) < 0 ||
+                cgroup_write_u64(cpu, "cpu.cfs_quota_us", l->cpu_quota_us, err) < 0))
+        return -1;
+    return 0;
+}
+
+static int
+v1_read_events(struct cgroup_slot *slot, struct cgroup_counters *ret, struct pf_error **err)
+{
+    struct cgroup_counters c = {0};
+    const char *mem = slot->dir[CGROUP_DIR_MEMORY];
+    if (mem && (cgroup_read_key(mem, "memory.oom_control", "oom_kill", &c.oom_kill, err) < 0 ||
+                cgroup_read_u64(mem, "memory.max_usage_in_bytes", &c.peak_bytes, err) < 0))
+        return -1;
+    if (slot->dir[CGROUP_DIR_PIDS] &&
+        cgroup_read_key(slot->dir[CGROUP_DIR_PIDS], "pids.events", "max", &c.pids_max, err) < 0)
+        return -1;
+    if (slot->dir[CGROUP_DIR_CPUACCT]) {
+        uint64_t ns = 0;
+        if (cgroup_read_u64(slot->dir[CGROUP_DIR_CPUACCT], "cpuacct.usage", &ns, err) < 0)
+            return -1;
+        c.cpu_usage_us = ns / 1000;
+    }
+    *ret = c;
+    return 0;
+}
+
+static int
+v1_reset(struct cgroup_slot *slot, struct pf_error **err)
+{
+    /* Every hierarchy holds the same processes; the pids one lists them all. */
+    const char *dir = slot->dir[CGROUP_DIR_PIDS] ? slot->dir[CGROUP_DIR_PIDS]
+                                                 : slot->dir[CGROUP_DIR_MEMORY];
+    if (dir && cgroup_kill_listed(dir, err) < 0)
+        return -1;
+    if (slot->dir[CGROUP_DIR_MEMORY] &&
+        cgroup_write(slot->dir[CGROUP_DIR_MEMORY], "memory.max_usage_in_bytes", "0", err) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+v1_destroy(struct cgroup_slot *slot, char *const *root, struct pf_error **err)
+{
+    int r = v1_reset(slot, err);
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
+        slot->procs_fd[d] = pf_close(slot->procs_fd[d]);
+        if (slot->dir[d] && rmdir(slot->dir[d]) < 0 && r == 0)
+            r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: rmdir '%s'", slot->dir[d]);
+        free(slot->dir[d]);
+        slot->dir[d] = NULL;
+    }
+    return r;
+}
+
+const struct cgroup_backend cgroup_backend_v1 = {
+    .name = "v1",
+    .usable = v1_usable,
+    .init_pool = v1_init_pool,
+    .create = v1_create,
+    .attach = v1_attach,
+    .set_limits = v1_set_limits,
+    .read_events = v1_read_events,
+    .reset = v1_reset,
+    .destroy = v1_destroy,
+};

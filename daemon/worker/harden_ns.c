@@ -1,0 +1,286 @@
+/* Layer 2, namespaces. Made once in the zygote (harden_ns_prepare): an empty network namespace
+ * (no interface up) and a mount namespace holding the read-only view a worker gets: /usr and
+ * the top-level links or directories into it, the few /etc files the loader and time zones need,
+ * /dev with null, zero, random and urandom only, empty /proc and /tmp mount points. Per worker
+ * (harden_namespaces_apply): setns into both, fresh ipc and uts namespaces, a private copy of
+ * the mount view with its own size-limited tmpfs on /tmp and, as the init of the fresh pid
+ * namespace the zygote prepared (harden_ns_prefork), a /proc showing only its own processes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "harden_internal.h"
+#include "harden_zygote.h"
+#include "pf_cleanup.h"
+
+static struct {
+    bool prepared;
+    int netns_fd;       /* the shared empty network namespace */
+    int mntns_fd;       /* the prepared read-only view */
+    int own_pidns_fd;   /* the zygote's pid namespace, to fork into it again */
+    bool children_in_new_pidns;
+    bool private_scratch; /* in the worker: /tmp is its own tmpfs */
+} the_ns = {.netns_fd = -1, .mntns_fd = -1, .own_pidns_fd = -1};
+
+/* Host paths a worker sees read-only. Top-level entries that are symlinks on the host (merged
+ * /usr) are recreated as the same symlinks. */
+static const char *const view_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                        "/libx32"};
+static const char *const view_etc_files[] = {"/etc/ld.so.cache", "/etc/localtime",
+                                             "/etc/nsswitch.conf"};
+static const char *const view_devices[] = {"/dev/null", "/dev/zero", "/dev/random",
+                                           "/dev/urandom"};
+
+static int
+pivot_root(const char *new_root, const char *put_old)
+{
+    return (int) syscall(SYS_pivot_root, new_root, put_old);
+}
+
+static int
+bind_ro(const char *src, const char *dst, struct pf_error **err)
+{
+    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: bind '%s'", src);
+    if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: read-only '%s'", dst);
+    return 0;
+}
+
+/* Mirrors host path `src` (a directory, a file or a symlink) at root/src. */
+static int
+mirror(const char *root, const char *src, bool device, struct pf_error **err)
+{
+    struct stat st;
+    if (lstat(src, &st) < 0)
+        return 0; /* absent on this host: nothing to show */
+    _cleanup_free_ char *dst = NULL;
+    if (asprintf(&dst, "%s%s", root, src) < 0)
+        return pf_error_set(err, PF_E_INTERNAL, "namespaces: out of memory");
+    if (S_ISLNK(st.st_mode)) {
+        char target[4096];
+        ssize_t n = readlink(src, target, sizeof(target) - 1);
+        if (n < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: readlink '%s'",
+                                      src);
+        target[n] = '\0';
+        if (symlink(target, dst) < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: symlink '%s'", dst);
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (mkdir(dst, 0755) < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: mkdir '%s'", dst);
+    } else {
+        _cleanup_close_ int fd = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: create '%s'", dst);
+    }
+    if (device) {
+        /* Devices keep their own mount's flags (no nodev), read-write: /dev/null takes writes. */
+        if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: bind '%s'", src);
+        return 0;
+    }
+    return bind_ro(src, dst, err);
+}
+
+static int
+build_view(const char *root, struct pf_error **err)
+{
+    if (mount("pyfence-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: tmpfs for the view");
+    static const char *const dirs[] = {"/etc", "/dev", "/proc", "/tmp"};
+    for (size_t i = 0; i < PF_ELEMENTSOF(dirs); i++) {
+        _cleanup_free_ char *d = NULL;
+        if (asprintf(&d, "%s%s", root, dirs[i]) < 0 || mkdir(d, 0755) < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: mkdir '%s'",
+                                      dirs[i]);
+    }
+    for (size_t i = 0; i < PF_ELEMENTSOF(view_dirs); i++)
+        if (mirror(root, view_dirs[i], false, err) < 0)
+            return -1;
+    for (size_t i = 0; i < PF_ELEMENTSOF(view_etc_files); i++)
+        if (mirror(root, view_etc_files[i], false, err) < 0)
+            return -1;
+    for (size_t i = 0; i < PF_ELEMENTSOF(view_devices); i++)
+        if (mirror(root, view_devices[i], true, err) < 0)
+            return -1;
+    static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"},
+                                           {"/proc/self/fd/0", "/dev/stdin"},
+                                           {"/proc/self/fd/1", "/dev/stdout"},
+                                           {"/proc/self/fd/2", "/dev/stderr"}};
+    for (size_t i = 0; i < PF_ELEMENTSOF(links); i++) {
+        _cleanup_free_ char *l = NULL;
+        if (asprintf(&l, "%s%s", root, links[i][1]) < 0 || symlink(links[i][0], l) < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: symlink '%s'",
+                                      links[i][1]);
+    }
+    /* Swap the root: the old one is detached, so nothing of the host stays reachable. */
+    if (chdir(root) < 0 || pivot_root(".", ".") < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: pivot_root");
+    if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: detaching the old root");
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: read-only root");
+    return 0;
+}
+
+/* Makes the mount view in a new mount namespace, keeps an fd to it, and returns the zygote to
+ * its own namespace and working directory. */
+static int
+prepare_mount_view(struct pf_error **err)
+{
+    _cleanup_close_ int own = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    _cleanup_close_ int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (own < 0 || cwd < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: saving the zygote's "
+                                                             "mount namespace");
+    if (unshare(CLONE_NEWNS) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWNS)");
+    int r = 0;
+    the_ns.mntns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (the_ns.mntns_fd < 0)
+        r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: open mount namespace");
+    else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: private propagation");
+    else
+        r = build_view(access("/tmp", F_OK) == 0 ? "/tmp" : "/run", err);
+    if (r < 0)
+        the_ns.mntns_fd = pf_close(the_ns.mntns_fd);
+    /* Back to where the zygote was, whatever happened: it must keep its own view. */
+    if (setns(own, CLONE_NEWNS) < 0 || fchdir(cwd) < 0) {
+        the_ns.mntns_fd = pf_close(the_ns.mntns_fd);
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "namespaces: returning to the zygote's mount namespace");
+    }
+    return r;
+}
+
+static int
+prepare_netns(struct pf_error **err)
+{
+    _cleanup_close_ int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (own < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: open /proc/self/ns/net");
+    if (unshare(CLONE_NEWNET) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWNET)");
+    the_ns.netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    int saved = errno;
+    if (setns(own, CLONE_NEWNET) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "namespaces: returning to the zygote's network namespace");
+    if (the_ns.netns_fd < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, saved, "namespaces: open network namespace");
+    return 0;
+}
+
+int
+harden_ns_prepare(struct pf_error **err)
+{
+    if (the_ns.prepared)
+        return 0;
+    the_ns.prepared = true;
+    the_ns.own_pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    int r = prepare_netns(err);
+    if (prepare_mount_view(r < 0 ? NULL : err) < 0)
+        r = -1;
+    return r;
+}
+
+bool
+harden_ns_have_netns(void)
+{
+    return the_ns.netns_fd >= 0;
+}
+
+bool
+harden_ns_have_mount_view(void)
+{
+    return the_ns.mntns_fd >= 0;
+}
+
+bool
+harden_ns_private_scratch(void)
+{
+    return the_ns.private_scratch;
+}
+
+int
+harden_ns_prefork(bool new_pid_ns, struct pf_error **err)
+{
+    if (new_pid_ns) {
+        /* Each worker is the init of its own pid namespace: it sees no other process, and when
+         * it dies the kernel kills everything it left behind. */
+        if (unshare(CLONE_NEWPID) < 0) {
+            int e = errno;
+            if (the_ns.children_in_new_pidns && the_ns.own_pidns_fd >= 0 &&
+                setns(the_ns.own_pidns_fd, CLONE_NEWPID) == 0)
+                the_ns.children_in_new_pidns = false;
+            return pf_error_set_errno(err, PF_E_INTERNAL, e, "namespaces: unshare(CLONE_NEWPID)");
+        }
+        the_ns.children_in_new_pidns = true;
+        return 0;
+    }
+    if (!the_ns.children_in_new_pidns)
+        return 0;
+    if (the_ns.own_pidns_fd < 0 || setns(the_ns.own_pidns_fd, CLONE_NEWPID) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "namespaces: returning children to the zygote's pid namespace");
+    the_ns.children_in_new_pidns = false;
+    return 0;
+}
+
+static int
+mount_scratch_and_proc(const struct harden_params *p, struct pf_error **err)
+{
+    /* The scratch is as large as one file may be, at least 1 MiB (tmpfs size=0 is unlimited),
+     * and its pages count against the worker's memory cgroup. */
+    uint64_t mb = p->file_size_mb ? p->file_size_mb : 1;
+    char opts[96];
+    snprintf(opts, sizeof(opts), "size=%llum,nr_inodes=4096,mode=1777", (unsigned long long) mb);
+    if (mount("pyfence-scratch", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: tmpfs on /tmp");
+    the_ns.private_scratch = true;
+    if (chdir("/tmp") < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: chdir /tmp");
+    /* /proc only as the init of a fresh pid namespace: then it shows this worker alone. */
+    if (getpid() != 1)
+        return 0;
+    unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    if (mount("proc", "/proc", "proc", flags, "hidepid=invisible,subset=pid") < 0 &&
+        mount("proc", "/proc", "proc", flags, "hidepid=2") < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: mounting /proc");
+    return 0;
+}
+
+int
+harden_namespaces_apply(const struct harden_params *p, struct pf_error **err)
+{
+    if (the_ns.netns_fd < 0 || the_ns.mntns_fd < 0)
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "namespaces: the zygote could not prepare the %s (see its start-up "
+                            "log and `pyfenced --check`)",
+                            the_ns.netns_fd < 0 ? "network namespace" : "mount view");
+    if (setns(the_ns.netns_fd, CLONE_NEWNET) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: entering the network "
+                                                             "namespace");
+    if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(ipc, uts)");
+    if (sethostname("pyfence", 7) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: sethostname");
+    /* Enter the shared view, then take a private copy of it (a handful of mounts), so that this
+     * worker's /tmp and /proc are its own. */
+    if (setns(the_ns.mntns_fd, CLONE_NEWNS) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: entering the mount view");
+    if (unshare(CLONE_NEWNS) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWNS)");
+    return mount_scratch_and_proc(p, err);
+}

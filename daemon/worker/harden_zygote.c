@@ -1,0 +1,172 @@
+/* The zygote's side of hardening: start-up (every layer's expensive preparation, once) and the
+ * per-job bracket around each fork. See harden_zygote.h. */
+#include "harden_zygote.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harden_cgroup.h"
+#include "harden_internal.h"
+#include "pf_log.h"
+
+struct harden_job {
+    unsigned slot;
+};
+
+/* Slots are numbered from 0; a slot is a cgroup of the pool and an identity of the range. */
+static struct {
+    struct harden_zygote_config config;
+    bool *busy;
+    unsigned n_busy;
+    int current_slot; /* the prepared job's slot: what a fork carries into the worker */
+} the_zygote = {.current_slot = -1};
+
+static uint32_t
+uid_base(void)
+{
+    return the_zygote.config.uid_base ? the_zygote.config.uid_base : HARDEN_UID_BASE_DEFAULT;
+}
+
+static uint32_t
+uid_count(void)
+{
+    return the_zygote.config.uid_count ? the_zygote.config.uid_count : HARDEN_UID_COUNT_DEFAULT;
+}
+
+int
+harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **err)
+{
+    if (config)
+        the_zygote.config = *config;
+    if (harden_cgroup_init(the_zygote.config.cgroup_mode, err) < 0)
+        return -1;
+
+    struct pf_error *nerr = NULL;
+    if (harden_ns_prepare(&nerr) < 0) {
+        pf_log_warning(ZYGOTE, "namespaces: %s; the namespaces layer will fail per job",
+                       nerr->msg);
+        pf_error_free(nerr);
+    }
+
+    unsigned unknown = 0;
+    if (harden_seccomp_prepare(the_zygote.config.seccomp_strict, &unknown, err) < 0)
+        return pf_error_prefix(err, "seccomp filter");
+    if (unknown)
+        pf_log_notice(SECCOMP, "%u allow-listed syscall names are unknown on this architecture, "
+                               "skipped", unknown);
+
+    int abi = harden_landlock_abi();
+    pf_log_notice(ZYGOTE,
+                  "hardening: cgroup %s; network namespace %s; mount view %s; seccomp %u/%u BPF "
+                  "instructions (no threads/threads); Landlock %s%d; worker ids from %u",
+                  harden_cgroup_backend_name(), harden_ns_have_netns() ? "ready" : "UNAVAILABLE",
+                  harden_ns_have_mount_view() ? "ready" : "UNAVAILABLE",
+                  harden_seccomp_instructions(false), harden_seccomp_instructions(true),
+                  abi > 0 ? "ABI " : "UNAVAILABLE, ABI ", abi, uid_base());
+    return 0;
+}
+
+void
+harden_zygote_finish(void)
+{
+    harden_cgroup_finish();
+    free(the_zygote.busy);
+    the_zygote.busy = NULL;
+    the_zygote.n_busy = 0;
+}
+
+static int
+take_slot(unsigned *ret, struct pf_error **err)
+{
+    for (unsigned i = 0; i < the_zygote.n_busy; i++)
+        if (!the_zygote.busy[i]) {
+            the_zygote.busy[i] = true;
+            *ret = i;
+            return 0;
+        }
+    unsigned n = the_zygote.n_busy ? the_zygote.n_busy * 2 : 16;
+    if (n > uid_count())
+        n = uid_count();
+    if (n <= the_zygote.n_busy)
+        return pf_error_set(err, PF_E_BUSY, "all %u worker identities of the range %u+ are in use",
+                            uid_count(), uid_base());
+    bool *b = realloc(the_zygote.busy, n * sizeof(*b));
+    if (!b)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory for the worker slots");
+    memset(b + the_zygote.n_busy, 0, (n - the_zygote.n_busy) * sizeof(*b));
+    *ret = the_zygote.n_busy;
+    b[*ret] = true;
+    the_zygote.busy = b;
+    the_zygote.n_busy = n;
+    return 0;
+}
+
+int
+harden_job_prepare(const struct harden_params *p, struct harden_job **ret, struct pf_error **err)
+{
+    struct harden_job *job = calloc(1, sizeof(*job));
+    if (!job)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory for a job");
+    if (take_slot(&job->slot, err) < 0) {
+        free(job);
+        return -1;
+    }
+    struct pf_error *cerr = NULL;
+    if (harden_cgroup_slot_prepare(job->slot, p, &cerr) < 0) {
+        if (p->level[HARDEN_LAYER_CGROUP] == HARDEN_REQUIRED) {
+            *err = cerr;
+            harden_job_finish(job, NULL);
+            return pf_error_prefix(err, "hardening layer 'cgroup'");
+        }
+        pf_log_warning(CGROUP, "slot %u: %s; this worker runs without its cgroup limits",
+                       job->slot, cerr->msg);
+        pf_error_free(cerr);
+    }
+    /* A fresh pid namespace per worker costs one unshare here; the mount of its /proc happens in
+     * the worker (namespaces layer). */
+    bool new_pid_ns = p->level[HARDEN_LAYER_NAMESPACES] != HARDEN_OFF;
+    struct pf_error *nerr = NULL;
+    if (harden_ns_prefork(new_pid_ns, &nerr) < 0) {
+        if (p->level[HARDEN_LAYER_NAMESPACES] == HARDEN_REQUIRED) {
+            *err = nerr;
+            harden_job_finish(job, NULL);
+            return pf_error_prefix(err, "hardening layer 'namespaces'");
+        }
+        pf_error_free(nerr);
+    }
+    the_zygote.current_slot = (int) job->slot;
+    *ret = job;
+    return 0;
+}
+
+struct harden_job *
+harden_job_finish(struct harden_job *job, struct harden_outcome *ret_outcome)
+{
+    if (!job)
+        return NULL;
+    struct harden_outcome out = {0};
+    harden_cgroup_slot_finish(job->slot, &out);
+    if (job->slot < the_zygote.n_busy)
+        the_zygote.busy[job->slot] = false;
+    if (the_zygote.current_slot == (int) job->slot)
+        the_zygote.current_slot = -1;
+    if (ret_outcome)
+        *ret_outcome = out;
+    free(job);
+    return NULL;
+}
+
+void
+harden_job_ids(uid_t *ret_uid, gid_t *ret_gid)
+{
+    unsigned slot = the_zygote.current_slot >= 0 ? (unsigned) the_zygote.current_slot : 0;
+    *ret_uid = (uid_t) (uid_base() + slot);
+    *ret_gid = (gid_t) (uid_base() + slot);
+}
+
+int
+harden_job_slot(void)
+{
+    return the_zygote.current_slot;
+}
