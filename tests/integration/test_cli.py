@@ -1,0 +1,86 @@
+"""The pyfence CLI against the real pyfenced: inputs, output, --json, --import, --timeout, ping,
+status and the exit-status contract (0 ok, 1 snippet error, 2 usage/connection, 3 limit)."""
+
+import json
+
+from conftest import run_cli
+
+
+def test_exec_c(daemon):
+    r = daemon.cli("exec", "-c", "print('hello')\nsum(range(10))")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "hello\n45\n", "")
+
+
+def test_exec_result_none_prints_nothing_more(daemon):
+    r = daemon.cli("exec", "-c", "x = 2\nprint(x)")
+    assert (r.returncode, r.stdout) == (0, "2\n")
+
+
+def test_exec_file_and_stdin(daemon, tmpdir_short):
+    f = tmpdir_short / "s.py"
+    f.write_text("import math\nprint('pi', round(math.pi, 3))\nmath.floor(2.5)\n")
+    r = daemon.cli("exec", str(f))
+    assert (r.returncode, r.stdout) == (0, "pi 3.142\n2\n")
+    r = daemon.cli("exec", "-", input="'a' * 3")
+    assert (r.returncode, r.stdout) == (0, "'aaa'\n")
+
+
+def test_exec_json(daemon):
+    r = daemon.cli("exec", "--json", "-c", "print('x')\n(1, 2)")
+    assert r.returncode == 0
+    reply = json.loads(r.stdout)
+    assert reply["ok"] is True and reply["outcome"] == "ok" and reply["logs"] == "x\n"
+    assert reply["output"] == {"$type": "tuple", "items": [1, 2]} and reply["output_repr"] == "(1, 2)"
+    assert reply["stats"]["ops"] > 0
+
+
+def test_exec_import(daemon):
+    r = daemon.cli("exec", "-c", "import json\njson.dumps({'a': 1})")
+    assert r.returncode == 1 and "Import of json is not allowed" in r.stderr
+    r = daemon.cli("exec", "--import", "json", "-c", "import json\njson.dumps({'a': 1})")
+    assert (r.returncode, r.stdout) == (0, "'{\"a\": 1}'\n"), r.stderr
+
+
+def test_exec_snippet_error_exit_1(daemon):
+    r = daemon.cli("exec", "-c", "print('before')\n1 / 0")
+    assert r.returncode == 1 and r.stdout == "before\n"
+    assert r.stderr == "Code execution failed at line '1 / 0' due to: ZeroDivisionError: division by zero\n"
+
+
+def test_exec_policy_refusal_exit_1(daemon):
+    r = daemon.cli("exec", "-c", "import os")
+    assert r.returncode == 1 and "Import of os is not allowed" in r.stderr
+
+
+def test_exec_timeout_exit_3(daemon):
+    r = daemon.cli("exec", "--timeout", "0.2", "-c", "for i in range(10**12): pass")
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.startswith("pyfence: timeout: ")
+    daemon.assert_serving()
+
+
+def test_exec_loosening_timeout_exit_2(daemon):
+    r = daemon.cli("exec", "--timeout", "86400", "-c", "1")
+    assert r.returncode == 2 and "timeout_ms" in r.stderr, r.stderr
+
+
+def test_connection_error_exit_2(tmpdir_short):
+    r = run_cli("exec", "-c", "1", socket_path=tmpdir_short / "none.sock")
+    assert r.returncode == 2 and "none.sock" in r.stderr
+
+
+def test_ping(daemon):
+    r = daemon.cli("ping")
+    assert r.returncode == 0 and r.stdout.startswith(f"pong from pyfenced at {daemon.socket_path} in ")
+
+
+def test_status(daemon):
+    daemon.cli("exec", "-c", "1")
+    r = daemon.cli("status")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"pyfenced 0.1.0 at {daemon.socket_path}\n")
+    for label in ("uptime", "connections", "jobs running", "jobs total", "    ok", "zygote pid"):
+        assert label in r.stdout, (label, r.stdout)
+    r = daemon.cli("status", "--json")
+    stats = json.loads(r.stdout)
+    assert r.returncode == 0 and stats["jobs"]["total"] >= 1 and stats["jobs"]["by_outcome"]["ok"] >= 1

@@ -1,0 +1,85 @@
+"""Snippets that hit a limit or kill their worker each get their named error, and the daemon
+then still serves another client."""
+
+import pytest
+
+from conftest import descendants
+
+
+@pytest.fixture
+def client(daemon):
+    with daemon.client() as c:
+        yield c
+
+
+def test_memory_bomb(daemon, client):
+    r = client.exec("x = 'a' * 10**10")
+    assert r.outcome == "memory_limit" and not r.ok, (r, r.error)
+    daemon.assert_serving()
+
+
+def test_memory_bomb_by_growth(daemon, client):
+    r = client.exec("l = []\nfor i in range(10**8):\n    l.append('x' * 100000)", limits={"memory_mb": 64})
+    assert r.outcome == "memory_limit", (r, r.error)
+    daemon.assert_serving()
+
+
+def test_timeout(daemon, client):
+    r = client.exec("for i in range(10**12): pass", timeout=0.2)
+    assert r.outcome == "timeout", (r, r.error)
+    assert r.stats.get("run_ms", 0) < 5000
+    daemon.assert_serving()
+
+
+def test_timeout_in_a_c_level_call(daemon, client):
+    """A single long C call (no executor step to check the deadline): the daemon's wall-clock
+    kill must fire."""
+    r = client.exec("sum(range(10**11))", timeout=0.3)
+    assert r.outcome in ("timeout", "cpu_limit"), (r, r.error)
+    daemon.assert_serving()
+
+
+def test_while_budget(daemon, client):
+    r = client.exec("while True: pass")
+    assert r.outcome == "error" and "iterations" in r.error["message"], r.error
+    daemon.assert_serving()
+
+
+def test_output_limit(daemon, client):
+    got = []
+    r = client.exec("print('x' * 10_000_000)", on_output=got.append)
+    assert r.outcome == "output_limit", (r, r.error)
+    # whatever was streamed before the cut stays within the job's output limit
+    limit = client.hello()["job_limits"]["max_output_bytes"]
+    assert sum(len(g) for g in got) <= limit
+    daemon.assert_serving()
+
+
+def test_output_limit_many_prints(daemon, client):
+    r = client.exec("for i in range(2_000_000):\n    print(i)")
+    assert r.outcome == "output_limit", (r, r.error)
+    daemon.assert_serving()
+
+
+def test_result_too_large(daemon, client):
+    r = client.exec("'y' * 5_000_000")
+    assert r.outcome == "output_limit", (r, r.error)
+    daemon.assert_serving()
+
+
+def test_ops_budget(daemon, client):
+    r = client.exec("for i in range(10**9): pass", limits={"max_ops": 1000})
+    assert r.outcome == "error" and not r.ok, (r, r.error)
+    daemon.assert_serving()
+
+
+def test_workers_do_not_outlive_their_jobs(daemon, client):
+    before = len(descendants(daemon.pid))
+    for code in ("x = 'a' * 10**10", "print('x' * 10_000_000)", "1/0", "1"):
+        client.exec(code, timeout=2)
+    client.exec("for i in range(10**12): pass", timeout=0.2)
+    import time
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and len(descendants(daemon.pid)) > before:
+        time.sleep(0.05)
+    assert len(descendants(daemon.pid)) <= before

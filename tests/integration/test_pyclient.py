@@ -1,0 +1,93 @@
+"""client/python/pyfence.py against the real pyfenced: results, tagged values both ways,
+streaming, errors, final_answer, and the smolagents adapter."""
+
+import datetime
+import math
+
+import pytest
+
+import pyfence
+
+
+@pytest.fixture
+def client(daemon):
+    with daemon.client() as c:
+        yield c
+
+
+def test_hello(client):
+    h = client.hello()
+    assert h["server"] == "pyfenced" and h["protocol"] == 1 and h["python"].startswith("3.11")
+    assert h["limits"]["max_frame_bytes"] > 0 and h["job_limits"]["timeout_ms"] > 0
+
+
+def test_exec_result_fields(client):
+    chunks = []
+    r = client.exec("print('a')\nprint('b')\n40 + 2", on_output=chunks.append)
+    assert r.ok and r.outcome == "ok" and r.output == 42 and r.output_repr == "42"
+    assert "".join(chunks) == "a\nb\n" and r.logs == "a\nb\n" and not r.is_final_answer
+    assert r.error is None and r.stats["ops"] > 0 and "run_ms" in r.stats and "queue_ms" in r.stats
+
+
+def test_tagged_values_from_the_daemon(client):
+    r = client.exec("import datetime\n"
+                    "((1, 2), {3}, frozenset({4}), b'\\x00\\xff', bytearray(b'z'), 1+2j, float('nan'),\n"
+                    " float('-inf'), 2**100, {1: 'one'}, {'$type': 1}, datetime.date(2020, 1, 2),\n"
+                    " datetime.datetime(2020, 1, 2, 3, 4, 5), datetime.time(1, 2),\n"
+                    " datetime.timedelta(days=1, microseconds=5), object(), [None, True, 1.5, 'é'])")
+    assert r.ok, r.error
+    out = r.output
+    assert out[:6] == ((1, 2), {3}, frozenset({4}), b"\x00\xff", bytearray(b"z"), 1 + 2j)
+    assert math.isnan(out[6]) and out[7] == -math.inf and out[8] == 2**100
+    assert out[9] == {1: "one"} and out[10] == {"$type": 1}
+    assert out[11] == datetime.date(2020, 1, 2)
+    assert out[12] == datetime.datetime(2020, 1, 2, 3, 4, 5) and out[13] == datetime.time(1, 2)
+    assert out[14] == datetime.timedelta(days=1, microseconds=5)
+    assert isinstance(out[15], pyfence.Repr) and out[15].type.endswith("object")
+    assert out[16] == [None, True, 1.5, "é"]
+
+
+def test_variables_round_trip(client):
+    values = {"t": (1, (2, 3)), "s": {1, 2}, "b": b"\x01", "c": 3 - 1j, "big": -(2**90),
+              "inf": math.inf, "d": {(1, 2): "x"}, "when": datetime.datetime(2021, 5, 6, 7, 8, 9),
+              "dt": datetime.timedelta(hours=1), "text": "ü"}
+    r = client.exec("(t, s, b, c, big, inf, d, when, dt, text)", variables=values)
+    assert r.ok, r.error
+    assert r.output == tuple(values.values())
+
+
+def test_final_answer(client):
+    r = client.exec("x = 5\nfinal_answer(x * 2)\nprint('not reached')")
+    assert r.ok and r.is_final_answer and r.output == 10 and r.logs == ""
+
+
+def test_error_fields(client):
+    r = client.exec("a = 1\nb = [][a]")
+    assert not r.ok and r.outcome == "error"
+    assert r.error["type"] == "IndexError" and r.error["line"] == 2 and r.error["source"] == "b = [][a]"
+    assert r.error["message"].startswith("Code execution failed at line 'b = [][a]' due to: IndexError")
+    r = client.exec("def (:")
+    assert not r.ok and r.outcome == "error"
+    assert r.error["message"].startswith("Code parsing failed on line 1 due to: SyntaxError")
+
+
+def test_refused_request(client):
+    r = client.exec("1", limits={"timeout_ms": 10**9})
+    assert not r.ok and r.outcome == "bad_request" and "timeout_ms" in r.error["message"]
+    with pytest.raises(pyfence.PyfenceError) as e:
+        client.request("no_such_op")
+    assert e.value.code == "unknown_op"
+    assert client.exec("1").output == 1  # the connection is still usable
+
+
+def test_smolagents_adapter(daemon):
+    with pyfence.PyfenceExecutor(socket_path=daemon.socket_path, additional_authorized_imports=["json"]) as ex:
+        ex.send_tools({"final_answer": None})
+        ex.send_variables({"n": 4})
+        out = ex("import json\nprint(json.dumps([n]))\nfinal_answer(n ** 2)")
+        assert (out.output, out.logs, out.is_final_answer) == (16, "[4]\n", True)
+        out = ex("n + 1")
+        assert (out.output, out.is_final_answer) == (5, False)
+        with pytest.raises(pyfence.ExecutionError, match="due to: NameError") as e:
+            ex("print('partial')\nundefined_name")
+        assert e.value.logs == "partial\n"
