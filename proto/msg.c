@@ -92,9 +92,53 @@ quote_len(const char *s)
 
 /* ---- strict parsing ---------------------------------------------------------------- */
 
+static bool
+is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Length of the RFC 8259 number at s[0..len), or 0 if it is malformed. cJSON hands anything
+ * made of [0-9+-.eE] to strtod, so it accepts 01, 1. and -.5; we do not. */
+static size_t
+number_len(const char *s, size_t len)
+{
+    size_t i = 0;
+    if (i < len && s[i] == '-')
+        i++;
+    if (i < len && s[i] == '0')
+        i++;
+    else if (i < len && is_digit(s[i]))
+        while (i < len && is_digit(s[i]))
+            i++;
+    else
+        return 0;
+    if (i < len && s[i] == '.') {
+        size_t start = ++i;
+        while (i < len && is_digit(s[i]))
+            i++;
+        if (i == start)
+            return 0;
+    }
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t start = i;
+        while (i < len && is_digit(s[i]))
+            i++;
+        if (i == start)
+            return 0;
+    }
+    if (i < len && (is_digit(s[i]) || strchr("+-.eE", s[i])))
+        return 0;
+    return i;
+}
+
 /* One pass over the raw text before cJSON sees it: bounds the nesting depth (so cJSON never
  * recurses deep), and refuses what cJSON would silently accept or mangle: \u0000 escapes
- * (cJSON truncates the string there) and raw control characters inside strings. */
+ * (cJSON truncates the string there), raw control characters inside strings and numbers
+ * outside the JSON grammar. */
 static int
 prescan(const char *buf, size_t len, int max_depth, struct pf_error **err)
 {
@@ -120,7 +164,12 @@ prescan(const char *buf, size_t len, int max_depth, struct pf_error **err)
         }
         if (c == '"')
             in_string = true;
-        else if (c == '{' || c == '[') {
+        else if (c == '-' || is_digit((char) c)) {
+            size_t n = number_len(buf + i, len - i);
+            if (n == 0)
+                return pf_error_set(err, PF_E_BAD_FRAME, "malformed number at offset %zu", i);
+            i += n - 1;
+        } else if (c == '{' || c == '[') {
             if (++depth > max_depth)
                 return pf_error_set(err, PF_E_BAD_FRAME,
                                     "JSON nested deeper than %d levels at offset %zu", max_depth,

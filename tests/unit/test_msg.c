@@ -161,6 +161,18 @@ test_bad_json(void **state)
     /* A raw NUL inside the payload must not end parsing early and pass. */
     expect_request_error("{\"id\":1,\"op\":\"ping\"}\0garbage", 28, PF_E_BAD_FRAME,
                          "trailing data after the JSON value at offset 20");
+    /* cJSON would take these to strtod; JSON does not allow them. */
+    EXPECT_ERR("{\"id\":01,\"op\":\"ping\"}", PF_E_BAD_FRAME, "malformed number at offset 6");
+    EXPECT_ERR("{\"id\":1.,\"op\":\"ping\"}", PF_E_BAD_FRAME, "malformed number at offset 6");
+    EXPECT_ERR("{\"id\":-.5,\"op\":\"ping\"}", PF_E_BAD_FRAME, "malformed number at offset 6");
+    EXPECT_ERR("{\"id\":1e,\"op\":\"ping\"}", PF_E_BAD_FRAME, "malformed number at offset 6");
+    EXPECT_ERR("{\"id\":1e+-2,\"op\":\"ping\"}", PF_E_BAD_FRAME, "malformed number at offset 6");
+    EXPECT_ERR("{\"id\":--1,\"op\":\"ping\"}", PF_E_BAD_FRAME, "malformed number at offset 6");
+    struct msg_request r =
+            expect_request_ok("{\"id\":0,\"op\":\"exec\",\"code\":\"\",\"variables\":"
+                              "{\"a\":[-0,0.5,-1.25e-3,1E+2,10e0,-0.0e-0]}}",
+                              MSG_OP_EXEC);
+    msg_request_finish(&r);
     EXPECT_ERR("{\"id\":\"a\x01\",\"op\":\"ping\"}", PF_E_BAD_FRAME,
                "unescaped control character 0x01 in a string at offset 8");
 }
