@@ -42,6 +42,18 @@ struct zygote {
     size_t n_jobs, cap_jobs;
 };
 
+#if defined(__SANITIZE_ADDRESS__)
+/* Sanitizer builds only. Embedded CPython is never finalised (workers _exit, the zygote exits
+ * without Py_FinalizeEx), so LeakSanitizer would report every interpreter allocation; and the
+ * zygote runs with an empty environment, where LSAN_OPTIONS cannot reach it. */
+const char *__lsan_default_suppressions(void);
+const char *
+__lsan_default_suppressions(void)
+{
+    return "leak:libpython3.11.so\n";
+}
+#endif
+
 static inline void
 cjson_deletep(cJSON **p)
 {
