@@ -102,7 +102,8 @@ struct out_batch {
 };
 
 /* {"event":"output","data":"..."} written by hand: printed text may hold NUL characters, which
- * cJSON's NUL-terminated strings would cut. */
+ * cJSON's NUL-terminated strings would cut. The wire refuses \u0000 (proto/msg.c), so a NUL
+ * is sent as U+FFFD. */
 static void
 send_output_chunk(int fd, const char *data, size_t len)
 {
@@ -117,6 +118,9 @@ send_output_chunk(int fd, const char *data, size_t len)
         if (c == '"' || c == '\\') {
             json[n++] = '\\';
             json[n++] = (char) c;
+        } else if (c == 0) {
+            memcpy(json + n, "\\ufffd", 6);
+            n += 6;
         } else if (c < 0x20) {
             n += (size_t) snprintf(json + n, 7, "\\u%04x", c);
         } else {

@@ -90,8 +90,9 @@ run_until(uv_loop_t *loop, const bool *flag, uint64_t timeout_ms)
 struct frames {
     cJSON *output;  /* all output data joined, as a string item */
     cJSON *result;  /* the result frame */
-    char data[4096];
+    char data[64 * 1024];
     size_t data_len;
+    int n_output_frames;
 };
 
 static int
@@ -110,6 +111,7 @@ on_frame(void *userdata, char *payload, size_t len)
         assert_true(f->data_len + n < sizeof(f->data));
         memcpy(f->data + f->data_len, d, n);
         f->data_len += n;
+        f->n_output_frames++;
         cJSON_Delete(obj);
     } else {
         assert_string_equal(ev, "result");
@@ -448,6 +450,38 @@ test_required_layer_missing_fails_closed(void **state)
     stop(&loop, z);
 }
 
+static void
+test_output_batching(void **state)
+{
+    (void) state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    struct job j = {0};
+    int fd = spawn(z, 14, &j);
+    send_run(fd, "for i in range(2000): print('line', i)\\nprint('a' + chr(0) + 'b')", NULL);
+    struct frames f = {0};
+    read_frames(fd, &f);
+    close(fd);
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_non_null(f.result);
+    assert_string_equal(msg_get_string(f.result, "outcome", ""), "ok");
+    cJSON_Delete(f.result);
+
+    char *want = malloc(sizeof(f.data));
+    size_t n = 0;
+    for (int i = 0; i < 2000; i++)
+        n += (size_t) sprintf(want + n, "line %d\n", i);
+    n += (size_t) sprintf(want + n, "a\xef\xbf\xbd" "b\n"); /* NUL travels as U+FFFD */
+    assert_int_equal(f.data_len, n);
+    assert_memory_equal(f.data, want, n);
+    free(want);
+    /* Batched: about one frame per 4 KiB, not one per print. */
+    assert_true(f.n_output_frames >= 2);
+    assert_true(f.n_output_frames <= 20);
+    stop(&loop, z);
+}
+
 static bool
 find_zygote(const char *argv0)
 {
@@ -494,6 +528,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_stop_with_live_worker),
         cmocka_unit_test(test_bad_binary),
         cmocka_unit_test(test_cpu_limit),
+        cmocka_unit_test(test_output_batching),
         cmocka_unit_test(test_result_over_max_result_bytes),
         cmocka_unit_test(test_required_layer_missing_fails_closed),
     };
