@@ -47,14 +47,15 @@ conn_close(struct conn *c)
     /* Nobody is left to read the replies of this connection's jobs: kill their workers. */
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &c->jobs)
-    job_conn_gone(pf_container_of(pos, struct job, conn_link));
+    {
+        job_conn_gone(pf_container_of(pos, struct job, conn_link));
+    }
     uv_read_stop((uv_stream_t *) &c->pipe);
     uv_close((uv_handle_t *) &c->pipe, on_handle_closed);
     uv_close((uv_handle_t *) &c->idle, on_handle_closed);
 }
 
-static void
-restart_idle(struct conn *c, uint64_t timeout_ms);
+static void restart_idle(struct conn *c, uint64_t timeout_ms);
 
 static void
 on_idle(uv_timer_t *timer)
@@ -70,8 +71,7 @@ on_idle(uv_timer_t *timer)
         restart_idle(c, 0);
         return;
     }
-    pf_log_debug(CONN, "connection #%llu idle for %lld ms, closing",
-                 (unsigned long long) c->serial,
+    pf_log_debug(CONN, "connection #%llu idle for %lld ms, closing", (unsigned long long) c->serial,
                  (long long) c->d->limits.v[POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS]);
     conn_close(c);
 }
@@ -355,9 +355,8 @@ conn_setup(struct conn *c)
     }
     c->counted = true;
     d->n_conns++;
-    pf_log_debug(CONN, "connection #%llu from uid %u gid %u pid %d",
-                 (unsigned long long) c->serial, (unsigned) c->uid, (unsigned) c->gid,
-                 (int) c->pid);
+    pf_log_debug(CONN, "connection #%llu from uid %u gid %u pid %d", (unsigned long long) c->serial,
+                 (unsigned) c->uid, (unsigned) c->gid, (int) c->pid);
     int r = uv_read_start((uv_stream_t *) &c->pipe, daemon_alloc_cb, on_read);
     if (r < 0) {
         pf_log_warning(CONN, "connection #%llu: uv_read_start: %s, closing",

@@ -20,20 +20,20 @@ struct conn {
     uv_pipe_t pipe; /* first: libuv hands it back, container_of recovers the conn */
     uv_timer_t idle;
     uv_shutdown_t shutdown_req;
-    struct daemon *d; /* Not owned. */
+    struct daemon *d;  /* Not owned. */
     struct dlist link; /* in d->conns */
     struct dlist jobs; /* struct job.conn_link: this connection's jobs */
     struct frame_decoder dec;
     uint64_t serial; /* for logs */
-    uid_t uid; /* SO_PEERCRED, read once at accept */
+    uid_t uid;       /* SO_PEERCRED, read once at accept */
     gid_t gid;
     pid_t pid;
-    unsigned inflight;    /* requests without a reply yet */
-    size_t outbuf_bytes;  /* bytes in writes libuv has not completed yet */
-    int open_handles;     /* the conn is freed when the last close callback ran */
-    bool counted;         /* counted in d->n_conns (refused connections are not) */
-    bool closing;         /* uv_close requested: nothing more is sent */
-    bool draining;        /* reading stopped; closes once pending writes are flushed */
+    unsigned inflight;   /* requests without a reply yet */
+    size_t outbuf_bytes; /* bytes in writes libuv has not completed yet */
+    int open_handles;    /* the conn is freed when the last close callback ran */
+    bool counted;        /* counted in d->n_conns (refused connections are not) */
+    bool closing;        /* uv_close requested: nothing more is sent */
+    bool draining;       /* reading stopped; closes once pending writes are flushed */
 };
 
 /* The listener's connection callback. */

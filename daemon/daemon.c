@@ -91,9 +91,9 @@ daemon_start(struct daemon *d, struct pf_error **err)
     if (d->opts.zygote_path) {
         static const char *const preload[] = {EXEC_DEFAULT_IMPORTS, NULL};
         struct zygote_config zc = {
-            .path = d->opts.zygote_path,
-            .log_level = d->opts.log_level,
-            .preload = preload,
+                .path = d->opts.zygote_path,
+                .log_level = d->opts.log_level,
+                .preload = preload,
         };
         if (zygote_start(d->loop, &zc, job_on_spawned, job_on_exit, &d->zygote, err) < 0) {
             listener_stop(&d->listener);
@@ -116,11 +116,15 @@ daemon_stop_now(struct daemon *d)
     d->stopped = true;
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &d->conns)
-    conn_close(pf_container_of(pos, struct conn, link));
+    {
+        conn_close(pf_container_of(pos, struct conn, link));
+    }
     /* Kills and reaps every worker; exit_cb runs for each job still live. */
     d->zygote = zygote_stop(d->zygote);
     DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
-    job_abandon(pf_container_of(pos, struct job, daemon_link));
+    {
+        job_abandon(pf_container_of(pos, struct job, daemon_link));
+    }
     uv_close((uv_handle_t *) &d->flush_timer, NULL);
     uv_close((uv_handle_t *) &d->sig_term, NULL);
     uv_close((uv_handle_t *) &d->sig_int, NULL);
@@ -151,10 +155,14 @@ daemon_shutdown(struct daemon *d)
     listener_stop(&d->listener);
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
-    job_fail(pf_container_of(pos, struct job, daemon_link), PF_E_SHUTTING_DOWN,
-             "pyfenced is shutting down", JOB_KILL_SHUTDOWN);
+    {
+        job_fail(pf_container_of(pos, struct job, daemon_link), PF_E_SHUTTING_DOWN,
+                 "pyfenced is shutting down", JOB_KILL_SHUTDOWN);
+    }
     DLIST_FOREACH_SAFE(pos, tmp, &d->conns)
-    conn_drain(pf_container_of(pos, struct conn, link));
+    {
+        conn_drain(pf_container_of(pos, struct conn, link));
+    }
     if (dlist_empty(&d->conns)) {
         daemon_stop_now(d);
         return;

@@ -9,11 +9,11 @@
 #include <uv.h>
 
 #include "dlist.h"
-#include "policy_limits.h"
 #include "listener.h"
 #include "pf_error.h"
+#include "policy_limits.h"
 
-#define DAEMON_READ_BUF_BYTES (64 * 1024)
+#define DAEMON_READ_BUF_BYTES   (64 * 1024)
 #define DAEMON_FLUSH_TIMEOUT_MS 2000
 
 struct zygote;

@@ -41,8 +41,8 @@ dlist_remove(struct dlist *node)
 }
 
 /* Iterates over a list while the current element may be removed. */
-#define DLIST_FOREACH_SAFE(pos, tmp, head)                                                         \
-    for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head);                               \
+#define DLIST_FOREACH_SAFE(pos, tmp, head)                           \
+    for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); \
          (pos) = (tmp), (tmp) = (pos)->next)
 
 #endif

@@ -332,8 +332,7 @@ settle(struct job *j)
 {
     if (!j->replied && j->exit_seen && j->channel_done) {
         char msg[256];
-        int code = job_outcome_from_exit(&j->exit_info,
-                                         (uint64_t) j->limits.v[POLICY_LIMIT_CPU_MS],
+        int code = job_outcome_from_exit(&j->exit_info, (uint64_t) j->limits.v[POLICY_LIMIT_CPU_MS],
                                          j->seccomp_syscall, msg, sizeof(msg));
         if (code == PF_E_SECCOMP || code == PF_E_WORKER_CRASHED)
             pf_log_warning(WORKER, "job %llu (pid %d): %s", (unsigned long long) j->id,
@@ -355,8 +354,7 @@ on_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
             pf_log_warning(WORKER, "job %llu: %s", (unsigned long long) j->id,
                            err ? err->msg : "bad frame");
             pf_error_free(err);
-            job_fail(j, PF_E_INTERNAL, "the worker broke the channel protocol",
-                     JOB_KILL_PROTOCOL);
+            job_fail(j, PF_E_INTERNAL, "the worker broke the channel protocol", JOB_KILL_PROTOCOL);
         }
         if (j->kill_reason == JOB_KILL_PROTOCOL)
             close_channel(j);
@@ -525,8 +523,8 @@ job_run(struct job *j, struct conn *c, int fd, char *frame, size_t frame_len)
         free(frame);
         free(w);
     }
-    if (r < 0 || (r = uv_read_start((uv_stream_t *) &j->channel, daemon_alloc_cb,
-                                    on_channel_read)) < 0) {
+    if (r < 0 ||
+        (r = uv_read_start((uv_stream_t *) &j->channel, daemon_alloc_cb, on_channel_read)) < 0) {
         pf_log_warning(WORKER, "job %llu: worker channel: %s", (unsigned long long) j->id,
                        uv_strerror(r));
         job_fail(j, PF_E_INTERNAL, "cannot talk to the worker", JOB_KILL_PROTOCOL);

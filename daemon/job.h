@@ -14,8 +14,8 @@
 
 #include "dlist.h"
 #include "frame.h"
-#include "policy_limits.h"
 #include "pf_error.h"
+#include "policy_limits.h"
 #include "zygote.h"
 
 /* Grace on top of timeout_ms before the daemon kills: the executor's own deadline, checked
@@ -42,11 +42,11 @@ enum job_kill_reason {
 
 struct job {
     uint64_t id;
-    struct daemon *d;           /* Not owned. */
-    struct conn *conn;          /* Not owned; NULL once the reply is sent or the peer is gone. */
-    struct dlist conn_link;     /* in conn->jobs while conn is set */
-    struct dlist daemon_link;   /* in d->jobs until freed */
-    cJSON *req_id;              /* owned copy of the request's id */
+    struct daemon *d;         /* Not owned. */
+    struct conn *conn;        /* Not owned; NULL once the reply is sent or the peer is gone. */
+    struct dlist conn_link;   /* in conn->jobs while conn is set */
+    struct dlist daemon_link; /* in d->jobs until freed */
+    cJSON *req_id;            /* owned copy of the request's id */
     struct policy_limits limits;
     bool stream;
 
@@ -65,7 +65,7 @@ struct job {
     enum job_kill_reason kill_reason;
     struct zygote_exit exit_info;
 
-    bool replied;      /* the reply was sent, or is no longer owed */
+    bool replied; /* the reply was sent, or is no longer owed */
     bool got_result;
     bool channel_done; /* EOF or error on the channel; its handle is closing */
     bool exit_seen;

@@ -89,8 +89,7 @@ listener_prepare_path(const char *path, struct pf_error **err)
                                   path);
     /* Nobody listens: a socket left by a daemon that died. */
     if (unlink(path) < 0 && errno != ENOENT)
-        return pf_error_set_errno(err, PF_E_CONFIG, errno, "cannot remove stale socket '%s'",
-                                  path);
+        return pf_error_set_errno(err, PF_E_CONFIG, errno, "cannot remove stale socket '%s'", path);
     pf_log_info(MAIN, "replaced stale socket '%s'", path);
     return 0;
 }
@@ -154,14 +153,12 @@ activation_count(struct pf_error **err)
         if (errno || *end || v < 0 || v > 1024) {
             unsetenv("LISTEN_PID");
             unsetenv("LISTEN_FDS");
-            return pf_error_set(err, PF_E_CONFIG, "socket activation: bad LISTEN_FDS '%s'",
-                                fds_s);
+            return pf_error_set(err, PF_E_CONFIG, "socket activation: bad LISTEN_FDS '%s'", fds_s);
         }
         n = (int) v;
         for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++)
             if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
-                return pf_error_set_errno(err, PF_E_CONFIG, errno,
-                                          "socket activation: fd %d", fd);
+                return pf_error_set_errno(err, PF_E_CONFIG, errno, "socket activation: fd %d", fd);
     }
 done:
     /* As sd_listen_fds(1) does: children must not believe the fds are theirs. */
@@ -223,8 +220,7 @@ adopt_fd(struct listener *l, uv_loop_t *loop, int fd, uv_connection_cb cb, void 
     }
     r = uv_listen((uv_stream_t *) &l->pipe, LISTENER_BACKLOG, cb);
     if (r < 0)
-        return pf_error_set(err, PF_E_CONFIG, "cannot listen on '%s': %s", l->path,
-                            uv_strerror(r));
+        return pf_error_set(err, PF_E_CONFIG, "cannot listen on '%s': %s", l->path, uv_strerror(r));
     return 0;
 }
 

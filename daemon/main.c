@@ -27,11 +27,11 @@ static const struct {
     enum policy_limit limit;
     const char *flag;
 } limit_options[] = {
-    {0x100, POLICY_LIMIT_MAX_CONNECTIONS, "--max-connections"},
-    {0x101, POLICY_LIMIT_MAX_INFLIGHT, "--max-inflight"},
-    {0x102, POLICY_LIMIT_MAX_FRAME_BYTES, "--max-frame-bytes"},
-    {0x103, POLICY_LIMIT_MAX_WORKERS, "--max-workers"},
-    {0x104, POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS, "--idle-timeout-ms"},
+        {0x100, POLICY_LIMIT_MAX_CONNECTIONS, "--max-connections"},
+        {0x101, POLICY_LIMIT_MAX_INFLIGHT, "--max-inflight"},
+        {0x102, POLICY_LIMIT_MAX_FRAME_BYTES, "--max-frame-bytes"},
+        {0x103, POLICY_LIMIT_MAX_WORKERS, "--max-workers"},
+        {0x104, POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS, "--idle-timeout-ms"},
 };
 
 static void
@@ -89,13 +89,12 @@ parse_limit(struct options *o, int opt, const char *arg)
         errno = 0;
         long long v = strtoll(arg, &end, 10);
         if (errno || !*arg || *end) {
-            fprintf(stderr, "pyfenced: %s: '%s' is not an integer\n", limit_options[i].flag,
-                    arg);
+            fprintf(stderr, "pyfenced: %s: '%s' is not an integer\n", limit_options[i].flag, arg);
             return -1;
         }
         struct pf_error *err = NULL;
-        if (policy_limits_set(&o->limits, limit_options[i].limit, v, limit_options[i].flag,
-                              &err) < 0) {
+        if (policy_limits_set(&o->limits, limit_options[i].limit, v, limit_options[i].flag, &err) <
+            0) {
             fprintf(stderr, "pyfenced: %s\n", err->msg);
             pf_error_free(err);
             return -1;
@@ -110,18 +109,18 @@ static int
 parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longopts[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"socket-mode", required_argument, NULL, 'm'},
-        {"log-level", required_argument, NULL, 'l'},
-        {"zygote", required_argument, NULL, 'z'},
-        {"max-connections", required_argument, NULL, 0x100},
-        {"max-inflight", required_argument, NULL, 0x101},
-        {"max-frame-bytes", required_argument, NULL, 0x102},
-        {"max-workers", required_argument, NULL, 0x103},
-        {"idle-timeout-ms", required_argument, NULL, 0x104},
-        {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+            {"socket", required_argument, NULL, 's'},
+            {"socket-mode", required_argument, NULL, 'm'},
+            {"log-level", required_argument, NULL, 'l'},
+            {"zygote", required_argument, NULL, 'z'},
+            {"max-connections", required_argument, NULL, 0x100},
+            {"max-inflight", required_argument, NULL, 0x101},
+            {"max-frame-bytes", required_argument, NULL, 0x102},
+            {"max-workers", required_argument, NULL, 0x103},
+            {"idle-timeout-ms", required_argument, NULL, 0x104},
+            {"version", no_argument, NULL, 'V'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -139,8 +138,9 @@ parse_args(int argc, char **argv, struct options *o)
         case 'l':
             o->d.log_level = pf_log_level_from_name(optarg);
             if (o->d.log_level < 0) {
-                fprintf(stderr, "pyfenced: --log-level: unknown level '%s' (crit, err, "
-                                "warning, notice, info, debug)\n",
+                fprintf(stderr,
+                        "pyfenced: --log-level: unknown level '%s' (crit, err, "
+                        "warning, notice, info, debug)\n",
                         optarg);
                 return EXIT_USAGE + 1;
             }
@@ -262,8 +262,9 @@ main(int argc, char **argv)
     _cleanup_free_ char *zygote = NULL;
     char tried[3 * (PATH_MAX + 40)];
     if (find_zygote(o.zygote_arg, &zygote, tried, sizeof(tried)) < 0) {
-        fprintf(stderr, "pyfenced: cannot find an executable pyfence-zygote (tried %s); pass "
-                        "--zygote PATH\n",
+        fprintf(stderr,
+                "pyfenced: cannot find an executable pyfence-zygote (tried %s); pass "
+                "--zygote PATH\n",
                 tried);
         return EXIT_FAILURE;
     }

@@ -95,8 +95,7 @@ op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struc
         ok = false;
     }
     cJSON *zyg = cJSON_AddObjectToObject(reply, "zygote");
-    ok = ok && zyg &&
-         cJSON_AddNumberToObject(zyg, "pid", d->zygote ? zygote_pid(d->zygote) : 0) &&
+    ok = ok && zyg && cJSON_AddNumberToObject(zyg, "pid", d->zygote ? zygote_pid(d->zygote) : 0) &&
          cJSON_AddNumberToObject(zyg, "restarts", d->zygote ? zygote_restarts(d->zygote) : 0);
     if (!ok)
         return oom(reply, err);

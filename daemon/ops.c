@@ -12,10 +12,10 @@ struct op_entry {
 
 /* Sorted by name: looked up with bsearch. */
 static const struct op_entry op_table[] = {
-    {"exec", op_exec},
-    {"hello", op_hello},
-    {"ping", op_ping},
-    {"stats", op_stats},
+        {"exec", op_exec},
+        {"hello", op_hello},
+        {"ping", op_ping},
+        {"stats", op_stats},
 };
 
 static int

@@ -48,8 +48,8 @@ zygote_start(uv_loop_t *loop, const struct zygote_config *config, zygote_spawned
 }
 
 int
-zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *params,
-             void *job_ctx, int *ret_channel_fd, struct pf_error **err)
+zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *params, void *job_ctx,
+             int *ret_channel_fd, struct pf_error **err)
 {
     if (z->fail_spawn)
         return pf_error_set(err, PF_E_INTERNAL, "the zygote is restarting");
@@ -271,8 +271,8 @@ start_exec(struct fx *f, const char *request)
     assert_string_equal(cJSON_GetObjectItem(run, "op")->valuestring, "run");
     assert_true(cJSON_IsString(cJSON_GetObjectItem(run, "code")));
     assert_true(cJSON_IsArray(cJSON_GetObjectItem(run, "imports")));
-    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "limits"),
-                                                   "timeout_ms")));
+    assert_true(
+            cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "limits"), "timeout_ms")));
     cJSON_Delete(run);
     return job;
 }
@@ -283,8 +283,12 @@ end_worker(struct fx *f, uint64_t job, int exit_code, int sig, bool killed, uint
 {
     close(fake.worker_fd[job]);
     fake.worker_fd[job] = 0;
-    struct zygote_exit e = {.job_id = job, .pid = 100 + (pid_t) job, .exit_code = exit_code,
-                            .signal = sig, .killed_by_request = killed, .cpu_ms = cpu_ms};
+    struct zygote_exit e = {.job_id = job,
+                            .pid = 100 + (pid_t) job,
+                            .exit_code = exit_code,
+                            .signal = sig,
+                            .killed_by_request = killed,
+                            .cpu_ms = cpu_ms};
     job_on_exit(fake.ctx[job], &e);
     pump(f, 5);
 }
@@ -317,10 +321,8 @@ test_ping_hello_stats(void **state)
 
     r = recv_frame(f, &f->client, 2000);
     assert_int_equal(cJSON_GetObjectItem(r, "connections")->valueint, 1);
-    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "zygote"), "pid")->valueint,
-                     4242);
-    assert_int_equal(
-            cJSON_GetObjectItem(cJSON_GetObjectItem(r, "jobs"), "running")->valueint, 0);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "zygote"), "pid")->valueint, 4242);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "jobs"), "running")->valueint, 0);
     cJSON_Delete(r);
 }
 
@@ -436,8 +438,8 @@ test_busy_at_max_connections(void **state)
     cJSON *r = recv_frame(f, second, 2000);
     assert_non_null(r);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
-    assert_string_equal(
-            cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "code")->valuestring, "busy");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "code")->valuestring,
+                        "busy");
     assert_non_null(strstr(error_message(r), "max_connections"));
     cJSON_Delete(r);
     expect_eof(f, second);
@@ -575,7 +577,8 @@ test_exec_timeout(void **state)
     struct fx *f = *state;
     uint64_t t0 = uv_hrtime();
     uint64_t job = start_exec(
-            f, "{\"id\":1,\"op\":\"exec\",\"code\":\"while 1: pass\",\"limits\":{\"timeout_ms\":50}}");
+            f,
+            "{\"id\":1,\"op\":\"exec\",\"code\":\"while 1: pass\",\"limits\":{\"timeout_ms\":50}}");
     send_frame(f->worker.fd, "{\"event\":\"output\",\"data\":\"started\\n\"}");
     cJSON *r = recv_frame(f, &f->client, 2000);
     assert_string_equal(cJSON_GetObjectItem(r, "event")->valuestring, "output");
@@ -737,8 +740,7 @@ test_outcome_from_exit(void **state)
     struct zygote_exit e = {.signal = SIGXCPU, .cpu_ms = 1000};
     assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_CPU_LIMIT);
     e = (struct zygote_exit){.signal = SIGKILL, .cpu_ms = 10};
-    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)),
-                     PF_E_WORKER_CRASHED);
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_WORKER_CRASHED);
     assert_string_equal(msg, "worker killed by signal SIGKILL");
     e.killed_by_request = true;
     assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_TIMEOUT);
@@ -746,24 +748,41 @@ test_outcome_from_exit(void **state)
     assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_SECCOMP);
     assert_string_equal(msg, "the snippet made a forbidden system call (unknown)");
     e = (struct zygote_exit){.exit_code = 3};
-    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)),
-                     PF_E_WORKER_CRASHED);
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_WORKER_CRASHED);
     assert_non_null(strstr(msg, "status 3"));
     e = (struct zygote_exit){.exit_code = 0};
-    assert_int_equal(job_outcome_from_exit(&e, 1000, NULL, msg, sizeof(msg)),
-                     PF_E_WORKER_CRASHED);
+    assert_int_equal(job_outcome_from_exit(&e, 1000, NULL, msg, sizeof(msg)), PF_E_WORKER_CRASHED);
     assert_string_equal(msg, "worker exited without sending a result");
 }
 
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-#define TW(fn, tune)                                                                               \
-    cmocka_unit_test_setup_teardown(fn, setup_##tune, teardown)
+#define T(fn)        cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TW(fn, tune) cmocka_unit_test_setup_teardown(fn, setup_##tune, teardown)
 
-static int setup_inflight(void **s) { return setup_with(s, tune_inflight); }
-static int setup_connections(void **s) { return setup_with(s, tune_connections); }
-static int setup_outbuf(void **s) { return setup_with(s, tune_outbuf); }
-static int setup_idle(void **s) { return setup_with(s, tune_idle); }
-static int setup_workers(void **s) { return setup_with(s, tune_workers); }
+static int
+setup_inflight(void **s)
+{
+    return setup_with(s, tune_inflight);
+}
+static int
+setup_connections(void **s)
+{
+    return setup_with(s, tune_connections);
+}
+static int
+setup_outbuf(void **s)
+{
+    return setup_with(s, tune_outbuf);
+}
+static int
+setup_idle(void **s)
+{
+    return setup_with(s, tune_idle);
+}
+static int
+setup_workers(void **s)
+{
+    return setup_with(s, tune_workers);
+}
 
 int
 main(void)
@@ -771,24 +790,24 @@ main(void)
     pf_log_init(PF_LOG_CRIT, "test_conn");
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        T(test_ping_hello_stats),
-        T(test_bad_json_keeps_connection),
-        T(test_zero_length_closes),
-        T(test_oversized_frame_closes),
-        TW(test_busy_at_max_inflight, inflight),
-        TW(test_busy_at_max_connections, connections),
-        TW(test_slow_reader_disconnected, outbuf),
-        TW(test_idle_timeout, idle),
-        T(test_exec_error_result),
-        T(test_exec_loosened_limit_refused),
-        T(test_exec_timeout),
-        T(test_exec_output_limit),
-        T(test_exec_worker_crash),
-        T(test_exec_spawn_failures),
-        TW(test_busy_at_max_workers, workers),
-        T(test_close_cancels_jobs),
-        T(test_shutdown_fails_inflight),
-        cmocka_unit_test(test_outcome_from_exit),
+            T(test_ping_hello_stats),
+            T(test_bad_json_keeps_connection),
+            T(test_zero_length_closes),
+            T(test_oversized_frame_closes),
+            TW(test_busy_at_max_inflight, inflight),
+            TW(test_busy_at_max_connections, connections),
+            TW(test_slow_reader_disconnected, outbuf),
+            TW(test_idle_timeout, idle),
+            T(test_exec_error_result),
+            T(test_exec_loosened_limit_refused),
+            T(test_exec_timeout),
+            T(test_exec_output_limit),
+            T(test_exec_worker_crash),
+            T(test_exec_spawn_failures),
+            TW(test_busy_at_max_workers, workers),
+            T(test_close_cancels_jobs),
+            T(test_shutdown_fails_inflight),
+            cmocka_unit_test(test_outcome_from_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

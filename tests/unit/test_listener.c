@@ -259,8 +259,8 @@ test_socket_activation(void **state)
     int count = 0;
     struct listener l = {0};
     struct pf_error *err = NULL;
-    if (listener_start(&l, &loop, "/nonexistent/ignored.sock", 0600, on_connection, &count,
-                       &err) < 0)
+    if (listener_start(&l, &loop, "/nonexistent/ignored.sock", 0600, on_connection, &count, &err) <
+        0)
         fail_msg("listener_start: %s", err->msg);
     assert_true(l.activated);
     assert_null(getenv("LISTEN_FDS")); /* children must not inherit it */
@@ -300,15 +300,15 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_path_too_long, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_stale_socket_replaced, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_live_daemon_not_replaced, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_not_a_socket_refused, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_mode_applied, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_parent_dir_created, setup_tmp, teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_start_stop_unlinks_only_ours, setup_tmp,
-                                        teardown_tmp),
-        cmocka_unit_test_setup_teardown(test_socket_activation, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_path_too_long, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_stale_socket_replaced, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_live_daemon_not_replaced, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_not_a_socket_refused, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_mode_applied, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_parent_dir_created, setup_tmp, teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_start_stop_unlinks_only_ours, setup_tmp,
+                                            teardown_tmp),
+            cmocka_unit_test_setup_teardown(test_socket_activation, setup_tmp, teardown_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
