@@ -282,13 +282,13 @@ class ExecResult:
 class Client:
     """A connection to pyfenced. Thread-safe; replies are matched to requests by id."""
 
-    def __init__(self, socket_path=None, connect_timeout=10.0):
+    def __init__(self, socket_path=None):
         self.socket_path = socket_path or default_socket_path()
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self._sock.settimeout(connect_timeout)
+            # Blocking: a Unix socket connect then waits for room in a busy daemon's listen
+            # backlog instead of failing with EAGAIN.
             self._sock.connect(self.socket_path)
-            self._sock.settimeout(None)
         except OSError as e:
             self._sock.close()
             hint = " (is pyfenced running?)" if isinstance(e, (FileNotFoundError, ConnectionRefusedError)) else ""

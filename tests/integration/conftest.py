@@ -161,8 +161,10 @@ class Daemon:
 
     def raw(self):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(10)
+        # A blocking connect waits for room in the listen backlog; a non-blocking one (which is
+        # what settimeout() makes) fails with EAGAIN when many clients connect at once.
         s.connect(self.socket_path)
+        s.settimeout(10)
         return s
 
     def assert_serving(self):

@@ -1,0 +1,216 @@
+"""Hostile and broken clients (knot-resolver's test_conn_mgmt.py, redis's protocol.tcl): after
+each case a second client is still served, and the daemon never dies."""
+
+import json
+import socket
+import struct
+import time
+
+import pytest
+
+
+def frame(payload):
+    if isinstance(payload, dict):
+        payload = json.dumps(payload).encode()
+    return struct.pack(">I", len(payload)) + payload
+
+
+def read_frame(s, timeout=10):
+    """One frame from s, or None at EOF."""
+    s.settimeout(timeout)
+    buf = b""
+    while len(buf) < 4:
+        chunk = s.recv(4 - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    (n,) = struct.unpack(">I", buf)
+    body = b""
+    while len(body) < n:
+        chunk = s.recv(min(65536, n - len(body)))
+        if not chunk:
+            return None
+        body += chunk
+    return json.loads(body)
+
+
+def assert_closed(s, timeout=10):
+    s.settimeout(timeout)
+    try:
+        while s.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+
+
+def error_code(reply):
+    assert reply is not None, "connection closed without an error reply"
+    assert reply["ok"] is False, reply
+    return reply["error"]["code"]
+
+
+def test_garbage_bytes(daemon):
+    s = daemon.raw()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert error_code(read_frame(s)) == "too_large"
+    assert_closed(s)
+    daemon.assert_serving()
+
+
+def test_zero_length(daemon):
+    s = daemon.raw()
+    s.sendall(b"\x00\x00\x00\x00")
+    assert error_code(read_frame(s)) == "bad_frame"
+    assert_closed(s)
+    daemon.assert_serving()
+
+
+@pytest.mark.parametrize("length", [0xFFFFFFFF, 0x80000000, 64 * 1024 * 1024 + 1])
+def test_oversize_and_negative_length(daemon, length):
+    s = daemon.raw()
+    s.sendall(struct.pack(">I", length) + b"{")
+    reply = read_frame(s)
+    assert error_code(reply) == "too_large" and str(length) in reply["error"]["message"]
+    assert_closed(s)
+    daemon.assert_serving()
+
+
+def test_truncated_frame_then_close(daemon):
+    s = daemon.raw()
+    s.sendall(struct.pack(">I", 100) + b'{"id": 1, "op": "pi')
+    s.close()
+    daemon.assert_serving()
+
+
+@pytest.mark.parametrize("payload,needle", [
+    (b'{"id": 1, "op": "ping", "x": "\xff\xfe"}', "UTF-8"),
+    (b'{"id": 1, "op": "ping", "x": "\xed\xa0\x80"}', "UTF-8"),  # a surrogate
+    (b'{"id": 1, "op": "ping"', "JSON"),
+    (b'[1, 2]', "object"),
+    (b'{"id": 1, "op": "ping", "op": "stats"}', "duplicate"),
+    (b'{"id": 1, "op": "ping", "x": ' + b"[" * 10000 + b"]" * 10000 + b"}", "deep"),
+    (b'{"id": 1, "op": "ping", "x": NaN}', ""),
+])
+def test_bad_payload_keeps_connection(daemon, payload, needle):
+    s = daemon.raw()
+    s.sendall(frame(payload))
+    reply = read_frame(s)
+    assert error_code(reply) == "bad_frame", reply
+    assert needle.lower() in reply["error"]["message"].lower(), reply
+    s.sendall(frame({"id": 2, "op": "ping"}))  # framing intact: the connection stays usable
+    assert read_frame(s) == {"id": 2, "ok": True}
+    daemon.assert_serving()
+
+
+@pytest.mark.parametrize("request_,code", [
+    ({"op": "ping"}, "bad_request"),
+    ({"id": 1}, "bad_request"),
+    ({"id": 1, "op": "fly"}, "unknown_op"),
+    ({"id": {"a": 1}, "op": "ping"}, "bad_request"),
+    ({"id": -1, "op": "ping"}, "bad_request"),
+    ({"id": 1.5, "op": "ping"}, "bad_request"),
+    ({"id": "x" * 300, "op": "ping"}, "bad_request"),
+    ({"id": 1, "op": "exec"}, "bad_request"),
+    ({"id": 1, "op": "exec", "code": 5}, "bad_request"),
+    ({"id": 1, "op": "exec", "code": "1", "typo": 1}, "bad_request"),
+    ({"id": 1, "op": "exec", "code": "1", "limits": {"timeout_ms": 10**12}}, "bad_request"),
+    ({"id": 1, "op": "exec", "code": "1", "limits": {"max_frame_bytes": 1}}, "bad_request"),
+    ({"id": 1, "op": "exec", "code": "1", "imports": ["x"] * 100}, "bad_request"),
+])
+def test_bad_requests(daemon, request_, code):
+    s = daemon.raw()
+    s.sendall(frame(request_))
+    assert error_code(read_frame(s)) == code
+    s.sendall(frame({"id": 2, "op": "ping"}))
+    assert read_frame(s) == {"id": 2, "ok": True}
+
+
+def test_string_ids_echoed(daemon):
+    s = daemon.raw()
+    for rid in ("a", "é" * 10, "", 0, 2**53):
+        s.sendall(frame({"id": rid, "op": "ping"}))
+        assert read_frame(s) == {"id": rid, "ok": True}
+
+
+def test_slowloris(daemon):
+    """A client that sends a header then one byte per 100 ms does not hold anyone else up, and is
+    answered when its frame is finally complete."""
+    s = daemon.raw()
+    data = frame({"id": 9, "op": "ping", })
+    s.sendall(data[:4])
+    start = time.monotonic()
+    for i, b in enumerate(data[4:]):
+        s.sendall(bytes([b]))
+        time.sleep(0.1)
+        if i % 5 == 0:
+            t0 = time.monotonic()
+            daemon.assert_serving()
+            assert time.monotonic() - t0 < 2
+    assert read_frame(s) == {"id": 9, "ok": True}
+    assert time.monotonic() - start >= 0.1 * (len(data) - 4)
+
+
+def test_flood_without_reading(daemon):
+    """A client that keeps sending and never reads is disconnected as a slow reader once its
+    unread replies pass max_outbuf_bytes; meanwhile others are served."""
+    s = daemon.raw()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    req = frame({"id": 1, "op": "hello", "client": "x" * 200})
+    batch = req * 256
+    s.settimeout(0.5)
+    sent, disconnected = 0, False
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            sent += s.send(batch)
+        except socket.timeout:
+            # the daemon stopped reading us (backpressure): others must still be served
+            daemon.assert_serving()
+        except (BrokenPipeError, ConnectionResetError):
+            disconnected = True
+            break
+    assert disconnected, f"still connected after sending {sent} bytes of unread requests"
+    daemon.assert_serving()
+
+
+def test_close_mid_reply(daemon):
+    """Close while a large reply is being written."""
+    for _ in range(5):
+        s = daemon.raw()
+        s.sendall(frame({"id": 1, "op": "exec", "code": "'z' * 900_000"}))
+        s.recv(10)
+        s.close()
+    daemon.assert_serving()
+
+
+def test_close_with_job_in_flight(daemon):
+    """The worker of an abandoned job is killed, not left running."""
+    from conftest import descendants
+
+    before = len(descendants(daemon.pid))
+    for _ in range(5):
+        s = daemon.raw()
+        s.sendall(frame({"id": 1, "op": "exec", "code": "for i in range(10**12): pass"}))
+        time.sleep(0.05)
+        s.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(descendants(daemon.pid)) > before:
+        time.sleep(0.05)
+    assert len(descendants(daemon.pid)) <= before, "workers of abandoned jobs still running"
+    daemon.assert_serving()
+
+
+def test_half_close_still_answered(daemon):
+    s = daemon.raw()
+    s.sendall(frame({"id": 3, "op": "exec", "code": "2 + 2"}))
+    s.shutdown(socket.SHUT_WR)
+    reply = read_frame(s)
+    assert reply is None or reply["output"] == 4
+    daemon.assert_serving()
+
+
+def test_many_connections_opened_and_dropped(daemon):
+    socks = [daemon.raw() for _ in range(200)]
+    for s in socks:
+        s.close()
+    daemon.assert_serving()

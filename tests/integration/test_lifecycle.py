@@ -1,0 +1,102 @@
+"""Daemon life cycle: clean stop with a job in flight, no leaked fds, no zombies, zygote
+restart."""
+
+import os
+import signal
+import threading
+import time
+
+import pyfence
+from conftest import descendants, fd_count, pid_alive, zombies_of
+
+
+def wait_for(cond, timeout=10, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(interval)
+    return cond()
+
+
+def test_sigterm_with_job_in_flight(daemon_factory):
+    d = daemon_factory()
+    c = d.client()
+    rid = c.submit("for i in range(10**12): pass")
+    assert wait_for(lambda: c.stats()["jobs"]["running"] >= 1)
+    # stop() sends SIGTERM and asserts exit 0, no socket, no process left
+    result = {}
+
+    def waiter():
+        try:
+            result["r"] = c.wait(rid)
+        except pyfence.PyfenceError as e:
+            result["e"] = e
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    d.stop()
+    t.join(10)
+    assert not t.is_alive()
+    if "r" in result:
+        assert result["r"].outcome == "shutting_down", result["r"].reply
+    else:
+        assert result["e"].code == "shutting_down", result["e"]
+    c.close()
+
+
+def test_sigterm_idle_and_new_connections_refused(daemon_factory):
+    d = daemon_factory()
+    d.assert_serving()
+    d.stop()
+    try:
+        pyfence.Client(d.socket_path)
+    except pyfence.PyfenceError as e:
+        assert e.code == "connect"
+    else:
+        raise AssertionError("connected to a stopped daemon")
+
+
+def test_no_fd_leak(daemon):
+    with daemon.client() as c:
+        c.exec("1")
+    base = fd_count(daemon.pid)
+    with daemon.client() as c:
+        for code in ("1", "1/0", "x = 'a' * 10**10", "print('x' * 10_000_000)"):
+            c.exec(code)
+        c.exec("for i in range(10**12): pass", timeout=0.1)
+    for _ in range(20):
+        with daemon.client() as c:
+            c.exec("print(1)")
+    s = daemon.raw()
+    s.sendall(b"\x00\x00\x00\x00")
+    s.close()
+    assert wait_for(lambda: fd_count(daemon.pid) <= base), \
+        f"pyfenced holds {fd_count(daemon.pid)} fds after the batch, {base} before: " \
+        f"{sorted(os.listdir(f'/proc/{daemon.pid}/fd'))}"
+
+
+def test_no_zombies(daemon):
+    with daemon.client() as c:
+        for code in ("1", "1/0", "x = 'a' * 10**10"):
+            c.exec(code)
+        c.exec("for i in range(10**12): pass", timeout=0.1)
+    assert wait_for(lambda: not zombies_of(daemon.pid)), zombies_of(daemon.pid)
+    for child in descendants(daemon.pid):
+        assert not zombies_of(child)
+
+
+def test_zygote_death_is_survived(daemon_factory):
+    d = daemon_factory()
+    with d.client() as c:
+        zygote = c.stats()["zygote"]["pid"]
+        rid = c.submit("for i in range(10**12): pass")
+        assert wait_for(lambda: c.stats()["jobs"]["running"] >= 1)
+        os.kill(zygote, signal.SIGKILL)
+        r = c.wait(rid)
+        assert r.outcome == "worker_crashed", r.reply
+        assert wait_for(lambda: c.stats()["zygote"]["pid"] not in (zygote, 0, None), timeout=15)
+        assert c.stats()["zygote"]["restarts"] >= 1
+        assert wait_for(lambda: c.exec("6 * 7").output == 42, timeout=15)
+    assert not pid_alive(zygote)
+    d.assert_serving()
