@@ -220,6 +220,20 @@ test_unbuilt_layer(void **state)
 }
 
 static void
+test_invalid_level_fails_closed(void **state)
+{
+    (void) state;
+    struct harden_params p = foundation_params();
+    p.level[HARDEN_LAYER_NAMESPACES] = (enum harden_level) 7;
+    struct report r = harden_in_child(&p, getpid());
+    assert_int_equal(r.harden_ret, -1);
+    assert_non_null(strstr(r.error, "hardening layer 'namespaces': invalid level 7"));
+    /* It stopped there: the later layers did not run. */
+    assert_true(r.n_fds > 4);
+    assert_int_not_equal(r.rl[5].rlim_max, 0);
+}
+
+static void
 test_close_from_fallback(void **state)
 {
     (void) state;
@@ -322,6 +336,7 @@ main(void)
         cmocka_unit_test(test_wrong_parent_fails_closed),
         cmocka_unit_test(test_layers_off_leave_process_alone),
         cmocka_unit_test(test_unbuilt_layer),
+        cmocka_unit_test(test_invalid_level_fails_closed),
         cmocka_unit_test(test_close_from_fallback),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_params_json_roundtrip),

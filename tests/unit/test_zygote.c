@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -482,6 +484,168 @@ test_output_batching(void **state)
     stop(&loop, z);
 }
 
+static void
+test_many_jobs(void **state)
+{
+    (void) state;
+    enum { N = 24 };
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    struct job jobs[N] = {{0}};
+    int fds[N];
+    for (int i = 0; i < N; i++) {
+        fds[i] = spawn(z, 100 + (uint64_t) i, &jobs[i]);
+        send_run(fds[i], "sum(range(1000))", NULL);
+    }
+    for (int i = 0; i < N; i++) {
+        struct frames f = {0};
+        read_frames(fds[i], &f);
+        close(fds[i]);
+        assert_non_null(f.result);
+        assert_int_equal(msg_get_int(f.result, "output", 0), 499500);
+        cJSON_Delete(f.result);
+    }
+    for (int i = 0; i < N; i++) {
+        assert_true(run_until(&loop, &jobs[i].exited, 10000));
+        assert_int_equal(jobs[i].exit.job_id, 100 + (uint64_t) i);
+        assert_int_equal(jobs[i].exit.pid, jobs[i].pid);
+        assert_int_equal(jobs[i].exit.exit_code, 0);
+    }
+    assert_int_equal(zygote_live_workers(z), 0);
+    stop(&loop, z);
+}
+
+/* Talks to pyfence-zygote directly over its control channel, as a buggy daemon would. */
+static pid_t
+start_raw_zygote(int *ret_ctl)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (sv[1] == 3)
+            fcntl(3, F_SETFD, 0);
+        else
+            dup2(sv[1], 3);
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 1);
+        dup2(null, 2);
+        char *argv[] = {zygote_path, (char *) "--log-level", (char *) "crit", NULL};
+        char *envp[] = {NULL};
+        execve(zygote_path, argv, envp);
+        _exit(127);
+    }
+    close(sv[1]);
+    *ret_ctl = sv[0];
+    return pid;
+}
+
+static cJSON *
+recv_event(int ctl)
+{
+    char buf[65536];
+    struct pollfd pfd = {.fd = ctl, .events = POLLIN};
+    assert_int_equal(poll(&pfd, 1, 10000), 1);
+    ssize_t n = recv(ctl, buf, sizeof(buf), 0);
+    assert_true(n > 0);
+    cJSON *obj = NULL;
+    assert_int_equal(msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &obj, NULL), 0);
+    return obj;
+}
+
+static void
+send_with_fds(int ctl, const char *json, const int *fds, size_t n_fds)
+{
+    struct iovec iov = {.iov_base = (void *) json, .iov_len = strlen(json)};
+    union {
+        char raw[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } cbuf;
+    memset(&cbuf, 0, sizeof(cbuf));
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (n_fds) {
+        mh.msg_control = cbuf.raw;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+    }
+    assert_true(sendmsg(ctl, &mh, 0) >= 0);
+}
+
+static void
+expect_spawn_failed(int ctl, const char *needle)
+{
+    cJSON *ev = recv_event(ctl);
+    assert_string_equal(msg_get_string(ev, "event", ""), "spawn_failed");
+    const char *m = msg_get_string(ev, "message", "");
+    if (!strstr(m, needle))
+        fail_msg("\"%s\" does not name \"%s\"", m, needle);
+    cJSON_Delete(ev);
+}
+
+static void
+test_control_channel_strict(void **state)
+{
+    (void) state;
+    int ctl;
+    pid_t zpid = start_raw_zygote(&ctl);
+    cJSON *ev = recv_event(ctl);
+    assert_string_equal(msg_get_string(ev, "event", ""), "ready");
+    cJSON_Delete(ev);
+
+    struct harden_params p;
+    harden_params_init(&p);
+    cJSON *h = harden_params_to_json(&p);
+    char *hs = cJSON_PrintUnformatted(h);
+    cJSON_Delete(h);
+    char good[1024], extra[1024];
+    snprintf(good, sizeof(good), "{\"op\":\"spawn\",\"job\":5,\"harden\":%s}", hs);
+    snprintf(extra, sizeof(extra), "{\"op\":\"spawn\",\"job\":5,\"harden\":%s,\"x\":1}", hs);
+    free(hs);
+    int pair[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+
+    /* Garbage, unknown ops and kills of unknown jobs are ignored: the zygote stays up. */
+    send_with_fds(ctl, "not json", NULL, 0);
+    send_with_fds(ctl, "{\"op\":\"format_disk\"}", NULL, 0);
+    send_with_fds(ctl, "{\"op\":\"kill\",\"job\":99}", NULL, 0);
+    /* A spawn must carry exactly one fd, and a strictly shaped body. */
+    send_with_fds(ctl, good, NULL, 0);
+    expect_spawn_failed(ctl, "expected exactly 1");
+    send_with_fds(ctl, good, (int[]){pair[1], pair[1]}, 2);
+    expect_spawn_failed(ctl, "expected exactly 1");
+    send_with_fds(ctl, extra, &pair[1], 1);
+    expect_spawn_failed(ctl, "'x'");
+    send_with_fds(ctl, "{\"op\":\"spawn\",\"job\":6,\"harden\":{}}", &pair[1], 1);
+    expect_spawn_failed(ctl, "harden");
+
+    /* And a good one still works after all that. */
+    send_with_fds(ctl, good, &pair[1], 1);
+    ev = recv_event(ctl);
+    assert_string_equal(msg_get_string(ev, "event", ""), "spawned");
+    assert_int_equal(msg_get_int(ev, "job", 0), 5);
+    pid_t wpid = (pid_t) msg_get_int(ev, "pid", 0);
+    cJSON_Delete(ev);
+    close(pair[1]);
+    close(pair[0]); /* the worker sees EOF instead of a run frame and reports, then exits */
+    ev = recv_event(ctl);
+    assert_string_equal(msg_get_string(ev, "event", ""), "exited");
+    assert_int_equal(msg_get_int(ev, "pid", 0), wpid);
+    cJSON_Delete(ev);
+
+    /* EOF on the control channel: the zygote exits 0. */
+    close(ctl);
+    int status;
+    assert_int_equal(waitpid(zpid, &status, 0), zpid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static bool
 find_zygote(const char *argv0)
 {
@@ -528,6 +692,8 @@ main(int argc, char **argv)
         cmocka_unit_test(test_stop_with_live_worker),
         cmocka_unit_test(test_bad_binary),
         cmocka_unit_test(test_cpu_limit),
+        cmocka_unit_test(test_many_jobs),
+        cmocka_unit_test(test_control_channel_strict),
         cmocka_unit_test(test_output_batching),
         cmocka_unit_test(test_result_over_max_result_bytes),
         cmocka_unit_test(test_required_layer_missing_fails_closed),
