@@ -84,3 +84,13 @@ def test_status(daemon):
     r = daemon.cli("status", "--json")
     stats = json.loads(r.stdout)
     assert r.returncode == 0 and stats["jobs"]["total"] >= 1 and stats["jobs"]["by_outcome"]["ok"] >= 1
+
+
+def test_example_hello(daemon):
+    from conftest import REPO
+
+    r = daemon.cli("exec", str(REPO / "examples" / "hello.py"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "hello from a pyfence worker" and lines[1].startswith("mean 4.30")
+    assert lines[-1] == "{'mean': 4.3, 'hypot': 5.0, 'primes': [2, 3, 5, 7, 11, 13, 17, 19, 23, 29]}"
