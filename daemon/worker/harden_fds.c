@@ -28,9 +28,8 @@ harden_fds_move_channel(int channel_fd, struct pf_error **err)
         return pf_error_set(err, PF_E_INTERNAL, "worker channel: invalid fd %d", channel_fd);
     if (channel_fd != HARDEN_CHANNEL_FD) {
         if (dup3(channel_fd, HARDEN_CHANNEL_FD, O_CLOEXEC) < 0)
-            return pf_error_set_errno(err, PF_E_INTERNAL, errno,
-                                      "worker channel: dup3(%d, %d)", channel_fd,
-                                      HARDEN_CHANNEL_FD);
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "worker channel: dup3(%d, %d)",
+                                      channel_fd, HARDEN_CHANNEL_FD);
         close(channel_fd);
     } else if (fcntl(HARDEN_CHANNEL_FD, F_SETFD, FD_CLOEXEC) < 0) {
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "worker channel: F_SETFD");

@@ -3,21 +3,21 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "policy_limits.h"
 #include "msg.h"
 #include "pf_cleanup.h"
+#include "policy_limits.h"
 
 static const char *const layer_names[_HARDEN_LAYER_MAX] = {
-    [HARDEN_LAYER_CGROUP] = "cgroup",         [HARDEN_LAYER_NAMESPACES] = "namespaces",
-    [HARDEN_LAYER_RLIMITS] = "rlimits",       [HARDEN_LAYER_FDS] = "fds",
-    [HARDEN_LAYER_IDENTITY] = "identity",     [HARDEN_LAYER_PRIVILEGES] = "privileges",
-    [HARDEN_LAYER_LANDLOCK] = "landlock",     [HARDEN_LAYER_SECCOMP] = "seccomp",
+        [HARDEN_LAYER_CGROUP] = "cgroup",     [HARDEN_LAYER_NAMESPACES] = "namespaces",
+        [HARDEN_LAYER_RLIMITS] = "rlimits",   [HARDEN_LAYER_FDS] = "fds",
+        [HARDEN_LAYER_IDENTITY] = "identity", [HARDEN_LAYER_PRIVILEGES] = "privileges",
+        [HARDEN_LAYER_LANDLOCK] = "landlock", [HARDEN_LAYER_SECCOMP] = "seccomp",
 };
 
 static const char *const level_names[_HARDEN_LEVEL_MAX] = {
-    [HARDEN_OFF] = "off",
-    [HARDEN_BEST_EFFORT] = "best-effort",
-    [HARDEN_REQUIRED] = "required",
+        [HARDEN_OFF] = "off",
+        [HARDEN_BEST_EFFORT] = "best-effort",
+        [HARDEN_REQUIRED] = "required",
 };
 
 const char *
@@ -64,14 +64,14 @@ void
 harden_params_init(struct harden_params *p)
 {
     *p = (struct harden_params){
-        .cpu_ms = (uint64_t) limit_default(POLICY_LIMIT_CPU_MS),
-        .memory_mb = (uint64_t) limit_default(POLICY_LIMIT_MEMORY_MB),
-        .file_size_mb = (uint64_t) limit_default(POLICY_LIMIT_FILE_SIZE_MB),
-        .open_files = (uint64_t) limit_default(POLICY_LIMIT_OPEN_FILES),
-        .pids = (uint64_t) limit_default(POLICY_LIMIT_PIDS),
-        /* nobody/nogroup until the identity layer allocates ids per worker */
-        .uid = 65534,
-        .gid = 65534,
+            .cpu_ms = (uint64_t) limit_default(POLICY_LIMIT_CPU_MS),
+            .memory_mb = (uint64_t) limit_default(POLICY_LIMIT_MEMORY_MB),
+            .file_size_mb = (uint64_t) limit_default(POLICY_LIMIT_FILE_SIZE_MB),
+            .open_files = (uint64_t) limit_default(POLICY_LIMIT_OPEN_FILES),
+            .pids = (uint64_t) limit_default(POLICY_LIMIT_PIDS),
+            /* nobody/nogroup until the identity layer allocates ids per worker */
+            .uid = 65534,
+            .gid = 65534,
     };
     for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
         p->level[i] = HARDEN_OFF;
@@ -86,14 +86,14 @@ static const struct {
     bool is_u32;
     enum policy_limit limit;
 } num_fields[] = {
-    {"cpu_ms", offsetof(struct harden_params, cpu_ms), false, POLICY_LIMIT_CPU_MS},
-    {"memory_mb", offsetof(struct harden_params, memory_mb), false, POLICY_LIMIT_MEMORY_MB},
-    {"file_size_mb", offsetof(struct harden_params, file_size_mb), false,
-     POLICY_LIMIT_FILE_SIZE_MB},
-    {"open_files", offsetof(struct harden_params, open_files), false, POLICY_LIMIT_OPEN_FILES},
-    {"pids", offsetof(struct harden_params, pids), false, POLICY_LIMIT_PIDS},
-    {"uid", offsetof(struct harden_params, uid), true, _POLICY_LIMIT_INVALID},
-    {"gid", offsetof(struct harden_params, gid), true, _POLICY_LIMIT_INVALID},
+        {"cpu_ms", offsetof(struct harden_params, cpu_ms), false, POLICY_LIMIT_CPU_MS},
+        {"memory_mb", offsetof(struct harden_params, memory_mb), false, POLICY_LIMIT_MEMORY_MB},
+        {"file_size_mb", offsetof(struct harden_params, file_size_mb), false,
+         POLICY_LIMIT_FILE_SIZE_MB},
+        {"open_files", offsetof(struct harden_params, open_files), false, POLICY_LIMIT_OPEN_FILES},
+        {"pids", offsetof(struct harden_params, pids), false, POLICY_LIMIT_PIDS},
+        {"uid", offsetof(struct harden_params, uid), true, _POLICY_LIMIT_INVALID},
+        {"gid", offsetof(struct harden_params, gid), true, _POLICY_LIMIT_INVALID},
 };
 
 cJSON *
@@ -124,8 +124,7 @@ levels_from_json(const cJSON *levels, struct harden_params *p, struct pf_error *
 {
     bool seen[_HARDEN_LAYER_MAX] = {false};
     const cJSON *item;
-    cJSON_ArrayForEach(item, levels)
-    {
+    cJSON_ArrayForEach(item, levels) {
         enum harden_layer l = harden_layer_from_name(item->string);
         if (l == _HARDEN_LAYER_INVALID)
             return pf_error_set(err, PF_E_BAD_REQUEST, "harden.levels: unknown layer '%s'",
@@ -152,8 +151,7 @@ harden_params_from_json(const cJSON *obj, struct harden_params *ret, struct pf_e
     struct msg_field fields[PF_ELEMENTSOF(num_fields) + 1];
     for (size_t i = 0; i < PF_ELEMENTSOF(num_fields); i++) {
         const struct policy_limit_def *d = policy_limit_def(num_fields[i].limit);
-        fields[i] = (struct msg_field){num_fields[i].name, MSG_T_INT, true,
-                                       d ? (double) d->min : 0,
+        fields[i] = (struct msg_field){num_fields[i].name, MSG_T_INT, true, d ? (double) d->min : 0,
                                        d ? (double) d->max : (double) UINT32_MAX - 1};
     }
     fields[PF_ELEMENTSOF(num_fields)] = (struct msg_field){"levels", MSG_T_OBJECT, true, 0, 0};

@@ -43,8 +43,8 @@ harden_rlimits_apply(const struct harden_params *p, struct pf_error **err)
     if (set_limit(RLIMIT_AS, "RLIMIT_AS", p->memory_mb * MiB, p->memory_mb * MiB, err) < 0)
         return -1;
 #endif
-    if (set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", p->file_size_mb * MiB, p->file_size_mb * MiB,
-                  err) < 0)
+    if (set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", p->file_size_mb * MiB, p->file_size_mb * MiB, err) <
+        0)
         return -1;
     if (set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", p->open_files, p->open_files, err) < 0)
         return -1;

@@ -13,12 +13,12 @@
 #include "exec.h"
 #include "frame.h"
 #include "harden_internal.h"
-#include "policy_limits.h"
 #include "msg.h"
 #include "pf_cleanup.h"
+#include "policy_limits.h"
 
 #define OUTPUT_FLUSH_BYTES 4096
-#define OUTPUT_FLUSH_MS 20
+#define OUTPUT_FLUSH_MS    20
 #define OUTPUT_CHUNK_BYTES (64 * 1024) /* one output frame's data, at most (before escaping) */
 
 static inline void
@@ -222,11 +222,11 @@ out:
 }
 
 static const struct msg_field run_fields[] = {
-    {"op", MSG_T_STRING, true, 1, 16},
-    {"code", MSG_T_STRING, true, 0, WORKER_MAX_FRAME_BYTES},
-    {"imports", MSG_T_STRING_ARRAY, false, 0, 4096},
-    {"limits", MSG_T_OBJECT, false, 0, 0},
-    {"variables", MSG_T_OBJECT, false, 0, 0},
+        {"op", MSG_T_STRING, true, 1, 16},
+        {"code", MSG_T_STRING, true, 0, WORKER_MAX_FRAME_BYTES},
+        {"imports", MSG_T_STRING_ARRAY, false, 0, 4096},
+        {"limits", MSG_T_OBJECT, false, 0, 0},
+        {"variables", MSG_T_OBJECT, false, 0, 0},
 };
 
 /* The job limits the daemon resolved; absent ones keep the table's defaults. */
@@ -235,8 +235,7 @@ limits_from_json(const cJSON *obj, struct policy_limits *lim, struct pf_error **
 {
     policy_limits_init_defaults(lim);
     const cJSON *item;
-    cJSON_ArrayForEach(item, obj)
-    {
+    cJSON_ArrayForEach(item, obj) {
         enum policy_limit l = policy_limit_from_name(item->string);
         const struct policy_limit_def *d = policy_limit_def(l);
         if (!d || d->scope != POLICY_SCOPE_JOB)
@@ -273,8 +272,8 @@ parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error 
         return pf_error_set(err, PF_E_BAD_REQUEST, "worker channel: expected op \"run\"");
     job->code = msg_get_string(job->root, "code", "");
     job->variables = cJSON_GetObjectItemCaseSensitive(job->root, "variables");
-    if (limits_from_json(cJSON_GetObjectItemCaseSensitive(job->root, "limits"), &job->limits,
-                         err) < 0)
+    if (limits_from_json(cJSON_GetObjectItemCaseSensitive(job->root, "limits"), &job->limits, err) <
+        0)
         return -1;
     const cJSON *imports = cJSON_GetObjectItemCaseSensitive(job->root, "imports");
     if (!imports) {
@@ -289,7 +288,8 @@ parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error 
     if (!job->imports)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     const cJSON *item;
-    cJSON_ArrayForEach(item, imports) job->imports[job->n_imports++] = item->valuestring;
+    cJSON_ArrayForEach(item, imports)
+        job->imports[job->n_imports++] = item->valuestring;
     return 0;
 }
 
@@ -354,14 +354,14 @@ run_job(int fd, struct run_job *job)
 {
     _cleanup_pf_error_ struct pf_error *err = NULL;
     struct exec_policy policy = {
-        .imports = job->imports,
-        .n_imports = job->n_imports,
-        .max_ops = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OPS],
-        .max_while_iterations = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_WHILE_ITERATIONS],
-        .max_recursion = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_RECURSION],
-        .max_output_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OUTPUT_BYTES],
-        .max_log_chars = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_LOG_CHARS],
-        .timeout_ms = (uint64_t) job->limits.v[POLICY_LIMIT_TIMEOUT_MS],
+            .imports = job->imports,
+            .n_imports = job->n_imports,
+            .max_ops = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OPS],
+            .max_while_iterations = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_WHILE_ITERATIONS],
+            .max_recursion = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_RECURSION],
+            .max_output_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OUTPUT_BYTES],
+            .max_log_chars = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_LOG_CHARS],
+            .timeout_ms = (uint64_t) job->limits.v[POLICY_LIMIT_TIMEOUT_MS],
     };
     struct exec_env *env = exec_env_new(&policy, &err);
     if (!env)

@@ -1,8 +1,6 @@
 /* The daemon's side of the zygote (zygote.h). One struct zygote lives as long as the daemon;
  * each incarnation of the zygote process is a struct zproc, so that a dead one can finish
  * closing its libuv handles while its successor starts. */
-#include "zygote.h"
-
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,14 +16,15 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "zygote.h"
 
 #define CONTROL_MAX_PACKET (64 * 1024)
-#define READY_TIMEOUT_MS 10000
-#define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 5000
-#define STABLE_AFTER_MS 10000 /* a zygote that lived this long resets the back-off */
-#define STOP_GRACE_MS 5000
-#define MAX_JSON_INT 9007199254740992.0
+#define READY_TIMEOUT_MS   10000
+#define BACKOFF_MIN_MS     100
+#define BACKOFF_MAX_MS     5000
+#define STABLE_AFTER_MS    10000 /* a zygote that lived this long resets the back-off */
+#define STOP_GRACE_MS      5000
+#define MAX_JSON_INT       9007199254740992.0
 
 struct zjob {
     struct zjob *next;
@@ -134,7 +133,9 @@ fail_all_jobs(struct zygote *z, const char *why)
     struct zjob *j;
     while ((j = z->jobs)) {
         if (j->pid > 0) {
-            struct zygote_exit info = {.job_id = j->id, .pid = j->pid, .signal = SIGKILL,
+            struct zygote_exit info = {.job_id = j->id,
+                                       .pid = j->pid,
+                                       .signal = SIGKILL,
                                        .killed_by_request = j->killed};
             job_exited(z, j, &info);
         } else {
@@ -146,25 +147,29 @@ fail_all_jobs(struct zygote *z, const char *why)
 /* ---- events from the zygote -------------------------------------------------------------- */
 
 static const struct msg_field ready_fields[] = {
-    {"event", MSG_T_STRING, true, 1, 32},
-    {"pid", MSG_T_INT, true, 1, INT32_MAX},
-    {"python", MSG_T_STRING, true, 1, 31},
+        {"event", MSG_T_STRING, true, 1, 32},
+        {"pid", MSG_T_INT, true, 1, INT32_MAX},
+        {"python", MSG_T_STRING, true, 1, 31},
 };
 static const struct msg_field spawned_fields[] = {
-    {"event", MSG_T_STRING, true, 1, 32},
-    {"job", MSG_T_INT, true, 0, MAX_JSON_INT},
-    {"pid", MSG_T_INT, true, 1, INT32_MAX},
+        {"event", MSG_T_STRING, true, 1, 32},
+        {"job", MSG_T_INT, true, 0, MAX_JSON_INT},
+        {"pid", MSG_T_INT, true, 1, INT32_MAX},
 };
 static const struct msg_field spawn_failed_fields[] = {
-    {"event", MSG_T_STRING, true, 1, 32},
-    {"job", MSG_T_INT, true, 0, MAX_JSON_INT},
-    {"message", MSG_T_STRING, true, 0, 4096},
+        {"event", MSG_T_STRING, true, 1, 32},
+        {"job", MSG_T_INT, true, 0, MAX_JSON_INT},
+        {"message", MSG_T_STRING, true, 0, 4096},
 };
 static const struct msg_field exited_fields[] = {
-    {"event", MSG_T_STRING, true, 1, 32},   {"job", MSG_T_INT, true, 0, MAX_JSON_INT},
-    {"pid", MSG_T_INT, true, 1, INT32_MAX}, {"exit_code", MSG_T_ANY, true, 0, 0},
-    {"signal", MSG_T_ANY, true, 0, 0},      {"cpu_ms", MSG_T_INT, true, 0, MAX_JSON_INT},
-    {"max_rss_kb", MSG_T_INT, true, 0, MAX_JSON_INT}, {"killed", MSG_T_BOOL, true, 0, 0},
+        {"event", MSG_T_STRING, true, 1, 32},
+        {"job", MSG_T_INT, true, 0, MAX_JSON_INT},
+        {"pid", MSG_T_INT, true, 1, INT32_MAX},
+        {"exit_code", MSG_T_ANY, true, 0, 0},
+        {"signal", MSG_T_ANY, true, 0, 0},
+        {"cpu_ms", MSG_T_INT, true, 0, MAX_JSON_INT},
+        {"max_rss_kb", MSG_T_INT, true, 0, MAX_JSON_INT},
+        {"killed", MSG_T_BOOL, true, 0, 0},
 };
 
 static int
@@ -188,10 +193,10 @@ on_exited(struct zygote *z, const cJSON *msg, struct pf_error **err)
     if (msg_check_fields(msg, exited_fields, PF_ELEMENTSOF(exited_fields), "exited", err) < 0)
         return -1;
     struct zygote_exit info = {
-        .job_id = (uint64_t) msg_get_int(msg, "job", 0),
-        .pid = (pid_t) msg_get_int(msg, "pid", 0),
-        .cpu_ms = (uint64_t) msg_get_int(msg, "cpu_ms", 0),
-        .max_rss_kb = (uint64_t) msg_get_int(msg, "max_rss_kb", 0),
+            .job_id = (uint64_t) msg_get_int(msg, "job", 0),
+            .pid = (pid_t) msg_get_int(msg, "pid", 0),
+            .cpu_ms = (uint64_t) msg_get_int(msg, "cpu_ms", 0),
+            .max_rss_kb = (uint64_t) msg_get_int(msg, "max_rss_kb", 0),
     };
     if (int_or_null(msg, "exit_code", &info.exit_code, err) < 0 ||
         int_or_null(msg, "signal", &info.signal, err) < 0)
@@ -213,8 +218,8 @@ on_event(struct zproc *p, const cJSON *msg, struct pf_error **err)
     if (strcmp(event, "exited") == 0)
         return on_exited(z, msg, err);
     if (strcmp(event, "spawned") == 0) {
-        if (msg_check_fields(msg, spawned_fields, PF_ELEMENTSOF(spawned_fields), "spawned",
-                             err) < 0)
+        if (msg_check_fields(msg, spawned_fields, PF_ELEMENTSOF(spawned_fields), "spawned", err) <
+            0)
             return -1;
         struct zjob *j = job_find(z, (uint64_t) msg_get_int(msg, "job", 0));
         if (!j || j->pid > 0)
@@ -263,8 +268,7 @@ drain_control(struct zproc *p)
             return -1;
         _cleanup_pf_error_ struct pf_error *err = NULL;
         _cleanup_cjson_ cJSON *msg = NULL;
-        if (msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &msg, &err) < 0 ||
-            on_event(p, msg, &err) < 0)
+        if (msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &msg, &err) < 0 || on_event(p, msg, &err) < 0)
             pf_log_error(ZYGOTE, "zygote pid %d: %s, ignoring", (int) p->pid, err->msg);
     }
     return -1;
@@ -369,9 +373,9 @@ proc_lost(struct zproc *p, const char *why)
 static const char *
 level_name(int level)
 {
-    static const char *const names[] = {[PF_LOG_CRIT] = "crit", [PF_LOG_ERR] = "err",
-                                        [PF_LOG_WARNING] = "warning", [PF_LOG_NOTICE] = "notice",
-                                        [PF_LOG_INFO] = "info", [PF_LOG_DEBUG] = "debug"};
+    static const char *const names[] = {
+            [PF_LOG_CRIT] = "crit",     [PF_LOG_ERR] = "err",   [PF_LOG_WARNING] = "warning",
+            [PF_LOG_NOTICE] = "notice", [PF_LOG_INFO] = "info", [PF_LOG_DEBUG] = "debug"};
     if (level < PF_LOG_CRIT)
         return "crit";
     if (level > PF_LOG_DEBUG)
@@ -410,13 +414,17 @@ proc_start(struct zygote *z, struct pf_error **err)
         env[0] = js_var;
 
     uv_stdio_container_t stdio[4] = {
-        {.flags = UV_IGNORE},
-        {.flags = UV_INHERIT_FD, .data.fd = STDOUT_FILENO},
-        {.flags = UV_INHERIT_FD, .data.fd = STDERR_FILENO},
-        {.flags = UV_INHERIT_FD, .data.fd = zygote_end},
+            {.flags = UV_IGNORE},
+            {.flags = UV_INHERIT_FD, .data.fd = STDOUT_FILENO},
+            {.flags = UV_INHERIT_FD, .data.fd = STDERR_FILENO},
+            {.flags = UV_INHERIT_FD, .data.fd = zygote_end},
     };
-    uv_process_options_t opts = {.exit_cb = on_process_exit, .file = z->path, .args = args,
-                                 .env = env, .stdio = stdio, .stdio_count = 4};
+    uv_process_options_t opts = {.exit_cb = on_process_exit,
+                                 .file = z->path,
+                                 .args = args,
+                                 .env = env,
+                                 .stdio = stdio,
+                                 .stdio_count = 4};
     struct zproc *p = calloc(1, sizeof(*p));
     if (!p)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
@@ -612,8 +620,8 @@ send_packet(int fd, const char *s, int pass_fd)
 }
 
 int
-zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *params,
-             void *job_ctx, int *ret_channel_fd, struct pf_error **err)
+zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *params, void *job_ctx,
+             int *ret_channel_fd, struct pf_error **err)
 {
     if (z->stopping)
         return pf_error_set(err, PF_E_SHUTTING_DOWN, "the zygote is stopping");

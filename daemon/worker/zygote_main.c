@@ -3,7 +3,6 @@
  * one poll() over the control channel (fd 3, SOCK_SEQPACKET) and a signalfd for SIGCHLD.
  * Wire format: CHANNEL.md. */
 #include <Python.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,9 +24,9 @@
 #include "pf_log.h"
 #include "worker.h"
 
-#define CONTROL_FD 3
+#define CONTROL_FD         3
 #define CONTROL_MAX_PACKET (64 * 1024)
-#define MAX_PASSED_FDS 8 /* room to receive (and close) more fds than the one we accept */
+#define MAX_PASSED_FDS     8 /* room to receive (and close) more fds than the one we accept */
 
 struct job {
     uint64_t id;
@@ -188,14 +187,14 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
 }
 
 static const struct msg_field spawn_fields[] = {
-    {"op", MSG_T_STRING, true, 1, 16},
-    {"job", MSG_T_INT, true, 0, 9007199254740992.0},
-    {"harden", MSG_T_OBJECT, true, 0, 0},
+        {"op", MSG_T_STRING, true, 1, 16},
+        {"job", MSG_T_INT, true, 0, 9007199254740992.0},
+        {"harden", MSG_T_OBJECT, true, 0, 0},
 };
 
 static const struct msg_field kill_fields[] = {
-    {"op", MSG_T_STRING, true, 1, 16},
-    {"job", MSG_T_INT, true, 0, 9007199254740992.0},
+        {"op", MSG_T_STRING, true, 1, 16},
+        {"job", MSG_T_INT, true, 0, 9007199254740992.0},
 };
 
 static void
@@ -224,8 +223,7 @@ handle_packet(struct zygote *z, const char *buf, size_t len, int *fds, size_t n_
     if (strcmp(op, "kill") == 0) {
         if (msg_check_fields(msg, kill_fields, PF_ELEMENTSOF(kill_fields), "kill", &err) < 0 ||
             n_fds != 0) {
-            pf_log_error(ZYGOTE, "control channel: %s, ignoring",
-                         err ? err->msg : "kill with fds");
+            pf_log_error(ZYGOTE, "control channel: %s, ignoring", err ? err->msg : "kill with fds");
             goto out;
         }
         kill_job(z, (uint64_t) msg_get_int(msg, "job", 0));
@@ -264,7 +262,9 @@ read_control(struct zygote *z)
         struct cmsghdr align;
     } cbuf;
     struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.raw,
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = cbuf.raw,
                         .msg_controllen = sizeof(cbuf.raw)};
     ssize_t n = recvmsg(z->ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (n < 0)
@@ -346,7 +346,8 @@ static void
 serve(struct zygote *z)
 {
     for (;;) {
-        struct pollfd pfd[2] = {{.fd = z->ctl, .events = POLLIN}, {.fd = z->sigfd, .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = z->ctl, .events = POLLIN},
+                                {.fd = z->sigfd, .events = POLLIN}};
         if (poll(pfd, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
@@ -390,10 +391,10 @@ static int
 parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longopts[] = {
-        {"log-level", required_argument, NULL, 'l'},
-        {"preload", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+            {"log-level", required_argument, NULL, 'l'},
+            {"preload", required_argument, NULL, 'p'},
+            {"help", no_argument, NULL, 'h'},
+            {NULL, 0, NULL, 0},
     };
     o->log_level = PF_LOG_NOTICE;
     o->preload = calloc((size_t) argc, sizeof(char *));
@@ -433,8 +434,9 @@ check_control_fd(void)
     int type;
     socklen_t len = sizeof(type);
     if (getsockopt(CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET) {
-        pf_log_crit(ZYGOTE, "fd %d is not a SOCK_SEQPACKET socket: pyfence-zygote is started by "
-                            "pyfenced, not by hand",
+        pf_log_crit(ZYGOTE,
+                    "fd %d is not a SOCK_SEQPACKET socket: pyfence-zygote is started by "
+                    "pyfenced, not by hand",
                     CONTROL_FD);
         return -1;
     }

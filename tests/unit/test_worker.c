@@ -1,16 +1,14 @@
 /* Worker hardening, Foundation layers: the ordered sequence (harden.c), rlimits and fds+env,
  * each applied in a forked child that reports what it sees through its channel. Also the
  * harden_params JSON of the spawn request. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +19,8 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
 
 #include "harden.h"
 #include "harden_internal.h"
@@ -29,7 +29,7 @@
 
 extern char **environ;
 
-static const int resources[] = {RLIMIT_CPU,   RLIMIT_AS,    RLIMIT_FSIZE,
+static const int resources[] = {RLIMIT_CPU,    RLIMIT_AS,    RLIMIT_FSIZE,
                                 RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_CORE};
 #define N_RES PF_ELEMENTSOF(resources)
 
@@ -191,8 +191,8 @@ test_layers_off_leave_process_alone(void **state)
     p.level[HARDEN_LAYER_FDS] = HARDEN_OFF;
     struct report r = harden_in_child(&p, getpid());
     assert_int_equal(r.harden_ret, HARDEN_CHANNEL_FD);
-    assert_true(r.n_fds > 4);          /* the junk fd survived */
-    assert_true(r.n_environ > 0);      /* and the environment */
+    assert_true(r.n_fds > 4);     /* the junk fd survived */
+    assert_true(r.n_environ > 0); /* and the environment */
     assert_int_equal(r.pdeathsig, 0);
     assert_int_not_equal(r.rl[5].rlim_max, 0);
 }
@@ -309,9 +309,9 @@ static void
 test_params_json_strict(void **state)
 {
     (void) state;
-#define LEVELS                                                                                     \
-    "\"levels\":{\"cgroup\":\"off\",\"namespaces\":\"off\",\"rlimits\":\"required\","           \
-    "\"fds\":\"required\",\"identity\":\"off\",\"privileges\":\"off\",\"landlock\":\"off\","       \
+#define LEVELS                                                                               \
+    "\"levels\":{\"cgroup\":\"off\",\"namespaces\":\"off\",\"rlimits\":\"required\","        \
+    "\"fds\":\"required\",\"identity\":\"off\",\"privileges\":\"off\",\"landlock\":\"off\"," \
     "\"seccomp\":\"off\"}"
 #define NUMS "\"cpu_ms\":1000,\"memory_mb\":256,\"file_size_mb\":1,\"open_files\":32,\"pids\":4"
     expect_refused("{" NUMS ",\"uid\":1,\"gid\":1," LEVELS ",\"extra\":1}", "extra");
@@ -332,15 +332,15 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_foundation_layers),
-        cmocka_unit_test(test_wrong_parent_fails_closed),
-        cmocka_unit_test(test_layers_off_leave_process_alone),
-        cmocka_unit_test(test_unbuilt_layer),
-        cmocka_unit_test(test_invalid_level_fails_closed),
-        cmocka_unit_test(test_close_from_fallback),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_params_json_roundtrip),
-        cmocka_unit_test(test_params_json_strict),
+            cmocka_unit_test(test_foundation_layers),
+            cmocka_unit_test(test_wrong_parent_fails_closed),
+            cmocka_unit_test(test_layers_off_leave_process_alone),
+            cmocka_unit_test(test_unbuilt_layer),
+            cmocka_unit_test(test_invalid_level_fails_closed),
+            cmocka_unit_test(test_close_from_fallback),
+            cmocka_unit_test(test_names),
+            cmocka_unit_test(test_params_json_roundtrip),
+            cmocka_unit_test(test_params_json_strict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

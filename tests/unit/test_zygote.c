@@ -1,24 +1,24 @@
 /* The zygote end to end: the daemon's client (zygote_client.c) starts the real pyfence-zygote,
  * which forks real workers that harden themselves and run snippets through the executor. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
 
 #include "frame.h"
 #include "harden_internal.h"
@@ -90,8 +90,8 @@ run_until(uv_loop_t *loop, const bool *flag, uint64_t timeout_ms)
 }
 
 struct frames {
-    cJSON *output;  /* all output data joined, as a string item */
-    cJSON *result;  /* the result frame */
+    cJSON *output; /* all output data joined, as a string item */
+    cJSON *result; /* the result frame */
     char data[64 * 1024];
     size_t data_len;
     int n_output_frames;
@@ -474,7 +474,8 @@ test_output_batching(void **state)
     size_t n = 0;
     for (int i = 0; i < 2000; i++)
         n += (size_t) sprintf(want + n, "line %d\n", i);
-    n += (size_t) sprintf(want + n, "a\xef\xbf\xbd" "b\n"); /* NUL travels as U+FFFD */
+    n += (size_t) sprintf(want + n, "a\xef\xbf\xbd"
+                                    "b\n"); /* NUL travels as U+FFFD */
     assert_int_equal(f.data_len, n);
     assert_memory_equal(f.data, want, n);
     free(want);
@@ -686,17 +687,17 @@ main(int argc, char **argv)
     uv_run(&warm, UV_RUN_DEFAULT);
     uv_loop_close(&warm);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_run_snippet),
-        cmocka_unit_test(test_kill_spinning_job),
-        cmocka_unit_test(test_zygote_death_and_restart),
-        cmocka_unit_test(test_stop_with_live_worker),
-        cmocka_unit_test(test_bad_binary),
-        cmocka_unit_test(test_cpu_limit),
-        cmocka_unit_test(test_many_jobs),
-        cmocka_unit_test(test_control_channel_strict),
-        cmocka_unit_test(test_output_batching),
-        cmocka_unit_test(test_result_over_max_result_bytes),
-        cmocka_unit_test(test_required_layer_missing_fails_closed),
+            cmocka_unit_test(test_run_snippet),
+            cmocka_unit_test(test_kill_spinning_job),
+            cmocka_unit_test(test_zygote_death_and_restart),
+            cmocka_unit_test(test_stop_with_live_worker),
+            cmocka_unit_test(test_bad_binary),
+            cmocka_unit_test(test_cpu_limit),
+            cmocka_unit_test(test_many_jobs),
+            cmocka_unit_test(test_control_channel_strict),
+            cmocka_unit_test(test_output_batching),
+            cmocka_unit_test(test_result_over_max_result_bytes),
+            cmocka_unit_test(test_required_layer_missing_fails_closed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
