@@ -34,8 +34,8 @@ typedef void (*zygote_exit_cb)(void *job_ctx, const struct zygote_exit *exit_inf
 struct zygote;
 
 struct zygote_config {
-    /* pyfence-zygote binary. pyfenced looks next to its own executable first (a build tree),
-     * then in PYFENCE_LIBEXECDIR (config.h, the installed location). */
+    /* pyfence-zygote binary. pyfenced (--zygote PATH, else) looks next to its own executable,
+     * then in worker/ below it (the build tree), then in PYFENCE_LIBEXECDIR (config.h). */
     const char *path;
     int log_level;
     const char *const *preload; /* modules the zygote imports once (NULL-terminated), may be NULL */
