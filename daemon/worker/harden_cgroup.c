@@ -183,6 +183,7 @@ own_path(const char *controller)
         char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2)
             continue;
+        *c1 = '\0';
         *c2 = '\0';
         const char *ctrls = c1 + 1;
         if (controller ? list_has(ctrls, controller, ',') : (strcmp(line, "0") == 0 && !*ctrls))

@@ -61,7 +61,7 @@ v1_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf
         _cleanup_free_ char *procs = NULL;
         if (asprintf(&procs, "%s/cgroup.procs", slot->dir[d]) < 0)
             return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
-        slot->procs_fd[d] = open(procs, O_WRONLY | O_CLOEXEC);
+        slot->procs_fd[d] = harden_fd_move_high(open(procs, O_WRONLY | O_CLOEXEC));
         if (slot->procs_fd[d] < 0)
             return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
     }

@@ -99,12 +99,13 @@ v2_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf
     if (asprintf(&procs, "%s/cgroup.procs", slot->dir[0]) < 0 ||
         asprintf(&peak, "%s/memory.peak", slot->dir[0]) < 0)
         return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
-    slot->procs_fd[0] = open(procs, O_WRONLY | O_CLOEXEC);
+    slot->procs_fd[0] = harden_fd_move_high(open(procs, O_WRONLY | O_CLOEXEC));
     if (slot->procs_fd[0] < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
     slot->peak_fd = open(peak, O_RDWR | O_CLOEXEC);
     if (slot->peak_fd < 0)
         slot->peak_fd = open(peak, O_RDONLY | O_CLOEXEC);
+    slot->peak_fd = harden_fd_move_high(slot->peak_fd);
     /* A peak read through this fd counts from this fd's last reset (kernel 6.12+). */
     slot->peak_resettable = slot->peak_fd >= 0 && write(slot->peak_fd, "reset", 5) == 5;
     return 0;

@@ -146,7 +146,7 @@ prepare_mount_view(struct pf_error **err)
     if (unshare(CLONE_NEWNS) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWNS)");
     int r = 0;
-    the_ns.mntns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    the_ns.mntns_fd = harden_fd_move_high(open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
     if (the_ns.mntns_fd < 0)
         r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: open mount namespace");
     else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -172,7 +172,7 @@ prepare_netns(struct pf_error **err)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: open /proc/self/ns/net");
     if (unshare(CLONE_NEWNET) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWNET)");
-    the_ns.netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    the_ns.netns_fd = harden_fd_move_high(open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
     int saved = errno;
     if (setns(own, CLONE_NEWNET) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno,
@@ -188,7 +188,7 @@ harden_ns_prepare(struct pf_error **err)
     if (the_ns.prepared)
         return 0;
     the_ns.prepared = true;
-    the_ns.own_pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    the_ns.own_pidns_fd = harden_fd_move_high(open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
     int r = prepare_netns(err);
     if (prepare_mount_view(r < 0 ? NULL : err) < 0)
         r = -1;

@@ -3,8 +3,10 @@
 #include "harden_zygote.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harden_cgroup.h"
 #include "harden_internal.h"
@@ -32,6 +34,18 @@ static uint32_t
 uid_count(void)
 {
     return the_zygote.config.uid_count ? the_zygote.config.uid_count : HARDEN_UID_COUNT_DEFAULT;
+}
+
+int
+harden_fd_move_high(int fd)
+{
+    if (fd < 0 || fd >= HARDEN_HIGH_FD_MIN)
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, HARDEN_HIGH_FD_MIN);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return high;
 }
 
 int

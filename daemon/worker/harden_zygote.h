@@ -26,6 +26,15 @@
 /* Exit code of a worker killed by its SIGSYS handler, after the seccomp frame (128 + SIGSYS). */
 #define HARDEN_SECCOMP_EXIT_CODE 159
 
+/* Long-lived fds of the zygote's hardening state (cgroup.procs of each slot, the namespaces)
+ * are kept at or above this number, clear of the worker's channel, which worker_harden() moves
+ * to fd 3 with dup2 before any layer runs. */
+#define HARDEN_HIGH_FD_MIN 10
+
+/* Moves fd to the lowest free number >= HARDEN_HIGH_FD_MIN (close-on-exec), closing the old one.
+ * Returns the new fd, or -1 (fd closed) with errno set. */
+int harden_fd_move_high(int fd);
+
 /* The identity range used when harden_params.uid/gid is 0: base + pool slot. */
 #define HARDEN_UID_BASE_DEFAULT 600000u
 #define HARDEN_UID_COUNT_DEFAULT 65536u

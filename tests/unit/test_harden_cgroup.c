@@ -1,0 +1,239 @@
+/* The cgroup layer on this host's backend (v1 here, v2 under systemd), and the `none` backend
+ * forced: a worker joins its slot's cgroup; hitting the memory limit is seen as an OOM kill,
+ * hitting the pids limit as pids_limited; leftovers are killed when the slot is given back; a
+ * reused slot starts clean; peak memory and CPU time are reported. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "harden_cgroup.h"
+#include "harden_internal.h"
+#include "harden_test_child.h"
+#include "harden_zygote.h"
+
+static struct harden_params params;
+
+static void
+reset_params(uint64_t memory_mb, uint64_t pids)
+{
+    memset(&params, 0, sizeof(params));
+    params.level[HARDEN_LAYER_CGROUP] = HARDEN_REQUIRED;
+    params.memory_mb = memory_mb;
+    params.pids = pids;
+}
+
+static int
+join(void)
+{
+    struct pf_error *err = NULL;
+    if (harden_cgroup_apply(&params, &err) < 0) {
+        child_say(err->msg);
+        return 2;
+    }
+    return 0;
+}
+
+static int
+memory_bomb(void *arg)
+{
+    if (join())
+        return 2;
+    child_say("joined;");
+    /* Touch far more than the limit: the cgroup OOM killer must end this. */
+    for (int i = 0; i < 64; i++) {
+        char *p = mmap(NULL, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return 3;
+        memset(p, 1, 16 << 20);
+    }
+    return 4;
+}
+
+/* Runs body as the worker of one job and returns its outcome. */
+static void
+run_job(child_fn body, void *arg, struct child_result *r, struct harden_outcome *out)
+{
+    struct harden_job *job = NULL;
+    struct pf_error *err = NULL;
+    if (harden_job_prepare(&params, &job, &err) < 0)
+        fail_msg("prepare: %s", err->msg);
+    assert_int_equal(run_child(body, arg, r), 0);
+    job = harden_job_finish(job, out);
+    assert_null(job);
+}
+
+static void
+test_memory_limit_is_oom(void **state)
+{
+    struct child_result r;
+    struct harden_outcome out;
+    reset_params(64, 16);
+    run_job(memory_bomb, NULL, &r, &out);
+    assert_string_equal(r.out, "joined;");
+    assert_true(WIFSIGNALED(r.status));
+    assert_int_equal(WTERMSIG(r.status), SIGKILL);
+    assert_true(out.have_cgroup);
+    assert_true(out.oom_killed);
+    assert_false(out.pids_limited);
+    assert_true(out.peak_memory_kb >= 32 * 1024);
+    assert_true(out.peak_memory_kb <= 80 * 1024);
+}
+
+static int
+small_job(void *arg)
+{
+    if (join())
+        return 2;
+    char *p = malloc(8 << 20);
+    if (!p)
+        return 3;
+    memset(p, 1, 8 << 20);
+    /* Spin ~150 ms of CPU so that the CPU time is visible. */
+    struct timespec a, b;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+    do
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < 150);
+    child_say("done");
+    return 0;
+}
+
+static void
+test_slot_reused_clean(void **state)
+{
+    struct child_result r;
+    struct harden_outcome out;
+    /* The same slot as the OOM test (slot 0 is free again): its old OOM does not count, and the
+     * memory limit grows (v1: memsw before limit). */
+    reset_params(128, 16);
+    run_job(small_job, NULL, &r, &out);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+        fail_msg("child: %s", r.out);
+    assert_string_equal(r.out, "done");
+    assert_true(out.have_cgroup);
+    assert_false(out.oom_killed);
+    assert_false(out.pids_limited);
+    assert_true(out.peak_memory_kb >= 8 * 1024);
+    assert_true(out.cgroup_cpu_ms >= 100);
+    /* And shrinks again (v1: limit before memsw). */
+    reset_params(48, 16);
+    run_job(small_job, NULL, &r, &out);
+    assert_true(WIFEXITED(r.status));
+    assert_false(out.oom_killed);
+}
+
+static int
+fork_bomb(void *arg)
+{
+    if (join())
+        return 2;
+    int forked = 0;
+    for (int i = 0; i < 20; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(3); /* the test reads fd 3 until EOF */
+            pause();
+            _exit(0);
+        }
+        if (pid < 0)
+            break;
+        forked++;
+    }
+    char msg[32];
+    snprintf(msg, sizeof(msg), "forked=%d", forked);
+    child_say(msg);
+    return 0;
+}
+
+static void
+test_pids_limit(void **state)
+{
+    struct child_result r;
+    struct harden_outcome out;
+    reset_params(64, 4);
+    struct harden_job *job = NULL;
+    struct pf_error *err = NULL;
+    if (harden_job_prepare(&params, &job, &err) < 0)
+        fail_msg("prepare: %s", err->msg);
+    assert_int_equal(run_child(fork_bomb, NULL, &r), 0);
+    /* The worker itself plus 3 children: the 4th fork is refused by the cgroup. */
+    assert_string_equal(r.out, "forked=3");
+    /* Its children outlive it (no pid namespace here): finishing the job kills them. */
+    job = harden_job_finish(job, &out);
+    assert_true(out.pids_limited);
+    assert_false(out.oom_killed);
+    /* Nothing left in the slot. */
+    struct pf_error *e2 = NULL;
+    assert_true(harden_job_prepare(&params, &job, &e2) == 0);
+    job = harden_job_finish(job, NULL);
+}
+
+static int
+try_join(void *arg)
+{
+    return join();
+}
+
+static void
+test_none_backend_forced(void **state)
+{
+    harden_cgroup_finish();
+    struct pf_error *err = NULL;
+    assert_int_equal(harden_cgroup_init("none", &err), 0);
+    assert_string_equal(harden_cgroup_backend_name(), "none");
+    struct child_result r;
+    struct harden_outcome out;
+    reset_params(64, 16);
+    /* Required: the layer refuses and says why. */
+    run_job(try_join, NULL, &r, &out);
+    assert_true(WIFEXITED(r.status));
+    assert_int_equal(WEXITSTATUS(r.status), 2);
+    assert_non_null(strstr(r.out, "rlimits only"));
+    assert_false(out.have_cgroup);
+    assert_false(out.oom_killed);
+    harden_cgroup_finish();
+}
+
+static void
+test_bad_mode(void **state)
+{
+    struct pf_error *err = NULL;
+    assert_int_equal(harden_cgroup_init("v3", &err), -1);
+    assert_non_null(strstr(err->msg, "v3"));
+    pf_error_free(err);
+}
+
+int
+main(void)
+{
+    if (geteuid() != 0) {
+        printf("cgroup tests need root: skipping\n");
+        return 77;
+    }
+    struct pf_error *err = NULL;
+    if (harden_cgroup_init("auto", &err) < 0) {
+        printf("cgroup init: %s\n", err->msg);
+        return 1;
+    }
+    if (strcmp(harden_cgroup_backend_name(), "none") == 0) {
+        printf("no writable cgroup v1 or v2 memory+pids on this host: skipping\n");
+        return 77;
+    }
+    printf("# cgroup backend: %s\n", harden_cgroup_backend_name());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_limit_is_oom),
+        cmocka_unit_test(test_slot_reused_clean),
+        cmocka_unit_test(test_pids_limit),
+        cmocka_unit_test(test_none_backend_forced),
+        cmocka_unit_test(test_bad_mode),
+    };
+    int r = cmocka_run_group_tests(tests, NULL, NULL);
+    harden_cgroup_finish();
+    return r;
+}
