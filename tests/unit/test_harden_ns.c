@@ -1,0 +1,202 @@
+/* The namespaces and Landlock layers, each alone and together, in a forked child that is (for
+ * namespaces) the init of the fresh pid namespace the zygote side prepared: no network, no host
+ * file beyond the read-only view, a private writable /tmp, a /proc showing itself alone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "harden_internal.h"
+#include "harden_test_child.h"
+#include "harden_zygote.h"
+
+static struct harden_params params = {.file_size_mb = 4};
+
+static void
+say_errno(const char *what, int r)
+{
+    char line[128];
+    snprintf(line, sizeof(line), "%s=%s;", what, r == 0 ? "ok" : strerrorname_np(errno));
+    child_say(line);
+}
+
+static int
+connect_loopback(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int r = connect(fd, (struct sockaddr *) &sa, sizeof(sa));
+    int e = errno;
+    close(fd);
+    errno = e;
+    return r;
+}
+
+static int
+probe(void)
+{
+    char line[128];
+    snprintf(line, sizeof(line), "pid=%d;", (int) getpid());
+    child_say(line);
+    say_errno("shadow", open("/etc/shadow", O_RDONLY | O_CLOEXEC) < 0 ? -1 : 0);
+    say_errno("python", access("/usr/lib/python3.11/os.py", R_OK));
+    say_errno("write_usr", open("/usr/pyfence-test", O_CREAT | O_WRONLY | O_CLOEXEC, 0600) < 0
+                                   ? -1 : 0);
+    int fd = open("/tmp/scratch-file", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    say_errno("write_tmp", fd < 0 ? -1 : 0);
+    if (fd >= 0) {
+        close(fd);
+        unlink("/tmp/scratch-file");
+    }
+    say_errno("devnull", open("/dev/null", O_WRONLY | O_CLOEXEC) < 0 ? -1 : 0);
+    say_errno("status", open("/proc/self/status", O_RDONLY | O_CLOEXEC) < 0 ? -1 : 0);
+    say_errno("connect", connect_loopback());
+    say_errno("kill_parent", kill(getppid() > 0 ? getppid() : 1, 0));
+    char host[64] = "";
+    gethostname(host, sizeof(host));
+    snprintf(line, sizeof(line), "host=%s;", host);
+    child_say(line);
+    int procs = 0;
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+            procs++;
+    if (d)
+        closedir(d);
+    snprintf(line, sizeof(line), "procs=%d;", procs);
+    child_say(line);
+    return 0;
+}
+
+static int
+apply_layers(void *arg)
+{
+    const char *which = arg;
+    struct pf_error *err = NULL;
+    if (strchr(which, 'n') && harden_namespaces_apply(&params, &err) < 0) {
+        child_say(err->msg);
+        return 2;
+    }
+    if (strchr(which, 'l') && harden_landlock_apply(&params, &err) < 0) {
+        child_say(err->msg);
+        return 3;
+    }
+    return probe();
+}
+
+static void
+run(const char *which, bool new_pid_ns, struct child_result *r)
+{
+    struct pf_error *err = NULL;
+    if (harden_ns_prefork(new_pid_ns, &err) < 0)
+        fail_msg("prefork: %s", err->msg);
+    assert_int_equal(run_child(apply_layers, (void *) which, r), 0);
+    assert_int_equal(harden_ns_prefork(false, &err), 0);
+    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
+        fail_msg("child: status %d: %s", r->status, r->out);
+    print_message("# %s: %s\n", which, r->out);
+}
+
+static void
+test_namespaces_alone(void **state)
+{
+    if (!harden_ns_have_netns() || !harden_ns_have_mount_view())
+        skip();
+    struct child_result r;
+    run("n", true, &r);
+    assert_non_null(strstr(r.out, "pid=1;"));
+    assert_non_null(strstr(r.out, "shadow=ENOENT;"));
+    assert_non_null(strstr(r.out, "python=ok;"));
+    assert_non_null(strstr(r.out, "write_usr=EROFS;"));
+    assert_non_null(strstr(r.out, "write_tmp=ok;"));
+    assert_non_null(strstr(r.out, "devnull=ok;"));
+    assert_non_null(strstr(r.out, "status=ok;"));
+    assert_non_null(strstr(r.out, "connect=ENETUNREACH;"));
+    assert_non_null(strstr(r.out, "host=pyfence;"));
+    assert_non_null(strstr(r.out, "procs=1;"));
+}
+
+static void
+test_landlock_alone(void **state)
+{
+    if (harden_landlock_abi() <= 0)
+        skip();
+    struct child_result r;
+    run("l", false, &r);
+    assert_non_null(strstr(r.out, "shadow=EACCES;"));
+    assert_non_null(strstr(r.out, "python=ok;"));
+    assert_non_null(strstr(r.out, "write_usr=EACCES;"));
+    /* No private scratch without the mount namespace: the host's /tmp stays out of reach. */
+    assert_non_null(strstr(r.out, "write_tmp=EACCES;"));
+    assert_non_null(strstr(r.out, "devnull=ok;"));
+    assert_non_null(strstr(r.out, "status=ok;"));
+    if (harden_landlock_abi() >= 4)
+        assert_non_null(strstr(r.out, "connect=EACCES;"));
+    if (harden_landlock_abi() >= 6)
+        assert_non_null(strstr(r.out, "kill_parent=EPERM;"));
+}
+
+static void
+test_namespaces_then_landlock(void **state)
+{
+    if (!harden_ns_have_netns() || !harden_ns_have_mount_view() || harden_landlock_abi() <= 0)
+        skip();
+    struct child_result r;
+    run("nl", true, &r);
+    assert_non_null(strstr(r.out, "pid=1;"));
+    assert_non_null(strstr(r.out, "write_tmp=ok;"));
+    assert_non_null(strstr(r.out, "python=ok;"));
+    assert_non_null(strstr(r.out, "status=ok;"));
+    assert_non_null(strstr(r.out, "procs=1;"));
+}
+
+static void
+test_zygote_untouched(void **state)
+{
+    /* Making the view must leave the zygote in its own namespaces. */
+    assert_int_equal(access("/etc/hostname", F_OK) == 0 || access("/etc/passwd", F_OK) == 0, 1);
+    char a[64], b[64];
+    ssize_t n1 = readlink("/proc/self/ns/mnt", a, sizeof(a) - 1);
+    ssize_t n2 = readlink("/proc/1/ns/mnt", b, sizeof(b) - 1);
+    if (n1 > 0 && n2 > 0) {
+        a[n1] = b[n2] = '\0';
+        assert_string_equal(a, b);
+    }
+}
+
+int
+main(void)
+{
+    if (geteuid() != 0) {
+        printf("namespaces need root here: skipping\n");
+        return 77;
+    }
+    struct pf_error *err = NULL;
+    if (harden_ns_prepare(&err) < 0) {
+        printf("# namespaces unavailable: %s\n", err->msg);
+        err = pf_error_free(err);
+    }
+    if (!harden_ns_have_netns() && harden_landlock_abi() <= 0) {
+        printf("neither namespaces nor Landlock on this host: skipping\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_namespaces_alone),
+        cmocka_unit_test(test_landlock_alone),
+        cmocka_unit_test(test_namespaces_then_landlock),
+        cmocka_unit_test(test_zygote_untouched),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
