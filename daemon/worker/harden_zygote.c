@@ -161,6 +161,13 @@ harden_job_finish(struct harden_job *job, struct harden_outcome *ret_outcome)
         return NULL;
     struct harden_outcome out = {0};
     harden_cgroup_slot_finish(job->slot, &out);
+    /* The pid namespace prepared for this job's fork has lost its init by now: any later fork
+     * into it would fail, so children go back to the zygote's own namespace. */
+    struct pf_error *nerr = NULL;
+    if (harden_ns_prefork(false, &nerr) < 0) {
+        pf_log_warning(ZYGOTE, "%s, ignoring", nerr->msg);
+        pf_error_free(nerr);
+    }
     if (job->slot < the_zygote.n_busy)
         the_zygote.busy[job->slot] = false;
     if (the_zygote.current_slot == (int) job->slot)

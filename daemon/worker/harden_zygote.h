@@ -62,6 +62,8 @@ struct harden_outcome {
  * could run with (the seccomp filter does not compile, say) is an error; a missing facility is
  * logged and the layer then fails per job with a message naming it. */
 int harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **err);
+/* "v2", "v1" or "none": the cgroup backend harden_zygote_init() chose. */
+const char *harden_cgroup_backend_name(void);
 /* At zygote exit: kills what is left in the pool's cgroups and removes them. */
 void harden_zygote_finish(void);
 
