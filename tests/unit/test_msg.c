@@ -125,6 +125,22 @@ test_utf8_validator(void **state)
         if (!ok)
             assert_int_equal(off, cases[i].offset);
     }
+
+    /* The 8-byte ASCII fast path must not skip over a bad byte or a sequence straddling a word
+     * boundary, wherever it falls. */
+    char buf[40];
+    for (size_t at = 0; at < 30; at++) {
+        memset(buf, 'a', sizeof(buf));
+        buf[at] = (char) 0xff;
+        size_t off = 0;
+        assert_false(msg_utf8_valid(buf, sizeof(buf), &off));
+        assert_int_equal(off, at);
+        memset(buf, 'a', sizeof(buf));
+        memcpy(buf + at, "\xf0\x9f\x98\x80", 4);
+        assert_true(msg_utf8_valid(buf, sizeof(buf), NULL));
+        assert_false(msg_utf8_valid(buf, at + 3, &off)); /* cut inside the sequence */
+        assert_int_equal(off, at);
+    }
 }
 
 static void
