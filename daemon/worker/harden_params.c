@@ -77,6 +77,14 @@ harden_params_init(struct harden_params *p)
         p->level[i] = HARDEN_OFF;
     p->level[HARDEN_LAYER_RLIMITS] = HARDEN_REQUIRED;
     p->level[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
+    /* The issue's defaults: what every host can give is required; what depends on the host's
+     * set-up (delegated cgroup, namespaces, Landlock) is best-effort. */
+    p->level[HARDEN_LAYER_IDENTITY] = HARDEN_REQUIRED;
+    p->level[HARDEN_LAYER_PRIVILEGES] = HARDEN_REQUIRED;
+    p->level[HARDEN_LAYER_SECCOMP] = HARDEN_REQUIRED;
+    p->level[HARDEN_LAYER_CGROUP] = HARDEN_BEST_EFFORT;
+    p->level[HARDEN_LAYER_NAMESPACES] = HARDEN_BEST_EFFORT;
+    p->level[HARDEN_LAYER_LANDLOCK] = HARDEN_BEST_EFFORT;
 }
 
 /* The numeric fields, each tied to the policy limit whose range bounds it (uid/gid have none). */
