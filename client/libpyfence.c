@@ -221,6 +221,9 @@ inflight_remove(struct pyfence_conn *conn, uint64_t id)
 
 /* ---- sending -------------------------------------------------------------------------- */
 
+static int read_more(struct pyfence_conn *conn, int flags);
+static int take_orphan(struct pyfence_conn *conn, struct pyfence_error *err);
+
 static int
 send_all(struct pyfence_conn *conn, const char *buf, size_t len, struct pyfence_error *err)
 {
@@ -229,8 +232,15 @@ send_all(struct pyfence_conn *conn, const char *buf, size_t len, struct pyfence_
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
+            int e = errno;
+            /* The daemon may have said why before closing (busy, shutting_down): prefer its
+             * words to a bare EPIPE. */
+            while (!conn->orphan_error && read_more(conn, MSG_DONTWAIT) > 0)
+                ;
+            if (conn->orphan_error)
+                return take_orphan(conn, err);
             mark_broken(conn, PYFENCE_E_CONNECT, "connection to pyfenced at '%s' lost: %s",
-                        conn->path, strerror(errno));
+                        conn->path, strerror(e));
             return fail(err, conn->broken_code, "%s", conn->broken_msg);
         }
         buf += n;
@@ -369,30 +379,35 @@ on_frame(void *userdata, char *payload, size_t len)
     return 0;
 }
 
-static void
-read_more(struct pyfence_conn *conn)
+/* Reads what is available (blocking unless flags has MSG_DONTWAIT) and files the frames.
+ * Returns 1 when bytes were read, 0 when none were ready, -1 when the connection is broken. */
+static int
+read_more(struct pyfence_conn *conn, int flags)
 {
     char buf[READ_CHUNK];
     ssize_t n;
     do
-        n = recv(conn->fd, buf, sizeof(buf), 0);
+        n = recv(conn->fd, buf, sizeof(buf), flags);
     while (n < 0 && errno == EINTR);
+    if (n < 0 && (flags & MSG_DONTWAIT) && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
     if (n < 0) {
         mark_broken(conn, PYFENCE_E_CONNECT, "reading from pyfenced at '%s': %s", conn->path,
                     strerror(errno));
-        return;
+        return -1;
     }
     if (n == 0) {
         mark_broken(conn, PYFENCE_E_CONNECT, "pyfenced at '%s' closed the connection%s",
                     conn->path,
                     frame_decoder_pending(&conn->decoder) ? " in the middle of a frame" : "");
-        return;
+        return -1;
     }
     struct pf_error *pe = NULL;
     if (frame_decoder_feed(&conn->decoder, buf, (size_t) n, on_frame, conn, &pe) < 0)
         mark_broken(conn, PYFENCE_E_PROTOCOL, "bad frame from pyfenced at '%s': %s", conn->path,
                     pe && pe->msg ? pe->msg : "out of memory");
     pf_error_free(pe);
+    return conn->broken_code ? -1 : 1;
 }
 
 static int
@@ -403,6 +418,20 @@ fail_from_error_obj(struct pyfence_error *err, const cJSON *reply, const char *w
     const char *message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
     return fail_named(err, pyfence_code_from_name(name), name ? name : "internal", "%s: %s", what,
                       message ? message : "(no message)");
+}
+
+/* Turns the daemon's error without an id (a refusal of the whole connection) into the error of
+ * the current call; the connection is unusable afterwards. */
+static int
+take_orphan(struct pyfence_conn *conn, struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *orphan = TAKE_PTR(conn->orphan_error);
+    char what[300];
+    snprintf(what, sizeof(what), "pyfenced at '%s'", conn->path);
+    struct pyfence_error local;
+    int r = fail_from_error_obj(err ? err : &local, orphan, what);
+    mark_broken(conn, -r, "%s", err ? err->message : local.message);
+    return r;
 }
 
 /* Reads frames until the reply of `id`, passing its output events to cb. */
@@ -433,17 +462,12 @@ wait_reply(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb cb, void *u
             continue;
         }
         if (conn->orphan_error) {
-            _cleanup_json_ cJSON *orphan = TAKE_PTR(conn->orphan_error);
             inflight_remove(conn, id);
-            char what[300];
-            snprintf(what, sizeof(what), "pyfenced at '%s'", conn->path);
-            int r = fail_from_error_obj(err, orphan, what);
-            mark_broken(conn, -r, "%s", err ? err->message : "refused by pyfenced");
-            return r;
+            return take_orphan(conn, err);
         }
         if (conn->broken_code)
             return fail(err, conn->broken_code, "%s", conn->broken_msg);
-        read_more(conn);
+        read_more(conn, 0);
     }
 }
 

@@ -317,13 +317,36 @@ class Client:
             try:
                 self._sock.sendall(frame)
             except OSError as e:
-                err = PyfenceError("connect", f"connection to pyfenced at '{self.socket_path}' lost: {e}")
+                err = self._salvage_refusal() or \
+                    PyfenceError("connect", f"connection to pyfenced at '{self.socket_path}' lost: {e}")
                 with self._cond:
                     self._inflight.pop(rid, None)
                     self._broken = self._broken or err
                     self._cond.notify_all()
                 raise err from None
         return rid
+
+    def _salvage_refusal(self):
+        """After a failed send: the daemon may have said why before closing (busy,
+        shutting_down). Returns that error, or None."""
+        with self._cond:
+            if self._reading:
+                return None
+            self._reading = True
+        try:
+            self._sock.settimeout(0.5)
+            while True:
+                msg = self._read_frame()
+                if msg.get("id") is None and msg.get("ok") is False:
+                    err = msg.get("error") or {}
+                    return PyfenceError(err.get("code") or "internal",
+                                        f"pyfenced at '{self.socket_path}': {err.get('message')}", msg)
+        except (PyfenceError, OSError):
+            return None
+        finally:
+            self._sock.settimeout(None)
+            with self._cond:
+                self._reading = False
 
     def _recv_into_buf(self):
         chunk = self._sock.recv(262144)
