@@ -62,7 +62,7 @@ check_namespaces(FILE *out)
     static const struct {
         const char *name;
         int flag;
-    } ns[] = {{"net", CLONE_NEWNET}, {"pid", CLONE_NEWPID}, {"ipc", CLONE_NEWIPC},
+    } ns[] = {{"net", CLONE_NEWNET}, {"pid", CLONE_NEWPID},  {"ipc", CLONE_NEWIPC},
               {"uts", CLONE_NEWUTS}, {"mount", CLONE_NEWNS}, {"user", CLONE_NEWUSER}};
     bool all = true;
     fprintf(out, "namespaces: ");
@@ -101,8 +101,9 @@ check_seccomp(FILE *out)
         pf_error_free(err);
         return false;
     }
-    fprintf(out, "seccomp:     yes, %zu allow-listed calls (%u unknown here), %u/%u BPF "
-                 "instructions (no threads/threads), non-native ABIs killed\n",
+    fprintf(out,
+            "seccomp:     yes, %zu allow-listed calls (%u unknown here), %u/%u BPF "
+            "instructions (no threads/threads), non-native ABIs killed\n",
             n, unknown, harden_seccomp_instructions(false), harden_seccomp_instructions(true));
     return true;
 }
@@ -122,8 +123,9 @@ check_identity(FILE *out)
     for (unsigned u = base; u < base + 1024; u++)
         if (getpwuid(u))
             taken++;
-    fprintf(out, "identity:    workers as uid/gid %u+ (%u of the first 1024 are in /etc/passwd%s); "
-                 "CAP_SETUID %s, CAP_SETGID %s\n",
+    fprintf(out,
+            "identity:    workers as uid/gid %u+ (%u of the first 1024 are in /etc/passwd%s); "
+            "CAP_SETUID %s, CAP_SETGID %s\n",
             base, taken, taken ? ": pick another range" : "", setuid ? "yes" : "NO",
             setgid ? "yes" : "NO");
     fprintf(out, "privileges:  CAP_SETPCAP %s (needed to empty the bounding set)\n",

@@ -96,7 +96,8 @@ cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t *re
         return -1;
     size_t klen = strlen(key);
     *ret = 0;
-    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    for (char *line = buf; line && *line;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
             *ret = strtoull(line + klen + 1, NULL, 10);
             return 0;
@@ -141,17 +142,16 @@ cgroup_kill_listed(const char *dir, struct pf_error **err)
             return 0;
         usleep(1000);
     }
-    return pf_error_set(err, PF_E_INTERNAL, "cgroup: '%s' still has processes after SIGKILL",
-                        dir);
+    return pf_error_set(err, PF_E_INTERNAL, "cgroup: '%s' still has processes after SIGKILL", dir);
 }
 
 /* ---- detection --------------------------------------------------------------------------- */
 
 static const char *const v1_controller[_CGROUP_DIR_MAX] = {
-    [CGROUP_DIR_MEMORY] = "memory",
-    [CGROUP_DIR_PIDS] = "pids",
-    [CGROUP_DIR_CPU] = "cpu",
-    [CGROUP_DIR_CPUACCT] = "cpuacct",
+        [CGROUP_DIR_MEMORY] = "memory",
+        [CGROUP_DIR_PIDS] = "pids",
+        [CGROUP_DIR_CPU] = "cpu",
+        [CGROUP_DIR_CPUACCT] = "cpuacct",
 };
 
 static bool
@@ -270,8 +270,8 @@ cgroup_choose(const struct cgroup_host *host, const char *mode, char *why, size_
 {
     const struct cgroup_backend *order[] = {&cgroup_backend_v2, &cgroup_backend_v1};
     if (mode && strcmp(mode, "auto") != 0) {
-        const struct cgroup_backend *b = strcmp(mode, "v2") == 0   ? &cgroup_backend_v2
-                                         : strcmp(mode, "v1") == 0 ? &cgroup_backend_v1
+        const struct cgroup_backend *b = strcmp(mode, "v2") == 0     ? &cgroup_backend_v2
+                                         : strcmp(mode, "v1") == 0   ? &cgroup_backend_v1
                                          : strcmp(mode, "none") == 0 ? &cgroup_backend_none
                                                                      : NULL;
         if (!b) {
@@ -387,10 +387,10 @@ harden_cgroup_slot_prepare(unsigned index, const struct harden_params *p, struct
     /* One CPU at most: the CPU *time* budget is RLIMIT_CPU's job; this caps the rate, so that a
      * worker with threads cannot take every core from the others. */
     struct cgroup_limits l = {
-        .memory_bytes = p->memory_mb * 1024 * 1024,
-        .pids = p->pids,
-        .cpu_quota_us = 100000,
-        .cpu_period_us = 100000,
+            .memory_bytes = p->memory_mb * 1024 * 1024,
+            .pids = p->pids,
+            .cpu_quota_us = 100000,
+            .cpu_period_us = 100000,
     };
     if (memcmp(&l, &slot->applied, sizeof(l)) == 0)
         return 0;
@@ -468,6 +468,7 @@ harden_cgroup_apply(const struct harden_params *p, struct pf_error **err)
                             "rlimits only; see `pyfenced --check`)");
     int index = harden_job_slot();
     if (index < 0 || (unsigned) index >= the_pool.n_slots || !the_pool.slots[index].created)
-        return pf_error_set(err, PF_E_INTERNAL, "cgroup: no pool slot was prepared for this worker");
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "cgroup: no pool slot was prepared for this worker");
     return the_pool.backend->attach(&the_pool.slots[index], err);
 }

@@ -29,8 +29,7 @@ none_attach(const struct cgroup_slot *slot, struct pf_error **err)
 }
 
 static int
-none_set_limits(struct cgroup_slot *slot, const struct cgroup_limits *limits,
-                struct pf_error **err)
+none_set_limits(struct cgroup_slot *slot, const struct cgroup_limits *limits, struct pf_error **err)
 {
     return 0;
 }
@@ -55,13 +54,13 @@ none_destroy(struct cgroup_slot *slot, char *const *root, struct pf_error **err)
 }
 
 const struct cgroup_backend cgroup_backend_none = {
-    .name = "none",
-    .usable = none_usable,
-    .init_pool = none_init_pool,
-    .create = none_create,
-    .attach = none_attach,
-    .set_limits = none_set_limits,
-    .read_events = none_read_events,
-    .reset = none_reset,
-    .destroy = none_destroy,
+        .name = "none",
+        .usable = none_usable,
+        .init_pool = none_init_pool,
+        .create = none_create,
+        .attach = none_attach,
+        .set_limits = none_set_limits,
+        .read_events = none_read_events,
+        .reset = none_reset,
+        .destroy = none_destroy,
 };

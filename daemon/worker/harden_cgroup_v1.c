@@ -138,8 +138,8 @@ static int
 v1_reset(struct cgroup_slot *slot, struct pf_error **err)
 {
     /* Every hierarchy holds the same processes; the pids one lists them all. */
-    const char *dir = slot->dir[CGROUP_DIR_PIDS] ? slot->dir[CGROUP_DIR_PIDS]
-                                                 : slot->dir[CGROUP_DIR_MEMORY];
+    const char *dir =
+            slot->dir[CGROUP_DIR_PIDS] ? slot->dir[CGROUP_DIR_PIDS] : slot->dir[CGROUP_DIR_MEMORY];
     if (dir && cgroup_kill_listed(dir, err) < 0)
         return -1;
     if (slot->dir[CGROUP_DIR_MEMORY] &&
@@ -163,13 +163,13 @@ v1_destroy(struct cgroup_slot *slot, char *const *root, struct pf_error **err)
 }
 
 const struct cgroup_backend cgroup_backend_v1 = {
-    .name = "v1",
-    .usable = v1_usable,
-    .init_pool = v1_init_pool,
-    .create = v1_create,
-    .attach = v1_attach,
-    .set_limits = v1_set_limits,
-    .read_events = v1_read_events,
-    .reset = v1_reset,
-    .destroy = v1_destroy,
+        .name = "v1",
+        .usable = v1_usable,
+        .init_pool = v1_init_pool,
+        .create = v1_create,
+        .attach = v1_attach,
+        .set_limits = v1_set_limits,
+        .read_events = v1_read_events,
+        .reset = v1_reset,
+        .destroy = v1_destroy,
 };

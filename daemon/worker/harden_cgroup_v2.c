@@ -62,8 +62,7 @@ move_to_supervisor(const char *dir, struct pf_error **err)
         char buf[16];
         snprintf(buf, sizeof(buf), "%d", pid);
         if (cgroup_write(sup, "cgroup.procs", buf, NULL) < 0 && kill(pid, 0) == 0)
-            r = pf_error_set(err, PF_E_INTERNAL, "cgroup: cannot move pid %d into '%s'", pid,
-                             sup);
+            r = pf_error_set(err, PF_E_INTERNAL, "cgroup: cannot move pid %d into '%s'", pid, sup);
     }
     fclose(f);
     return r;
@@ -191,13 +190,13 @@ v2_destroy(struct cgroup_slot *slot, char *const *root, struct pf_error **err)
 }
 
 const struct cgroup_backend cgroup_backend_v2 = {
-    .name = "v2",
-    .usable = v2_usable,
-    .init_pool = v2_init_pool,
-    .create = v2_create,
-    .attach = v2_attach,
-    .set_limits = v2_set_limits,
-    .read_events = v2_read_events,
-    .reset = v2_reset,
-    .destroy = v2_destroy,
+        .name = "v2",
+        .usable = v2_usable,
+        .init_pool = v2_init_pool,
+        .create = v2_create,
+        .attach = v2_attach,
+        .set_limits = v2_set_limits,
+        .read_events = v2_read_events,
+        .reset = v2_reset,
+        .destroy = v2_destroy,
 };

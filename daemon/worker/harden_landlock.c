@@ -23,10 +23,10 @@
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #    define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
 #endif
-#define PF_LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)    /* ABI 4 */
-#define PF_LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+#define PF_LANDLOCK_ACCESS_NET_BIND_TCP        (1ULL << 0) /* ABI 4 */
+#define PF_LANDLOCK_ACCESS_NET_CONNECT_TCP     (1ULL << 1) /* ABI 4 */
 #define PF_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
-#define PF_LANDLOCK_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
+#define PF_LANDLOCK_SCOPE_SIGNAL               (1ULL << 1) /* ABI 6 */
 
 /* The kernel's struct, as of ABI 6; its size tells the kernel which fields we know. */
 struct pf_landlock_ruleset_attr {
@@ -36,13 +36,14 @@ struct pf_landlock_ruleset_attr {
 };
 
 #define FS_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
-#define FS_FILE_RIGHTS                                                                             \
-    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |   \
+#define FS_FILE_RIGHTS                                                                           \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
      LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 static const char *const read_only_paths[] = {
-    "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc/ld.so.cache",
-    "/etc/localtime", "/etc/nsswitch.conf", "/proc", "/dev/zero", "/dev/random", "/dev/urandom",
+        "/usr",  "/lib",      "/lib32",           "/lib64",         "/libx32",
+        "/bin",  "/sbin",     "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf",
+        "/proc", "/dev/zero", "/dev/random",      "/dev/urandom",
 };
 
 int
@@ -71,8 +72,9 @@ allow(int ruleset, const char *path, uint64_t access, uint64_t handled, struct p
 {
     _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0)
-        return errno == ENOENT ? 0 : pf_error_set_errno(err, PF_E_INTERNAL, errno,
-                                                        "landlock: open '%s'", path);
+        return errno == ENOENT
+                       ? 0
+                       : pf_error_set_errno(err, PF_E_INTERNAL, errno, "landlock: open '%s'", path);
     struct stat st;
     if (fstat(fd, &st) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "landlock: stat '%s'", path);
@@ -96,8 +98,8 @@ harden_landlock_apply(const struct harden_params *p, struct pf_error **err)
     struct pf_landlock_ruleset_attr attr = {.handled_access_fs = handled};
     size_t size = sizeof(uint64_t);
     if (abi >= 4) {
-        attr.handled_access_net = PF_LANDLOCK_ACCESS_NET_BIND_TCP |
-                                  PF_LANDLOCK_ACCESS_NET_CONNECT_TCP;
+        attr.handled_access_net =
+                PF_LANDLOCK_ACCESS_NET_BIND_TCP | PF_LANDLOCK_ACCESS_NET_CONNECT_TCP;
         size = 2 * sizeof(uint64_t);
     }
     if (abi >= 6) {

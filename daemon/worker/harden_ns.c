@@ -22,21 +22,20 @@
 
 static struct {
     bool prepared;
-    int netns_fd;       /* the shared empty network namespace */
-    int mntns_fd;       /* the prepared read-only view */
-    int own_pidns_fd;   /* the zygote's pid namespace, to fork into it again */
+    int netns_fd;     /* the shared empty network namespace */
+    int mntns_fd;     /* the prepared read-only view */
+    int own_pidns_fd; /* the zygote's pid namespace, to fork into it again */
     bool children_in_new_pidns;
     bool private_scratch; /* in the worker: /tmp is its own tmpfs */
 } the_ns = {.netns_fd = -1, .mntns_fd = -1, .own_pidns_fd = -1};
 
 /* Host paths a worker sees read-only. Top-level entries that are symlinks on the host (merged
  * /usr) are recreated as the same symlinks. */
-static const char *const view_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                        "/libx32"};
+static const char *const view_dirs[] = {"/usr",   "/bin",   "/sbin",  "/lib",
+                                        "/lib32", "/lib64", "/libx32"};
 static const char *const view_etc_files[] = {"/etc/ld.so.cache", "/etc/localtime",
                                              "/etc/nsswitch.conf"};
-static const char *const view_devices[] = {"/dev/null", "/dev/zero", "/dev/random",
-                                           "/dev/urandom"};
+static const char *const view_devices[] = {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"};
 
 static int
 pivot_root(const char *new_root, const char *put_old)
@@ -68,8 +67,7 @@ mirror(const char *root, const char *src, bool device, struct pf_error **err)
         char target[4096];
         ssize_t n = readlink(src, target, sizeof(target) - 1);
         if (n < 0)
-            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: readlink '%s'",
-                                      src);
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: readlink '%s'", src);
         target[n] = '\0';
         if (symlink(target, dst) < 0)
             return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: symlink '%s'", dst);
@@ -101,8 +99,7 @@ build_view(const char *root, struct pf_error **err)
     for (size_t i = 0; i < PF_ELEMENTSOF(dirs); i++) {
         _cleanup_free_ char *d = NULL;
         if (asprintf(&d, "%s%s", root, dirs[i]) < 0 || mkdir(d, 0755) < 0)
-            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: mkdir '%s'",
-                                      dirs[i]);
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: mkdir '%s'", dirs[i]);
     }
     for (size_t i = 0; i < PF_ELEMENTSOF(view_dirs); i++)
         if (mirror(root, view_dirs[i], false, err) < 0)
@@ -141,8 +138,9 @@ prepare_mount_view(struct pf_error **err)
     _cleanup_close_ int own = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
     _cleanup_close_ int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (own < 0 || cwd < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: saving the zygote's "
-                                                             "mount namespace");
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "namespaces: saving the zygote's "
+                                  "mount namespace");
     if (unshare(CLONE_NEWNS) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWNS)");
     int r = 0;
@@ -270,8 +268,9 @@ harden_namespaces_apply(const struct harden_params *p, struct pf_error **err)
                             "log and `pyfenced --check`)",
                             the_ns.netns_fd < 0 ? "network namespace" : "mount view");
     if (setns(the_ns.netns_fd, CLONE_NEWNET) < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: entering the network "
-                                                             "namespace");
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "namespaces: entering the network "
+                                  "namespace");
     if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(ipc, uts)");
     if (sethostname("pyfence", 7) < 0)

@@ -35,32 +35,140 @@ seccomp_releasep(scmp_filter_ctx *ctx)
  * layers let it see. Everything absent here traps. Names unknown on this architecture (open on
  * arm64, say) are skipped and reported by harden_seccomp_prepare. */
 static const char *const allowed_syscalls[] = {
-    /* files and fds (what a file may be is the job of the mount namespace and Landlock) */
-    "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
-    "pwritev2", "open", "openat", "creat", "close", "close_range", "lseek", "dup", "dup2", "dup3",
-    "fcntl", "flock", "fsync", "fdatasync", "ftruncate", "truncate", "fadvise64", "sendfile",
-    "copy_file_range", "pipe", "pipe2", "stat", "fstat", "lstat", "newfstatat", "statx", "statfs",
-    "fstatfs", "access", "faccessat", "faccessat2", "getdents", "getdents64", "getcwd", "chdir",
-    "fchdir", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2",
-    "readlink", "readlinkat", "chmod", "fchmod", "fchmodat", "umask", "utimensat",
-    /* memory */
-    "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync",
-    /* signals (rt_sigaction has its own rule: SIGSYS stays ours) */
-    "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigtimedwait", "rt_sigsuspend",
-    "sigaltstack", "restart_syscall", "kill", "tgkill", "tkill",
-    /* time */
-    "clock_gettime", "clock_getres", "gettimeofday", "time", "nanosleep", "clock_nanosleep",
-    "getitimer", "setitimer", "alarm", "times",
-    /* identity, read only */
-    "getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid", "getresuid",
-    "getresgid", "getgroups", "getpgrp", "getpgid", "getsid",
-    /* waiting */
-    "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl", "epoll_wait",
-    "epoll_pwait", "eventfd2", "wait4", "waitid", "futex",
-    /* process and libc housekeeping */
-    "uname", "getrandom", "set_robust_list", "get_robust_list", "set_tid_address", "rseq",
-    "exit", "exit_group", "arch_prctl", "sched_yield", "sched_getaffinity", "getcpu", "sysinfo",
-    "getrusage", "getrlimit",
+        /* files and fds (what a file may be is the job of the mount namespace and Landlock) */
+        "read",
+        "write",
+        "readv",
+        "writev",
+        "pread64",
+        "pwrite64",
+        "preadv",
+        "pwritev",
+        "preadv2",
+        "pwritev2",
+        "open",
+        "openat",
+        "creat",
+        "close",
+        "close_range",
+        "lseek",
+        "dup",
+        "dup2",
+        "dup3",
+        "fcntl",
+        "flock",
+        "fsync",
+        "fdatasync",
+        "ftruncate",
+        "truncate",
+        "fadvise64",
+        "sendfile",
+        "copy_file_range",
+        "pipe",
+        "pipe2",
+        "stat",
+        "fstat",
+        "lstat",
+        "newfstatat",
+        "statx",
+        "statfs",
+        "fstatfs",
+        "access",
+        "faccessat",
+        "faccessat2",
+        "getdents",
+        "getdents64",
+        "getcwd",
+        "chdir",
+        "fchdir",
+        "mkdir",
+        "mkdirat",
+        "rmdir",
+        "unlink",
+        "unlinkat",
+        "rename",
+        "renameat",
+        "renameat2",
+        "readlink",
+        "readlinkat",
+        "chmod",
+        "fchmod",
+        "fchmodat",
+        "umask",
+        "utimensat",
+        /* memory */
+        "brk",
+        "mmap",
+        "munmap",
+        "mprotect",
+        "mremap",
+        "madvise",
+        "msync",
+        /* signals (rt_sigaction has its own rule: SIGSYS stays ours) */
+        "rt_sigprocmask",
+        "rt_sigreturn",
+        "rt_sigpending",
+        "rt_sigtimedwait",
+        "rt_sigsuspend",
+        "sigaltstack",
+        "restart_syscall",
+        "kill",
+        "tgkill",
+        "tkill",
+        /* time */
+        "clock_gettime",
+        "clock_getres",
+        "gettimeofday",
+        "time",
+        "nanosleep",
+        "clock_nanosleep",
+        "getitimer",
+        "setitimer",
+        "alarm",
+        "times",
+        /* identity, read only */
+        "getpid",
+        "getppid",
+        "gettid",
+        "getuid",
+        "geteuid",
+        "getgid",
+        "getegid",
+        "getresuid",
+        "getresgid",
+        "getgroups",
+        "getpgrp",
+        "getpgid",
+        "getsid",
+        /* waiting */
+        "poll",
+        "ppoll",
+        "select",
+        "pselect6",
+        "epoll_create1",
+        "epoll_ctl",
+        "epoll_wait",
+        "epoll_pwait",
+        "eventfd2",
+        "wait4",
+        "waitid",
+        "futex",
+        /* process and libc housekeeping */
+        "uname",
+        "getrandom",
+        "set_robust_list",
+        "get_robust_list",
+        "set_tid_address",
+        "rseq",
+        "exit",
+        "exit_group",
+        "arch_prctl",
+        "sched_yield",
+        "sched_getaffinity",
+        "getcpu",
+        "sysinfo",
+        "getrusage",
+        "getrlimit",
 };
 
 /* Calls that get an error instead of a trap, so that libc falls back to a call we can filter:
@@ -71,21 +179,21 @@ static const char *const enosys_syscalls[] = {"clone3", "openat2"};
 static const char *const channel_syscalls[] = {"sendto",  "recvfrom", "sendmsg",
                                                "recvmsg", "shutdown", "getsockopt"};
 
-static const unsigned long allowed_ioctls[] = {TCGETS, TIOCGWINSZ, FIONREAD, FIONBIO, FIOCLEX,
-                                               FIONCLEX};
+static const unsigned long allowed_ioctls[] = {TCGETS,  TIOCGWINSZ, FIONREAD,
+                                               FIONBIO, FIOCLEX,    FIONCLEX};
 
-static const int allowed_prctls[] = {PR_SET_NAME,          PR_GET_NAME,  PR_GET_DUMPABLE,
-                                     PR_GET_NO_NEW_PRIVS,  PR_GET_SECCOMP, PR_CAPBSET_READ,
+static const int allowed_prctls[] = {PR_SET_NAME,         PR_GET_NAME,    PR_GET_DUMPABLE,
+                                     PR_GET_NO_NEW_PRIVS, PR_GET_SECCOMP, PR_CAPBSET_READ,
                                      PR_GET_TIMERSLACK};
 
 /* Pre-encoded frames, one per syscall number, so that the SIGSYS handler only indexes and
  * writes: no allocation, no formatting, nothing that is not async-signal-safe. */
 #define FRAME_SYSCALLS 512
-#define FRAME_SLOT 80
+#define FRAME_SLOT     80
 
 static struct {
     bool ready;
-    struct sock_fprog prog[2]; /* [0]: no threads; [1]: threads (clone with CLONE_THREAD) */
+    struct sock_fprog prog[2];  /* [0]: no threads; [1]: threads (clone with CLONE_THREAD) */
     char (*frames)[FRAME_SLOT]; /* 4-byte length + JSON, for numbers [0, FRAME_SYSCALLS) */
     unsigned n_unknown;
 } the_filter;
@@ -287,8 +395,7 @@ compile(bool threads, bool strict, struct sock_fprog *ret, unsigned *n_unknown,
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "seccomp: fstat memfd");
     size_t n = (size_t) st.st_size / sizeof(struct sock_filter);
     if (n == 0 || n > BPF_MAXINSNS)
-        return pf_error_set(err, PF_E_INTERNAL, "seccomp: exported filter has %zu instructions",
-                            n);
+        return pf_error_set(err, PF_E_INTERNAL, "seccomp: exported filter has %zu instructions", n);
     _cleanup_free_ struct sock_filter *insns = malloc(n * sizeof(*insns));
     if (!insns)
         return pf_error_set(err, PF_E_INTERNAL, "seccomp: out of memory");

@@ -58,8 +58,7 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
 
     struct pf_error *nerr = NULL;
     if (harden_ns_prepare(&nerr) < 0) {
-        pf_log_warning(ZYGOTE, "namespaces: %s; the namespaces layer will fail per job",
-                       nerr->msg);
+        pf_log_warning(ZYGOTE, "namespaces: %s; the namespaces layer will fail per job", nerr->msg);
         pf_error_free(nerr);
     }
 
@@ -67,8 +66,10 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
     if (harden_seccomp_prepare(the_zygote.config.seccomp_strict, &unknown, err) < 0)
         return pf_error_prefix(err, "seccomp filter");
     if (unknown)
-        pf_log_notice(SECCOMP, "%u allow-listed syscall names are unknown on this architecture, "
-                               "skipped", unknown);
+        pf_log_notice(SECCOMP,
+                      "%u allow-listed syscall names are unknown on this architecture, "
+                      "skipped",
+                      unknown);
 
     int abi = harden_landlock_abi();
     pf_log_notice(ZYGOTE,
@@ -133,8 +134,8 @@ harden_job_prepare(const struct harden_params *p, struct harden_job **ret, struc
             harden_job_finish(job, NULL);
             return pf_error_prefix(err, "hardening layer 'cgroup'");
         }
-        pf_log_warning(CGROUP, "slot %u: %s; this worker runs without its cgroup limits",
-                       job->slot, cerr->msg);
+        pf_log_warning(CGROUP, "slot %u: %s; this worker runs without its cgroup limits", job->slot,
+                       cerr->msg);
         pf_error_free(cerr);
     }
     /* A fresh pid namespace per worker costs one unshare here; the mount of its /proc happens in

@@ -36,7 +36,7 @@
 int harden_fd_move_high(int fd);
 
 /* The identity range used when harden_params.uid/gid is 0: base + pool slot. */
-#define HARDEN_UID_BASE_DEFAULT 600000u
+#define HARDEN_UID_BASE_DEFAULT  600000u
 #define HARDEN_UID_COUNT_DEFAULT 65536u
 
 struct harden_zygote_config {
@@ -50,10 +50,10 @@ struct harden_zygote_config {
  * backend (or the cgroup layer off): then every other field is 0. */
 struct harden_outcome {
     bool have_cgroup;
-    bool oom_killed;        /* memory.events oom_kill / memory.oom_control oom_kill grew */
-    bool pids_limited;      /* pids.events max grew: a fork or clone was refused */
+    bool oom_killed;         /* memory.events oom_kill / memory.oom_control oom_kill grew */
+    bool pids_limited;       /* pids.events max grew: a fork or clone was refused */
     uint64_t peak_memory_kb; /* memory.peak / memory.max_usage_in_bytes; 0 when unknown */
-    uint64_t cgroup_cpu_ms; /* cpu.stat usage_usec / cpuacct.usage */
+    uint64_t cgroup_cpu_ms;  /* cpu.stat usage_usec / cpuacct.usage */
 };
 
 /* Once at zygote start-up, before the first fork. Chooses the cgroup backend (logging which and

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 struct child_result {
-    int status;      /* from waitpid */
-    char out[4096];  /* what the child wrote to fd 3, NUL-terminated */
+    int status;     /* from waitpid */
+    char out[4096]; /* what the child wrote to fd 3, NUL-terminated */
     size_t len;
 };
 

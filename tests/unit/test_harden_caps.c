@@ -1,12 +1,14 @@
 /* The identity and privileges layers, alone and in their real order, in a forked child: a
  * non-root uid with no supplementary groups; every capability set empty (CapInh, CapPrm, CapEff,
  * CapBnd, CapAmb all 0), NoNewPrivs 1, not dumpable; and a root-only action refused. */
+/* cmocka.h needs these first, in this order. */
+/* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-
+/* clang-format on */
 #include <fcntl.h>
 #include <sys/prctl.h>
 
@@ -45,7 +47,7 @@ status_field(const char *name, char *out, size_t size)
 static int
 report_state(void)
 {
-    static const char *const fields[] = {"Uid", "Gid", "Groups", "CapInh", "CapPrm",
+    static const char *const fields[] = {"Uid",    "Gid",    "Groups", "CapInh",    "CapPrm",
                                          "CapEff", "CapBnd", "CapAmb", "NoNewPrivs"};
     char line[256], v[128];
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
@@ -184,11 +186,11 @@ main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identity_alone),
-        cmocka_unit_test(test_identity_explicit_ids),
-        cmocka_unit_test(test_privileges_alone),
-        cmocka_unit_test(test_identity_then_privileges),
-        cmocka_unit_test(test_never_root),
+            cmocka_unit_test(test_identity_alone),
+            cmocka_unit_test(test_identity_explicit_ids),
+            cmocka_unit_test(test_privileges_alone),
+            cmocka_unit_test(test_identity_then_privileges),
+            cmocka_unit_test(test_never_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,12 +2,14 @@
  * forced: a worker joins its slot's cgroup; hitting the memory limit is seen as an OOM kill,
  * hitting the pids limit as pids_limited; leftovers are killed when the slot is given back; a
  * reused slot starts clean; peak memory and CPU time are reported. */
+/* cmocka.h needs these first, in this order. */
+/* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-
+/* clang-format on */
 #include <signal.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -227,11 +229,11 @@ main(void)
     }
     printf("# cgroup backend: %s\n", harden_cgroup_backend_name());
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory_limit_is_oom),
-        cmocka_unit_test(test_slot_reused_clean),
-        cmocka_unit_test(test_pids_limit),
-        cmocka_unit_test(test_none_backend_forced),
-        cmocka_unit_test(test_bad_mode),
+            cmocka_unit_test(test_memory_limit_is_oom),
+            cmocka_unit_test(test_slot_reused_clean),
+            cmocka_unit_test(test_pids_limit),
+            cmocka_unit_test(test_none_backend_forced),
+            cmocka_unit_test(test_bad_mode),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     harden_cgroup_finish();

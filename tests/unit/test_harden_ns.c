@@ -1,12 +1,14 @@
 /* The namespaces and Landlock layers, each alone and together, in a forked child that is (for
  * namespaces) the init of the fresh pid namespace the zygote side prepared: no network, no host
  * file beyond the read-only view, a private writable /tmp, a /proc showing itself alone. */
+/* cmocka.h needs these first, in this order. */
+/* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-
+/* clang-format on */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -52,8 +54,8 @@ probe(void)
     child_say(line);
     say_errno("shadow", open("/etc/shadow", O_RDONLY | O_CLOEXEC) < 0 ? -1 : 0);
     say_errno("python", access("/usr/lib/python3.11/os.py", R_OK));
-    say_errno("write_usr", open("/usr/pyfence-test", O_CREAT | O_WRONLY | O_CLOEXEC, 0600) < 0
-                                   ? -1 : 0);
+    say_errno("write_usr",
+              open("/usr/pyfence-test", O_CREAT | O_WRONLY | O_CLOEXEC, 0600) < 0 ? -1 : 0);
     int fd = open("/tmp/scratch-file", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
     say_errno("write_tmp", fd < 0 ? -1 : 0);
     if (fd >= 0) {
@@ -193,10 +195,10 @@ main(void)
         return 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_namespaces_alone),
-        cmocka_unit_test(test_landlock_alone),
-        cmocka_unit_test(test_namespaces_then_landlock),
-        cmocka_unit_test(test_zygote_untouched),
+            cmocka_unit_test(test_namespaces_alone),
+            cmocka_unit_test(test_landlock_alone),
+            cmocka_unit_test(test_namespaces_then_landlock),
+            cmocka_unit_test(test_zygote_untouched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,13 @@
 /* The seccomp layer alone, in a forked child: a forbidden call dies with SIGSYS after writing a
  * frame that names it; the allowed neighbour works; threads only when the pids limit allows. */
+/* cmocka.h needs these first, in this order. */
+/* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-
+/* clang-format on */
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
