@@ -14,11 +14,19 @@ static const char *const safe_builtins[] = {
         "min",       "next",    "object",   "oct",        "ord",       "pow",      "range",
         "repr",      "reversed", "round",   "set",        "slice",     "sorted",   "str",
         "sum",       "tuple",   "type",     "zip",        "NotImplemented", "Ellipsis",
+        "property",  "staticmethod", "classmethod",
 };
 
 struct env_handle {
     struct exec_env *env; /* NULL once the environment is freed */
 };
+
+struct exec_env *
+exec_handle_env(PyObject *capsule)
+{
+    struct env_handle *h = PyCapsule_GetPointer(capsule, "pyfence.env");
+    return h ? h->env : NULL;
+}
 
 static struct exec_run *
 run_of(PyObject *self)
@@ -223,6 +231,8 @@ static PyMethodDef env_functions[] = {
         {"hasattr", builtin_hasattr, METH_VARARGS, "hasattr(obj, name)"},
         {"setattr", builtin_setattr, METH_VARARGS, "setattr(obj, name, value)"},
         {"delattr", builtin_delattr, METH_VARARGS, "delattr(obj, name)"},
+        {"super", (PyCFunction) (void (*)(void)) exec_builtin_super, METH_VARARGS | METH_KEYWORDS,
+         "super() or super(type, obj)"},
         {NULL, NULL, 0, NULL},
 };
 
@@ -275,6 +285,7 @@ exec_builtins_new(struct exec_env *env)
         goto fail;
     }
     env->handle = h;
+    env->capsule = Py_NewRef(capsule);
     for (PyMethodDef *d = env_functions; d->ml_name; d++) {
         PyObject *f = PyCFunction_New(d, capsule);
         if (!f || PyDict_SetItemString(dict, d->ml_name, f) < 0) {
@@ -297,4 +308,5 @@ exec_builtins_detach(struct exec_env *env)
     if (env->handle)
         env->handle->env = NULL;
     env->handle = NULL;
+    Py_CLEAR(env->capsule);
 }

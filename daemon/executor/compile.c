@@ -1,9 +1,11 @@
 /* From CPython's AST (PyCF_ONLY_AST) to the executor's compact node tree, once per snippet.
  * Everything the walk would otherwise look up each time is resolved here: operator kinds,
- * interned names, constants, keyword-name tuples for vectorcall, forbidden attribute names. */
-#include <string.h>
+ * interned names, where each name lives (scope.c), constants, keyword-name tuples for
+ * vectorcall, forbidden attribute names. This file: infrastructure and expressions;
+ * compile_stmt.c: statements and patterns. */
+#include "compile_internal.h"
 
-#include "exec_internal.h"
+#include <string.h>
 
 struct arena_chunk {
     struct arena_chunk *next;
@@ -11,15 +13,8 @@ struct arena_chunk {
     max_align_t data[];
 };
 
-struct cstate {
-    struct exec_tree *t;
-    uint32_t depth;
-};
-
-typedef struct node *(*conv_fn)(struct cstate *cs, PyObject *ast);
-
-static void *
-arena_alloc(struct exec_tree *t, size_t size)
+void *
+exec_arena_alloc(struct exec_tree *t, size_t size)
 {
     size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
     struct arena_chunk *c = t->chunks;
@@ -40,8 +35,8 @@ arena_alloc(struct exec_tree *t, size_t size)
 }
 
 /* Keeps obj alive as long as the tree; returns it borrowed. Steals the reference. */
-static PyObject *
-keep(struct cstate *cs, PyObject *obj)
+PyObject *
+exec_keep(struct cstate *cs, PyObject *obj)
 {
     if (!obj)
         return NULL;
@@ -50,14 +45,14 @@ keep(struct cstate *cs, PyObject *obj)
     return r < 0 ? NULL : obj;
 }
 
-static const char *
-ast_type(PyObject *ast)
+const char *
+exec_ast_type(PyObject *ast)
 {
     return _PyType_Name(Py_TYPE(ast));
 }
 
-static int
-field_int(PyObject *ast, const char *name, long *ret)
+int
+exec_field_int(PyObject *ast, const char *name, long *ret)
 {
     PyObject *v = PyObject_GetAttrString(ast, name);
     if (!v)
@@ -70,18 +65,33 @@ field_int(PyObject *ast, const char *name, long *ret)
     return 0;
 }
 
-static struct node *
-node_new(struct cstate *cs, PyObject *ast, enum node_kind kind)
+PyObject *
+exec_field_str(struct cstate *cs, PyObject *ast, const char *name)
 {
-    struct node *n = arena_alloc(cs->t, sizeof(*n));
+    PyObject *v = PyObject_GetAttrString(ast, name);
+    if (!v || v == Py_None) {
+        Py_XDECREF(v);
+        return NULL;
+    }
+    if (PyUnicode_Check(v))
+        PyUnicode_InternInPlace(&v);
+    return exec_keep(cs, v);
+}
+
+struct node *
+exec_node_new(struct cstate *cs, PyObject *ast, enum node_kind kind)
+{
+    struct node *n = exec_arena_alloc(cs->t, sizeof(*n));
     if (!n)
         return NULL;
+    memset(n, 0, sizeof(*n));
     n->kind = kind;
     long lineno = 0, col = 0, end_lineno = 0, end_col = 0;
-    if (PyObject_HasAttrString(ast, "lineno")) {
-        if (field_int(ast, "lineno", &lineno) < 0 || field_int(ast, "col_offset", &col) < 0 ||
-            field_int(ast, "end_lineno", &end_lineno) < 0 ||
-            field_int(ast, "end_col_offset", &end_col) < 0)
+    if (ast && PyObject_HasAttrString(ast, "lineno")) {
+        if (exec_field_int(ast, "lineno", &lineno) < 0 ||
+            exec_field_int(ast, "col_offset", &col) < 0 ||
+            exec_field_int(ast, "end_lineno", &end_lineno) < 0 ||
+            exec_field_int(ast, "end_col_offset", &end_col) < 0)
             return NULL;
     }
     n->lineno = (uint32_t) lineno;
@@ -91,12 +101,9 @@ node_new(struct cstate *cs, PyObject *ast, enum node_kind kind)
     return n;
 }
 
-static struct node *conv_expr(struct cstate *cs, PyObject *ast);
-static struct node *conv_stmt(struct cstate *cs, PyObject *ast);
-
 /* Converts an optional child field (None gives NULL without error). */
-static int
-conv_field(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct node **ret)
+int
+exec_conv_field(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct node **ret)
 {
     PyObject *v = PyObject_GetAttrString(ast, name);
     if (!v)
@@ -115,9 +122,9 @@ conv_field(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struc
 }
 
 /* Converts a list field; None entries stay NULL (dict display keys for **). */
-static int
-conv_list(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct node ***ret,
-          uint32_t *ret_n)
+int
+exec_conv_list(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct node ***ret,
+               uint32_t *ret_n)
 {
     PyObject *v = PyObject_GetAttrString(ast, name);
     if (!v)
@@ -128,7 +135,7 @@ conv_list(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct
         return -1;
     }
     Py_ssize_t len = PyList_GET_SIZE(v);
-    struct node **arr = arena_alloc(cs->t, sizeof(*arr) * (size_t) (len ? len : 1));
+    struct node **arr = exec_arena_alloc(cs->t, sizeof(*arr) * (size_t) (len ? len : 1));
     if (!arr) {
         Py_DECREF(v);
         return -1;
@@ -151,6 +158,17 @@ conv_list(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct
     return 0;
 }
 
+int
+exec_nesting_enter(struct cstate *cs)
+{
+    if (++cs->depth <= EXEC_MAX_NESTING)
+        return 0;
+    PyErr_Format(exec_InterpreterError,
+                 "the code nests deeper than %d levels; split it into smaller pieces",
+                 EXEC_MAX_NESTING);
+    return -1;
+}
+
 static int
 find_name(const char *const *names, size_t n, const char *name)
 {
@@ -161,17 +179,17 @@ find_name(const char *const *names, size_t n, const char *name)
 }
 
 static const char *const binop_names[_BOP_MAX] = {
-        [BOP_ADD] = "Add",       [BOP_SUB] = "Sub",         [BOP_MULT] = "Mult",
+        [BOP_ADD] = "Add",         [BOP_SUB] = "Sub",       [BOP_MULT] = "Mult",
         [BOP_MATMULT] = "MatMult", [BOP_DIV] = "Div",       [BOP_MOD] = "Mod",
-        [BOP_POW] = "Pow",       [BOP_LSHIFT] = "LShift",   [BOP_RSHIFT] = "RShift",
-        [BOP_BITOR] = "BitOr",   [BOP_BITXOR] = "BitXor",   [BOP_BITAND] = "BitAnd",
+        [BOP_POW] = "Pow",         [BOP_LSHIFT] = "LShift", [BOP_RSHIFT] = "RShift",
+        [BOP_BITOR] = "BitOr",     [BOP_BITXOR] = "BitXor", [BOP_BITAND] = "BitAnd",
         [BOP_FLOORDIV] = "FloorDiv",
 };
 static const char *const unop_names[_UOP_MAX] = {
         [UOP_INVERT] = "Invert", [UOP_NOT] = "Not", [UOP_UADD] = "UAdd", [UOP_USUB] = "USub"};
 static const char *const cmpop_names[_CMP_MAX] = {
-        [CMP_EQ] = "Eq", [CMP_NOTEQ] = "NotEq", [CMP_LT] = "Lt",   [CMP_LTE] = "LtE",
-        [CMP_GT] = "Gt", [CMP_GTE] = "GtE",     [CMP_IS] = "Is",   [CMP_ISNOT] = "IsNot",
+        [CMP_EQ] = "Eq", [CMP_NOTEQ] = "NotEq", [CMP_LT] = "Lt", [CMP_LTE] = "LtE",
+        [CMP_GT] = "Gt", [CMP_GTE] = "GtE",     [CMP_IS] = "Is", [CMP_ISNOT] = "IsNot",
         [CMP_IN] = "In", [CMP_NOTIN] = "NotIn",
 };
 
@@ -181,11 +199,17 @@ field_op(PyObject *ast, const char *field, const char *const *names, size_t n)
     PyObject *v = PyObject_GetAttrString(ast, field);
     if (!v)
         return -1;
-    int op = find_name(names, n, ast_type(v));
+    int op = find_name(names, n, exec_ast_type(v));
     Py_DECREF(v);
     if (op < 0)
-        PyErr_Format(PyExc_SyntaxError, "unknown operator in %s", ast_type(ast));
+        PyErr_Format(PyExc_SyntaxError, "unknown operator in %s", exec_ast_type(ast));
     return op;
+}
+
+int
+exec_field_binop(PyObject *ast, const char *field)
+{
+    return field_op(ast, field, binop_names, _BOP_MAX);
 }
 
 static int
@@ -194,7 +218,7 @@ set_ctx(struct node *n, PyObject *ast)
     PyObject *ctx = PyObject_GetAttrString(ast, "ctx");
     if (!ctx)
         return -1;
-    const char *c = ast_type(ctx);
+    const char *c = exec_ast_type(ctx);
     if (strcmp(c, "Store") == 0)
         n->flags |= NF_STORE;
     else if (strcmp(c, "Del") == 0)
@@ -203,82 +227,90 @@ set_ctx(struct node *n, PyObject *ast)
     return 0;
 }
 
-static PyObject *
-field_str(struct cstate *cs, PyObject *ast, const char *name)
+struct node *
+exec_name_target(struct cstate *cs, PyObject *ast, PyObject *name)
 {
-    PyObject *v = PyObject_GetAttrString(ast, name);
-    if (!v || v == Py_None) {
-        Py_XDECREF(v);
+    struct node *n = exec_node_new(cs, ast, NK_E_NAME);
+    if (!n)
         return NULL;
-    }
-    if (PyUnicode_Check(v))
-        PyUnicode_InternInPlace(&v);
-    return keep(cs, v);
+    n->obj = name;
+    n->flags |= NF_STORE;
+    if (exec_scope_add(cs->scope, name, SYM_LOCAL) < 0 || exec_scope_use(cs, cs->scope, n) < 0)
+        return NULL;
+    return n;
 }
 
 static struct node *
-conv_unsupported(struct cstate *cs, PyObject *ast, enum node_kind kind)
+conv_name(struct cstate *cs, PyObject *ast, struct node *n)
 {
-    struct node *n = node_new(cs, ast, kind);
-    if (!n || !(n->obj = keep(cs, PyUnicode_FromString(ast_type(ast)))))
+    n->kind = NK_E_NAME;
+    if (!(n->obj = exec_field_str(cs, ast, "id")) || set_ctx(n, ast) < 0)
         return NULL;
-    return n;
+    if ((n->flags & (NF_STORE | NF_DEL)) && exec_scope_add(cs->scope, n->obj, SYM_LOCAL) < 0)
+        return NULL;
+    if (strcmp(PyUnicode_AsUTF8(n->obj), "super") == 0)
+        cs->scope->uses_super = true;
+    return exec_scope_use(cs, cs->scope, n) < 0 ? NULL : n;
 }
 
 static struct node *
 conv_keyword(struct cstate *cs, PyObject *ast)
 {
-    struct node *n = node_new(cs, ast, NK_KEYWORD);
+    struct node *n = exec_node_new(cs, ast, NK_KEYWORD);
     if (!n)
         return NULL;
-    n->obj = field_str(cs, ast, "arg");
+    n->obj = exec_field_str(cs, ast, "arg");
     if (!n->obj && PyErr_Occurred())
         return NULL;
-    if (conv_field(cs, ast, "value", conv_expr, &n->a) < 0)
+    if (exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) < 0)
         return NULL;
     return n;
+}
+
+/* keyword nodes -> NF_HAS_STAR for **, else the names tuple vectorcall wants (in n->obj) */
+int
+exec_keywords_prepare(struct cstate *cs, struct node *n, struct node **kw, uint32_t nkw)
+{
+    for (uint32_t i = 0; i < nkw; i++)
+        if (!kw[i]->obj)
+            n->flags |= NF_HAS_STAR;
+    if ((n->flags & NF_HAS_STAR) || !nkw)
+        return 0;
+    PyObject *names = PyTuple_New(nkw);
+    if (!names)
+        return -1;
+    for (uint32_t i = 0; i < nkw; i++)
+        PyTuple_SET_ITEM(names, i, Py_NewRef(kw[i]->obj));
+    return (n->obj = exec_keep(cs, names)) ? 0 : -1;
 }
 
 static struct node *
 conv_call(struct cstate *cs, PyObject *ast, struct node *n)
 {
-    if (conv_field(cs, ast, "func", conv_expr, &n->a) < 0 ||
-        conv_list(cs, ast, "args", conv_expr, &n->v, &n->nv) < 0 ||
-        conv_list(cs, ast, "keywords", conv_keyword, &n->w, &n->nw) < 0)
+    n->kind = NK_E_CALL;
+    if (exec_conv_field(cs, ast, "func", exec_conv_expr, &n->a) < 0 ||
+        exec_conv_list(cs, ast, "args", exec_conv_expr, &n->v, &n->nv) < 0 ||
+        exec_conv_list(cs, ast, "keywords", conv_keyword, &n->w, &n->nw) < 0)
         return NULL;
     for (uint32_t i = 0; i < n->nv; i++)
         if (n->v[i]->kind == NK_E_STARRED)
             n->flags |= NF_HAS_STAR;
-    for (uint32_t i = 0; i < n->nw; i++)
-        if (!n->w[i]->obj)
-            n->flags |= NF_HAS_STAR;
-    if (!(n->flags & NF_HAS_STAR) && n->nw) {
-        /* vectorcall wants the keyword names as one tuple: build it once */
-        PyObject *names = PyTuple_New(n->nw);
-        if (!names)
-            return NULL;
-        for (uint32_t i = 0; i < n->nw; i++) {
-            Py_INCREF(n->w[i]->obj);
-            PyTuple_SET_ITEM(names, i, n->w[i]->obj);
-        }
-        if (!(n->obj = keep(cs, names)))
-            return NULL;
-    }
-    return n;
+    return exec_keywords_prepare(cs, n, n->w, n->nw) < 0 ? NULL : n;
 }
 
 static struct node *
 conv_compare(struct cstate *cs, PyObject *ast, struct node *n)
 {
-    if (conv_field(cs, ast, "left", conv_expr, &n->a) < 0 ||
-        conv_list(cs, ast, "comparators", conv_expr, &n->v, &n->nv) < 0)
+    n->kind = NK_E_COMPARE;
+    if (exec_conv_field(cs, ast, "left", exec_conv_expr, &n->a) < 0 ||
+        exec_conv_list(cs, ast, "comparators", exec_conv_expr, &n->v, &n->nv) < 0)
         return NULL;
     PyObject *ops = PyObject_GetAttrString(ast, "ops");
     if (!ops)
         return NULL;
-    n->iv = arena_alloc(cs->t, sizeof(int32_t) * (n->nv ? n->nv : 1));
+    n->iv = exec_arena_alloc(cs->t, sizeof(int32_t) * (n->nv ? n->nv : 1));
     for (uint32_t i = 0; n->iv && i < n->nv && i < (uint32_t) PyList_GET_SIZE(ops); i++) {
-        int op = find_name(cmpop_names, _CMP_MAX, ast_type(PyList_GET_ITEM(ops, i)));
+        int op = find_name(cmpop_names, _CMP_MAX, exec_ast_type(PyList_GET_ITEM(ops, i)));
         if (op < 0) {
             PyErr_SetString(PyExc_SyntaxError, "unknown comparison operator");
             n->iv = NULL;
@@ -293,11 +325,153 @@ conv_compare(struct cstate *cs, PyObject *ast, struct node *n)
 static struct node *
 conv_attribute(struct cstate *cs, PyObject *ast, struct node *n)
 {
-    if (conv_field(cs, ast, "value", conv_expr, &n->a) < 0 || set_ctx(n, ast) < 0 ||
-        !(n->obj = field_str(cs, ast, "attr")))
+    n->kind = NK_E_ATTR;
+    if (exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) < 0 || set_ctx(n, ast) < 0 ||
+        !(n->obj = exec_field_str(cs, ast, "attr")))
         return NULL;
     if (exec_dunder_forbidden(PyUnicode_AsUTF8(n->obj)))
         n->flags |= NF_FORBIDDEN;
+    return n;
+}
+
+static struct node *
+conv_comprehension(struct cstate *cs, PyObject *ast)
+{
+    struct node *n = exec_node_new(cs, ast, NK_COMPREHENSION);
+    long is_async;
+    if (!n || exec_field_int(ast, "is_async", &is_async) < 0)
+        return NULL;
+    if (is_async) {
+        PyErr_SetString(exec_InterpreterError, "async comprehensions are not supported");
+        return NULL;
+    }
+    if (exec_conv_field(cs, ast, "target", exec_conv_expr, &n->a) < 0 ||
+        exec_conv_list(cs, ast, "ifs", exec_conv_expr, &n->v, &n->nv) < 0)
+        return NULL;
+    return n;
+}
+
+/* A comprehension runs in its own scope, except its first iterable (CPython's rule). */
+static struct node *
+conv_comp(struct cstate *cs, PyObject *ast, struct node *n, const char *type)
+{
+    n->kind = NK_E_COMP;
+    n->op = type[0] == 'L' ? COMP_LIST : type[0] == 'S' ? COMP_SET : type[0] == 'D' ? COMP_DICT
+                                                                                   : COMP_GEN;
+    PyObject *gens = PyObject_GetAttrString(ast, "generators");
+    if (!gens)
+        return NULL;
+    struct node *first_iter = NULL;
+    uint32_t ngens = (uint32_t) PyList_GET_SIZE(gens);
+    if (!ngens || exec_conv_field(cs, PyList_GET_ITEM(gens, 0), "iter", exec_conv_expr,
+                                  &first_iter) < 0) {
+        Py_DECREF(gens);
+        return NULL;
+    }
+    static const char *const names[] = {"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"};
+    PyObject *name = exec_keep(cs, PyUnicode_FromString(names[n->op]));
+    struct exec_code *code = name ? exec_code_new(cs, CODE_COMP, name, n->lineno) : NULL;
+    struct cscope *s = code ? exec_scope_push(cs, CODE_COMP) : NULL;
+    PyObject *dot0 = s ? exec_keep(cs, PyUnicode_InternFromString(".0")) : NULL;
+    struct node *ret = NULL;
+    if (s)
+        s->code = code;
+    if (!dot0 || exec_scope_add(s, dot0, SYM_PARAM) < 0 || PyList_Append(s->params, dot0) < 0)
+        goto out;
+    code->argcount = 1;
+    code->is_generator = n->op == COMP_GEN;
+    n->code = code;
+    n->v = exec_arena_alloc(cs->t, sizeof(*n->v) * ngens);
+    if (!n->v)
+        goto out;
+    n->nv = ngens;
+    for (uint32_t i = 0; i < ngens; i++) {
+        PyObject *g = PyList_GET_ITEM(gens, i);
+        if (!(n->v[i] = conv_comprehension(cs, g)))
+            goto out;
+        if (i == 0)
+            n->v[i]->b = first_iter;
+        else if (exec_conv_field(cs, g, "iter", exec_conv_expr, &n->v[i]->b) < 0)
+            goto out;
+    }
+    if (n->op == COMP_DICT) {
+        if (exec_conv_field(cs, ast, "key", exec_conv_expr, &n->a) < 0 ||
+            exec_conv_field(cs, ast, "value", exec_conv_expr, &n->b) < 0)
+            goto out;
+    } else if (exec_conv_field(cs, ast, "elt", exec_conv_expr, &n->a) < 0) {
+        goto out;
+    }
+    ret = n;
+out:
+    if (s)
+        exec_scope_pop(cs);
+    Py_DECREF(gens);
+    return ret;
+}
+
+static struct node *
+conv_lambda(struct cstate *cs, PyObject *ast, struct node *n)
+{
+    n->kind = NK_E_LAMBDA;
+    PyObject *name = exec_keep(cs, PyUnicode_InternFromString("<lambda>"));
+    PyObject *args = name ? PyObject_GetAttrString(ast, "args") : NULL;
+    struct node *ret = NULL;
+    if (!args || !(n->code = exec_code_new(cs, CODE_LAMBDA, name, n->lineno)) ||
+        exec_conv_defaults(cs, args, n) < 0 || !exec_scope_push(cs, CODE_LAMBDA))
+        goto out;
+    cs->scope->code = n->code;
+    if (exec_bind_params(cs, args, n->code) == 0 &&
+        exec_conv_field(cs, ast, "body", exec_conv_expr, &n->code->expr) == 0)
+        ret = n;
+    exec_scope_pop(cs);
+out:
+    Py_XDECREF(args);
+    return ret;
+}
+
+static struct node *
+conv_yield(struct cstate *cs, PyObject *ast, struct node *n, bool from)
+{
+    int k = cs->scope->kind;
+    if (k != CODE_FUNCTION && k != CODE_LAMBDA) {
+        PyErr_SetString(PyExc_SyntaxError, k == CODE_COMP
+                                                   ? "'yield' inside comprehension"
+                                                   : "'yield' outside function");
+        return NULL;
+    }
+    cs->scope->code->is_generator = true;
+    n->kind = from ? NK_E_YIELDFROM : NK_E_YIELD;
+    return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) < 0 ? NULL : n;
+}
+
+static struct node *
+conv_namedexpr(struct cstate *cs, PyObject *ast, struct node *n)
+{
+    n->kind = NK_E_NAMEDEXPR;
+    if (exec_conv_field(cs, ast, "value", exec_conv_expr, &n->b) < 0)
+        return NULL;
+    PyObject *target = PyObject_GetAttrString(ast, "target");
+    if (!target)
+        return NULL;
+    struct node *t = exec_node_new(cs, target, NK_E_NAME);
+    t = t && (t->obj = exec_field_str(cs, target, "id")) ? t : NULL;
+    Py_DECREF(target);
+    if (!t)
+        return NULL;
+    t->flags |= NF_STORE;
+    /* a walrus in a comprehension binds in the enclosing function (PEP 572) */
+    struct cscope *s = cs->scope;
+    while (s->kind == CODE_COMP)
+        s = s->parent;
+    if (s->kind == CODE_CLASS) {
+        PyErr_SetString(PyExc_SyntaxError,
+                        "assignment expression within a comprehension cannot be used in a class "
+                        "body");
+        return NULL;
+    }
+    if (exec_scope_add(s, t->obj, SYM_LOCAL) < 0 || exec_scope_use(cs, cs->scope, t) < 0)
+        return NULL;
+    n->a = t;
     return n;
 }
 
@@ -307,41 +481,37 @@ conv_expr_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
 {
     if (strcmp(type, "Constant") == 0) {
         n->kind = NK_E_CONST;
-        n->obj = keep(cs, PyObject_GetAttrString(ast, "value"));
+        n->obj = exec_keep(cs, PyObject_GetAttrString(ast, "value"));
         return n->obj ? n : NULL;
-    }
-    if (strcmp(type, "Name") == 0) {
-        n->kind = NK_E_NAME;
-        return (n->obj = field_str(cs, ast, "id")) && set_ctx(n, ast) == 0 ? n : NULL;
     }
     if (strcmp(type, "Subscript") == 0) {
         n->kind = NK_E_SUBSCRIPT;
-        return conv_field(cs, ast, "value", conv_expr, &n->a) == 0 &&
-                               conv_field(cs, ast, "slice", conv_expr, &n->b) == 0 &&
+        return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) == 0 &&
+                               exec_conv_field(cs, ast, "slice", exec_conv_expr, &n->b) == 0 &&
                                set_ctx(n, ast) == 0
                        ? n
                        : NULL;
     }
     if (strcmp(type, "Slice") == 0) {
         n->kind = NK_E_SLICE;
-        return conv_field(cs, ast, "lower", conv_expr, &n->a) == 0 &&
-                               conv_field(cs, ast, "upper", conv_expr, &n->b) == 0 &&
-                               conv_field(cs, ast, "step", conv_expr, &n->c) == 0
+        return exec_conv_field(cs, ast, "lower", exec_conv_expr, &n->a) == 0 &&
+                               exec_conv_field(cs, ast, "upper", exec_conv_expr, &n->b) == 0 &&
+                               exec_conv_field(cs, ast, "step", exec_conv_expr, &n->c) == 0
                        ? n
                        : NULL;
     }
     if (strcmp(type, "UnaryOp") == 0) {
         n->kind = NK_E_UNARY;
         return (n->op = field_op(ast, "op", unop_names, _UOP_MAX)) >= 0 &&
-                               conv_field(cs, ast, "operand", conv_expr, &n->a) == 0
+                               exec_conv_field(cs, ast, "operand", exec_conv_expr, &n->a) == 0
                        ? n
                        : NULL;
     }
     if (strcmp(type, "BinOp") == 0) {
         n->kind = NK_E_BINOP;
         return (n->op = field_op(ast, "op", binop_names, _BOP_MAX)) >= 0 &&
-                               conv_field(cs, ast, "left", conv_expr, &n->a) == 0 &&
-                               conv_field(cs, ast, "right", conv_expr, &n->b) == 0
+                               exec_conv_field(cs, ast, "left", exec_conv_expr, &n->a) == 0 &&
+                               exec_conv_field(cs, ast, "right", exec_conv_expr, &n->b) == 0
                        ? n
                        : NULL;
     }
@@ -351,66 +521,74 @@ conv_expr_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
         int op = field_op(ast, "op", names, 2);
         if (op == 1)
             n->flags |= NF_BOOL_OR;
-        return op >= 0 && conv_list(cs, ast, "values", conv_expr, &n->v, &n->nv) == 0 ? n : NULL;
+        return op >= 0 && exec_conv_list(cs, ast, "values", exec_conv_expr, &n->v, &n->nv) == 0
+                       ? n
+                       : NULL;
     }
     if (strcmp(type, "IfExp") == 0) {
         n->kind = NK_E_IFEXP;
-        return conv_field(cs, ast, "test", conv_expr, &n->a) == 0 &&
-                               conv_field(cs, ast, "body", conv_expr, &n->b) == 0 &&
-                               conv_field(cs, ast, "orelse", conv_expr, &n->c) == 0
+        return exec_conv_field(cs, ast, "test", exec_conv_expr, &n->a) == 0 &&
+                               exec_conv_field(cs, ast, "body", exec_conv_expr, &n->b) == 0 &&
+                               exec_conv_field(cs, ast, "orelse", exec_conv_expr, &n->c) == 0
                        ? n
                        : NULL;
     }
     if (strcmp(type, "Starred") == 0) {
         n->kind = NK_E_STARRED;
-        return conv_field(cs, ast, "value", conv_expr, &n->a) == 0 && set_ctx(n, ast) == 0 ? n
-                                                                                            : NULL;
+        return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) == 0 &&
+                               set_ctx(n, ast) == 0
+                       ? n
+                       : NULL;
     }
     if (strcmp(type, "JoinedStr") == 0) {
         n->kind = NK_E_JOINEDSTR;
-        return conv_list(cs, ast, "values", conv_expr, &n->v, &n->nv) == 0 ? n : NULL;
+        return exec_conv_list(cs, ast, "values", exec_conv_expr, &n->v, &n->nv) == 0 ? n : NULL;
     }
     if (strcmp(type, "FormattedValue") == 0) {
         long conv;
         n->kind = NK_E_FORMATTED;
-        if (field_int(ast, "conversion", &conv) < 0)
+        if (exec_field_int(ast, "conversion", &conv) < 0)
             return NULL;
         n->op = (int32_t) conv;
-        return conv_field(cs, ast, "value", conv_expr, &n->a) == 0 &&
-                               conv_field(cs, ast, "format_spec", conv_expr, &n->b) == 0
+        return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) == 0 &&
+                               exec_conv_field(cs, ast, "format_spec", exec_conv_expr, &n->b) == 0
                        ? n
                        : NULL;
     }
-    return n; /* kind stays NK_E_UNSUPPORTED */
+    if (strcmp(type, "Lambda") == 0)
+        return conv_lambda(cs, ast, n);
+    if (strcmp(type, "NamedExpr") == 0)
+        return conv_namedexpr(cs, ast, n);
+    if (strcmp(type, "Yield") == 0 || strcmp(type, "YieldFrom") == 0)
+        return conv_yield(cs, ast, n, type[5] == 'F');
+    if (strcmp(type, "ListComp") == 0 || strcmp(type, "SetComp") == 0 ||
+        strcmp(type, "DictComp") == 0 || strcmp(type, "GeneratorExp") == 0)
+        return conv_comp(cs, ast, n, type);
+    return n; /* kind stays NK_E_UNSUPPORTED (Await) */
 }
 
-static struct node *
-conv_expr(struct cstate *cs, PyObject *ast)
+struct node *
+exec_conv_expr(struct cstate *cs, PyObject *ast)
 {
-    if (++cs->depth > EXEC_MAX_NESTING) {
-        PyErr_Format(exec_InterpreterError,
-                     "the code nests deeper than %d levels; split it into smaller expressions",
-                     EXEC_MAX_NESTING);
+    if (exec_nesting_enter(cs) < 0)
         return NULL;
-    }
-    const char *type = ast_type(ast);
-    struct node *n = node_new(cs, ast, NK_E_UNSUPPORTED);
+    const char *type = exec_ast_type(ast);
+    struct node *n = exec_node_new(cs, ast, NK_E_UNSUPPORTED);
     struct node *ret = NULL;
     if (!n)
         goto out;
-    if (strcmp(type, "Attribute") == 0) {
-        n->kind = NK_E_ATTR;
+    if (strcmp(type, "Name") == 0) {
+        ret = conv_name(cs, ast, n);
+    } else if (strcmp(type, "Attribute") == 0) {
         ret = conv_attribute(cs, ast, n);
     } else if (strcmp(type, "Call") == 0) {
-        n->kind = NK_E_CALL;
         ret = conv_call(cs, ast, n);
     } else if (strcmp(type, "Compare") == 0) {
-        n->kind = NK_E_COMPARE;
         ret = conv_compare(cs, ast, n);
     } else if (strcmp(type, "List") == 0 || strcmp(type, "Tuple") == 0 ||
                strcmp(type, "Set") == 0) {
         n->kind = type[0] == 'L' ? NK_E_LIST : type[0] == 'T' ? NK_E_TUPLE : NK_E_SET;
-        if (conv_list(cs, ast, "elts", conv_expr, &n->v, &n->nv) < 0 ||
+        if (exec_conv_list(cs, ast, "elts", exec_conv_expr, &n->v, &n->nv) < 0 ||
             (n->kind != NK_E_SET && set_ctx(n, ast) < 0))
             goto out;
         for (uint32_t i = 0; i < n->nv; i++)
@@ -419,112 +597,15 @@ conv_expr(struct cstate *cs, PyObject *ast)
         ret = n;
     } else if (strcmp(type, "Dict") == 0) {
         n->kind = NK_E_DICT;
-        ret = conv_list(cs, ast, "keys", conv_expr, &n->v, &n->nv) == 0 &&
-                              conv_list(cs, ast, "values", conv_expr, &n->w, &n->nw) == 0
+        ret = exec_conv_list(cs, ast, "keys", exec_conv_expr, &n->v, &n->nv) == 0 &&
+                              exec_conv_list(cs, ast, "values", exec_conv_expr, &n->w, &n->nw) == 0
                       ? n
                       : NULL;
     } else {
         ret = conv_expr_simple(cs, ast, type, n);
-        if (ret && ret->kind == NK_E_UNSUPPORTED)
-            ret->obj = keep(cs, PyUnicode_FromString(type));
-        if (ret && !ret->obj && ret->kind == NK_E_UNSUPPORTED)
+        if (ret && ret->kind == NK_E_UNSUPPORTED &&
+            !(ret->obj = exec_keep(cs, PyUnicode_FromString(type))))
             ret = NULL;
-    }
-out:
-    cs->depth--;
-    return ret;
-}
-
-static struct node *
-conv_alias(struct cstate *cs, PyObject *ast)
-{
-    struct node *n = node_new(cs, ast, NK_ALIAS);
-    if (!n || !(n->obj = field_str(cs, ast, "name")))
-        return NULL;
-    n->obj2 = field_str(cs, ast, "asname");
-    return n->obj2 || !PyErr_Occurred() ? n : NULL;
-}
-
-static struct node *
-conv_stmt_body(struct cstate *cs, PyObject *ast, const char *type, struct node *n)
-{
-    if (strcmp(type, "If") == 0 || strcmp(type, "While") == 0) {
-        n->kind = type[0] == 'I' ? NK_S_IF : NK_S_WHILE;
-        return conv_field(cs, ast, "test", conv_expr, &n->a) == 0 &&
-                               conv_list(cs, ast, "body", conv_stmt, &n->v, &n->nv) == 0 &&
-                               conv_list(cs, ast, "orelse", conv_stmt, &n->w, &n->nw) == 0
-                       ? n
-                       : NULL;
-    }
-    if (strcmp(type, "For") == 0) {
-        n->kind = NK_S_FOR;
-        return conv_field(cs, ast, "target", conv_expr, &n->a) == 0 &&
-                               conv_field(cs, ast, "iter", conv_expr, &n->b) == 0 &&
-                               conv_list(cs, ast, "body", conv_stmt, &n->v, &n->nv) == 0 &&
-                               conv_list(cs, ast, "orelse", conv_stmt, &n->w, &n->nw) == 0
-                       ? n
-                       : NULL;
-    }
-    if (strcmp(type, "Import") == 0) {
-        n->kind = NK_S_IMPORT;
-        return conv_list(cs, ast, "names", conv_alias, &n->v, &n->nv) == 0 ? n : NULL;
-    }
-    if (strcmp(type, "ImportFrom") == 0) {
-        long level;
-        n->kind = NK_S_IMPORTFROM;
-        n->obj = field_str(cs, ast, "module");
-        if (PyErr_Occurred() || field_int(ast, "level", &level) < 0)
-            return NULL;
-        n->op = (int32_t) level;
-        return conv_list(cs, ast, "names", conv_alias, &n->v, &n->nv) == 0 ? n : NULL;
-    }
-    return conv_unsupported(cs, ast, NK_S_UNSUPPORTED);
-}
-
-static struct node *
-conv_stmt(struct cstate *cs, PyObject *ast)
-{
-    if (++cs->depth > EXEC_MAX_NESTING) {
-        PyErr_Format(exec_InterpreterError, "the code nests deeper than %d levels",
-                     EXEC_MAX_NESTING);
-        return NULL;
-    }
-    const char *type = ast_type(ast);
-    struct node *n = node_new(cs, ast, NK_S_PASS);
-    struct node *ret = NULL;
-    if (!n)
-        goto out;
-    if (strcmp(type, "Expr") == 0) {
-        n->kind = NK_S_EXPR;
-        ret = conv_field(cs, ast, "value", conv_expr, &n->a) == 0 ? n : NULL;
-    } else if (strcmp(type, "Assign") == 0) {
-        n->kind = NK_S_ASSIGN;
-        ret = conv_list(cs, ast, "targets", conv_expr, &n->v, &n->nv) == 0 &&
-                              conv_field(cs, ast, "value", conv_expr, &n->a) == 0
-                      ? n
-                      : NULL;
-    } else if (strcmp(type, "AugAssign") == 0) {
-        n->kind = NK_S_AUGASSIGN;
-        ret = (n->op = field_op(ast, "op", binop_names, _BOP_MAX)) >= 0 &&
-                              conv_field(cs, ast, "target", conv_expr, &n->a) == 0 &&
-                              conv_field(cs, ast, "value", conv_expr, &n->b) == 0
-                      ? n
-                      : NULL;
-    } else if (strcmp(type, "AnnAssign") == 0) {
-        n->kind = NK_S_ANNASSIGN;
-        ret = conv_field(cs, ast, "target", conv_expr, &n->a) == 0 &&
-                              conv_field(cs, ast, "value", conv_expr, &n->b) == 0
-                      ? n
-                      : NULL;
-    } else if (strcmp(type, "Delete") == 0) {
-        n->kind = NK_S_DELETE;
-        ret = conv_list(cs, ast, "targets", conv_expr, &n->v, &n->nv) == 0 ? n : NULL;
-    } else if (strcmp(type, "Pass") == 0 || strcmp(type, "Break") == 0 ||
-               strcmp(type, "Continue") == 0) {
-        n->kind = type[0] == 'P' ? NK_S_PASS : type[0] == 'B' ? NK_S_BREAK : NK_S_CONTINUE;
-        ret = n;
-    } else {
-        ret = conv_stmt_body(cs, ast, type, n);
     }
 out:
     cs->depth--;
@@ -553,25 +634,27 @@ struct exec_tree *
 exec_tree_compile(const char *code)
 {
     struct exec_tree *t = calloc(1, sizeof(*t));
-    if (!t || !(t->code = strdup(code)) || !(t->objs = PyList_New(0))) {
-        exec_tree_free(t);
-        PyErr_NoMemory();
-        return NULL;
-    }
-    t->code_len = strlen(code);
-    if (index_lines(t) < 0) {
+    if (!t || !(t->code = strdup(code)) || !(t->objs = PyList_New(0)) ||
+        ((t->code_len = strlen(code)), index_lines(t) < 0)) {
         exec_tree_free(t);
         PyErr_NoMemory();
         return NULL;
     }
     PyCompilerFlags flags = {.cf_flags = PyCF_ONLY_AST, .cf_feature_version = PY_MINOR_VERSION};
     PyObject *mod = Py_CompileStringExFlags(code, "<code>", Py_file_input, &flags, -1);
-    if (!mod) {
-        exec_tree_free(t);
-        return NULL;
-    }
+    if (!mod)
+        return exec_tree_free(t);
     struct cstate cs = {.t = t};
-    int r = conv_list(&cs, mod, "body", conv_stmt, &t->body, &t->nbody);
+    int r = -1;
+    if (exec_scope_push(&cs, SCOPE_MODULE)) {
+        PyObject *name = exec_keep(&cs, PyUnicode_InternFromString("<module>"));
+        t->module = name ? exec_code_new(&cs, CODE_FUNCTION, name, 1) : NULL;
+        cs.scope->code = t->module;
+        if (t->module &&
+            exec_conv_list(&cs, mod, "body", exec_conv_stmt, &t->body, &t->nbody) == 0)
+            r = exec_scope_resolve(&cs);
+    }
+    exec_scope_free_all(&cs);
     Py_DECREF(mod);
     if (r < 0)
         return exec_tree_free(t);

@@ -58,7 +58,8 @@ exec_python_init(struct pf_error **err)
                                 st.func ? st.func : "", st.func ? ": " : "",
                                 st.err_msg ? st.err_msg : "unknown error");
     }
-    if (exec_policy_init_types() < 0) {
+    if (exec_policy_init_types() < 0 || exec_function_init_type() < 0 ||
+        exec_generator_init_type() < 0) {
         _cleanup_free_ char *t = take_exception_text();
         return pf_error_set(err, PF_E_INTERNAL, "executor set-up failed: %s", t ? t : "?");
     }
@@ -101,6 +102,8 @@ exec_env_new(const struct exec_policy *policy, struct pf_error **err)
     struct exec_env *env = calloc(1, sizeof(*env));
     if (!env)
         goto oom;
+    if (!(env->rs = calloc(1, sizeof(*env->rs))))
+        goto oom;
     env->policy = *policy;
     policy_defaults(&env->policy);
     size_t n = PF_ELEMENTSOF(default_imports) + policy->n_imports;
@@ -138,14 +141,35 @@ exec_env_free(struct exec_env *env)
 {
     if (!env)
         return NULL;
+    if (env->rs && env->capsule) {
+        /* unwind suspended generators now, while they can still find their environment;
+         * the abort makes their bodies stop at once instead of running finally blocks */
+        struct exec_run *r = env->rs;
+        memset(r, 0, sizeof(*r));
+        r->env = env;
+        r->globals = env->globals;
+        r->builtins = env->builtins;
+        r->abort = ABORT_ERROR;
+        r->stack_limit = exec_stack_limit_here();
+        env->run = r;
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        exec_generators_close_all(env);
+        if (env->globals)
+            PyDict_Clear(env->globals); /* breaks cycles through the namespace */
+        PyErr_Clear();
+        PyErr_Restore(t, v, tb);
+        env->run = NULL;
+    }
     exec_builtins_detach(env);
     if (env->globals)
-        PyDict_Clear(env->globals); /* breaks cycles through the namespace */
+        PyDict_Clear(env->globals);
     Py_XDECREF(env->globals);
     Py_XDECREF(env->builtins);
     for (size_t i = 0; env->import_names && i < env->policy.n_imports; i++)
         free(env->import_names[i]);
     free(env->import_names);
+    free(env->rs);
     free(env);
     return NULL;
 }

@@ -174,7 +174,7 @@ exec_call(struct exec_run *r, const struct node *n)
     if (fn->kind == NK_E_NAME) {
         if (exec_tick(r) < 0)
             return NULL;
-        func = exec_load_name(r, fn->obj, true);
+        func = exec_name_load(r, fn, true);
     } else {
         func = exec_eval(r, fn);
     }

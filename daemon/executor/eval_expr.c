@@ -426,7 +426,7 @@ exec_eval(struct exec_run *r, const struct node *n)
     case NK_E_CONST:
         return Py_NewRef(n->obj);
     case NK_E_NAME:
-        return exec_load_name(r, n->obj, false);
+        return exec_name_load(r, n, false);
     case NK_E_BINOP:
         return eval_binop_node(r, n);
     case NK_E_CALL:
@@ -469,6 +469,19 @@ exec_eval(struct exec_run *r, const struct node *n)
         return eval_joined(r, n);
     case NK_E_FORMATTED:
         return eval_formatted(r, n);
+    case NK_E_LAMBDA:
+        return exec_function_new(r, n);
+    case NK_E_NAMEDEXPR: {
+        PyObject *v = exec_eval(r, n->b);
+        if (v && exec_name_store(r, n->a, v) < 0)
+            Py_CLEAR(v);
+        return v;
+    }
+    case NK_E_COMP:
+        return exec_eval_comp(r, n);
+    case NK_E_YIELD:
+    case NK_E_YIELDFROM:
+        return exec_eval_yield(r, n);
     case NK_E_STARRED:
         return exec_fail(r, ABORT_NONE, "can't use starred expression here");
     case NK_E_UNSUPPORTED:

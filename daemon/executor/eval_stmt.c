@@ -4,8 +4,8 @@
 
 #include "exec_internal.h"
 
-PyObject *
-exec_load_name(struct exec_run *r, PyObject *name, bool for_call)
+static PyObject *
+load_global(struct exec_run *r, PyObject *name, bool for_call)
 {
     PyObject *v = PyDict_GetItemWithError(r->globals, name);
     if (!v && !PyErr_Occurred())
@@ -23,10 +23,84 @@ exec_load_name(struct exec_run *r, PyObject *name, bool for_call)
     return NULL;
 }
 
-int
-exec_store_name(struct exec_run *r, PyObject *name, PyObject *value)
+static PyObject *
+unbound_local(PyObject *name)
 {
-    return PyDict_SetItem(r->globals, name, value);
+    PyErr_Format(PyExc_UnboundLocalError,
+                 "cannot access local variable '%U' where it is not associated with a value", name);
+    return NULL;
+}
+
+PyObject *
+exec_name_load(struct exec_run *r, const struct node *n, bool for_call)
+{
+    PyObject *v;
+    switch (n->op) {
+    case NAME_FAST:
+        v = r->frame->slots[n->slot];
+        return v ? Py_NewRef(v) : unbound_local(n->obj);
+    case NAME_DEREF:
+        v = PyCell_GET(r->frame->slots[n->slot]);
+        if (v)
+            return Py_NewRef(v);
+        PyErr_Format(PyExc_NameError,
+                     "cannot access free variable '%U' where it is not associated with a value "
+                     "in enclosing scope",
+                     n->obj);
+        return NULL;
+    case NAME_CLASS:
+        v = PyObject_GetItem(r->frame->ns, n->obj);
+        if (v || !PyErr_ExceptionMatches(PyExc_KeyError))
+            return v;
+        PyErr_Clear();
+        return load_global(r, n->obj, for_call);
+    default:
+        return load_global(r, n->obj, for_call);
+    }
+}
+
+int
+exec_name_store(struct exec_run *r, const struct node *n, PyObject *v)
+{
+    switch (n->op) {
+    case NAME_FAST:
+        Py_XSETREF(r->frame->slots[n->slot], Py_NewRef(v));
+        return 0;
+    case NAME_DEREF:
+        return PyCell_Set(r->frame->slots[n->slot], v);
+    case NAME_CLASS:
+        return PyObject_SetItem(r->frame->ns, n->obj, v);
+    default:
+        return PyDict_SetItem(r->globals, n->obj, v);
+    }
+}
+
+int
+exec_name_delete(struct exec_run *r, const struct node *n)
+{
+    int rc;
+    switch (n->op) {
+    case NAME_FAST:
+        if (!r->frame->slots[n->slot])
+            return unbound_local(n->obj) ? 0 : -1;
+        Py_CLEAR(r->frame->slots[n->slot]);
+        return 0;
+    case NAME_DEREF:
+        if (!PyCell_GET(r->frame->slots[n->slot]))
+            return unbound_local(n->obj) ? 0 : -1;
+        return PyCell_Set(r->frame->slots[n->slot], NULL);
+    case NAME_CLASS:
+        rc = PyObject_DelItem(r->frame->ns, n->obj);
+        break;
+    default:
+        rc = PyDict_DelItem(r->globals, n->obj);
+        break;
+    }
+    if (rc < 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_NameError, "name '%U' is not defined", n->obj);
+    }
+    return rc;
 }
 
 /* a, b, *c = value: CPython's order and messages (all items are taken before any store). */
@@ -116,7 +190,7 @@ exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
     int rc;
     switch (t->kind) {
     case NK_E_NAME:
-        return exec_store_name(r, t->obj, value);
+        return exec_name_store(r, t, value);
     case NK_E_ATTR:
         if (!(obj = exec_eval(r, t->a)))
             return -1;
@@ -150,12 +224,7 @@ exec_delete(struct exec_run *r, const struct node *t)
     int rc;
     switch (t->kind) {
     case NK_E_NAME:
-        rc = PyDict_DelItem(r->globals, t->obj);
-        if (rc < 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_NameError, "name '%U' is not defined", t->obj);
-        }
-        return rc;
+        return exec_name_delete(r, t);
     case NK_E_ATTR:
         if (t->flags & NF_FORBIDDEN) {
             exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", t->obj);
@@ -203,7 +272,7 @@ exec_augassign(struct exec_run *r, const struct node *s)
     int rc = -1;
     switch (t->kind) {
     case NK_E_NAME:
-        old = exec_load_name(r, t->obj, false);
+        old = exec_name_load(r, t, false);
         break;
     case NK_E_ATTR:
         if (t->flags & NF_FORBIDDEN)
@@ -222,7 +291,7 @@ exec_augassign(struct exec_run *r, const struct node *s)
     if (!old || !(val = exec_eval(r, s->b)) || !(res = exec_binop(s->op, old, val, true)))
         goto out;
     if (t->kind == NK_E_NAME)
-        rc = exec_store_name(r, t->obj, res);
+        rc = exec_name_store(r, t, res);
     else if (t->kind == NK_E_ATTR)
         rc = exec_setattr(r, obj, t->obj, res);
     else
@@ -251,13 +320,15 @@ exec_for(struct exec_run *r, const struct node *s)
         int rc = exec_assign(r, s->a, item);
         Py_DECREF(item);
         flow = rc < 0 ? FLOW_ERROR : exec_block(r, s->v, s->nv);
-        if (flow == FLOW_ERROR || flow == FLOW_BREAK)
+        if (flow == FLOW_ERROR || flow == FLOW_BREAK || flow == FLOW_RETURN)
             break;
         flow = FLOW_NEXT;
     }
     Py_DECREF(it);
-    if (flow == FLOW_ERROR || PyErr_Occurred())
+    if (flow == FLOW_ERROR || (flow != FLOW_RETURN && PyErr_Occurred()))
         return FLOW_ERROR;
+    if (flow == FLOW_RETURN)
+        return flow;
     if (flow == FLOW_BREAK)
         return FLOW_NEXT;
     return exec_block(r, s->w, s->nw);
@@ -283,8 +354,8 @@ exec_while(struct exec_run *r, const struct node *s)
             return FLOW_ERROR;
         }
         int flow = exec_block(r, s->v, s->nv);
-        if (flow == FLOW_ERROR)
-            return FLOW_ERROR;
+        if (flow == FLOW_ERROR || flow == FLOW_RETURN)
+            return flow;
         if (flow == FLOW_BREAK)
             return FLOW_NEXT;
     }
@@ -303,30 +374,16 @@ exec_import(struct exec_run *r, const struct node *s)
             exec_raise_import_refused(r->env, name);
             return -1;
         }
-        PyObject *mod;
-        PyObject *bind = alias->obj2;
-        if (bind) {
-            mod = PyImport_Import(alias->obj);
-        } else {
-            /* `import a.b` binds a: it must be allowed itself */
-            const char *dot = strchr(name, '.');
-            if (dot) {
-                char *top = strndup(name, (size_t) (dot - name));
-                bool ok = top && exec_import_allowed(r->env, top);
-                if (!ok && top)
-                    exec_raise_import_refused(r->env, top);
-                free(top);
-                if (!ok)
-                    return PyErr_Occurred() ? -1 : (PyErr_NoMemory(), -1);
-                bind = PyUnicode_FromStringAndSize(name, dot - name);
-            } else {
-                bind = Py_NewRef(alias->obj);
-            }
-            mod = bind ? PyImport_ImportModuleLevelObject(alias->obj, NULL, NULL, NULL, 0) : NULL;
+        /* `import a.b` binds a, which must be allowed itself */
+        const char *bound = PyUnicode_AsUTF8(alias->a->obj);
+        if (!alias->obj2 && strcmp(bound, name) != 0 && !exec_import_allowed(r->env, bound)) {
+            exec_raise_import_refused(r->env, bound);
+            return -1;
         }
-        int rc = mod ? exec_store_name(r, bind, mod) : -1;
-        if (!alias->obj2)
-            Py_XDECREF(bind);
+        PyObject *mod = alias->obj2 ? PyImport_Import(alias->obj)
+                                    : PyImport_ImportModuleLevelObject(alias->obj, NULL, NULL,
+                                                                       NULL, 0);
+        int rc = mod ? exec_name_store(r, alias->a, mod) : -1;
         Py_XDECREF(mod);
         if (rc < 0)
             return -1;
@@ -334,9 +391,23 @@ exec_import(struct exec_run *r, const struct node *s)
     return 0;
 }
 
+/* `from m import *` is only allowed at module level (CPython's rule), so names go to globals
+ * or, in a class body, to its namespace. */
+static int
+exec_store_global_or_frame(struct exec_run *r, PyObject *name, PyObject *v)
+{
+    if (r->frame && r->frame->ns)
+        return PyObject_SetItem(r->frame->ns, name, v);
+    return PyDict_SetItem(r->globals, name, v);
+}
+
 static int
 import_star(struct exec_run *r, PyObject *mod)
 {
+    if (r->frame && !r->frame->ns) {
+        PyErr_SetString(PyExc_SyntaxError, "import * only allowed at module level");
+        return -1;
+    }
     PyObject *names = PyObject_GetAttrString(mod, "__all__");
     if (!names) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
@@ -357,7 +428,7 @@ import_star(struct exec_run *r, PyObject *mod)
         if (!s || s[0] == '_')
             continue;
         PyObject *v = PyObject_GetAttr(mod, name);
-        rc = v && exec_check_value(r, v) == 0 ? exec_store_name(r, name, v) : -1;
+        rc = v && exec_check_value(r, v) == 0 ? exec_store_global_or_frame(r, name, v) : -1;
         Py_XDECREF(v);
     }
     Py_DECREF(seq);
@@ -404,9 +475,7 @@ exec_import_from(struct exec_run *r, const struct node *s)
             exec_raise_import_refused(r->env, PyModule_GetName(v));
             Py_CLEAR(v);
         }
-        rc = v && exec_check_value(r, v) == 0
-                     ? exec_store_name(r, alias->obj2 ? alias->obj2 : alias->obj, v)
-                     : -1;
+        rc = v && exec_check_value(r, v) == 0 ? exec_name_store(r, alias->a, v) : -1;
         Py_XDECREF(v);
     }
     Py_DECREF(mod);
@@ -471,6 +540,30 @@ exec_stmt(struct exec_run *r, const struct node *s)
         return exec_import(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
     case NK_S_IMPORTFROM:
         return exec_import_from(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_RETURN:
+        if (s->a) {
+            if (!(v = exec_eval(r, s->a)))
+                return FLOW_ERROR;
+        } else {
+            v = Py_NewRef(Py_None);
+        }
+        Py_XSETREF(r->retval, v);
+        return FLOW_RETURN;
+    case NK_S_FUNCDEF:
+        return exec_funcdef(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_CLASSDEF:
+        return exec_classdef(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_TRY:
+        return exec_try(r, s);
+    case NK_S_RAISE:
+        exec_raise(r, s);
+        return FLOW_ERROR;
+    case NK_S_ASSERT:
+        return exec_assert(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+    case NK_S_WITH:
+        return exec_with(r, s);
+    case NK_S_MATCH:
+        return exec_match(r, s);
     case NK_S_UNSUPPORTED:
         exec_fail(r, ABORT_NONE, "%s is not supported", PyUnicode_AsUTF8(s->obj));
         return FLOW_ERROR;

@@ -35,6 +35,14 @@ enum node_kind {
     NK_S_IMPORT,
     NK_S_IMPORTFROM,
     NK_S_UNSUPPORTED,
+    NK_S_FUNCDEF,  /* code, c = name target, v = decorators, w = defaults (op = positional ones) */
+    NK_S_CLASSDEF, /* code, c = name target, v = bases, w = keywords, u = decorators */
+    NK_S_RETURN,   /* a = value or NULL */
+    NK_S_TRY,      /* v = body, w = handlers, u = orelse, c = NK_BLOCK finalbody or NULL */
+    NK_S_RAISE,    /* a = exc or NULL, b = cause or NULL */
+    NK_S_ASSERT,   /* a = test, b = msg or NULL */
+    NK_S_WITH,     /* v = NK_WITHITEMs, w = body */
+    NK_S_MATCH,    /* a = subject, v = NK_MATCHCASEs */
     /* expressions */
     NK_E_CONST,
     NK_E_NAME,
@@ -55,7 +63,26 @@ enum node_kind {
     NK_E_FORMATTED,
     NK_E_CALL,
     NK_E_UNSUPPORTED,
+    NK_E_LAMBDA,    /* code, w = defaults (op = positional ones) */
+    NK_E_NAMEDEXPR, /* a = target name, b = value */
+    NK_E_COMP,      /* code, op = kind (COMP_*), a = elt/key, b = value, v = NK_COMPREHENSIONs */
+    NK_E_YIELD,     /* a = value or NULL */
+    NK_E_YIELDFROM, /* a = iterable */
+    /* patterns (match statement) */
+    NK_P_VALUE,     /* a = expr */
+    NK_P_SINGLETON, /* obj */
+    NK_P_SEQUENCE,  /* v = patterns */
+    NK_P_MAPPING,   /* v = key exprs, w = patterns, a = rest target or NULL */
+    NK_P_CLASS,     /* a = class expr, v = patterns, w = keyword patterns, obj = names */
+    NK_P_STAR,      /* a = target or NULL */
+    NK_P_AS,        /* a = pattern or NULL, b = target or NULL */
+    NK_P_OR,        /* v = patterns */
     /* helpers that never stand alone */
+    NK_BLOCK,         /* v = statements */
+    NK_HANDLER,       /* a = type or NULL, b = name target or NULL, v = body */
+    NK_WITHITEM,      /* a = context expression, b = target or NULL */
+    NK_COMPREHENSION, /* a = target, b = iter, v = ifs */
+    NK_MATCHCASE,     /* a = pattern, b = guard or NULL, v = body */
     NK_KEYWORD, /* obj = name or NULL for **, a = value */
     NK_ALIAS,   /* obj = dotted name, obj2 = asname or NULL */
     _NK_MAX,
@@ -111,6 +138,41 @@ enum exec_cmpop {
 #define NF_FORBIDDEN     0x8 /* an attribute whose name the policy refuses (dunder) */
 #define NF_BOOL_OR       0x10
 
+enum comp_kind { COMP_LIST, COMP_SET, COMP_DICT, COMP_GEN };
+
+/* Where a name lives, resolved at compile time (scope.c), in node->op of a Name. */
+enum name_scope {
+    NAME_GLOBAL, /* the snippet's namespace, then the builtins */
+    NAME_FAST,   /* frame slot */
+    NAME_DEREF,  /* frame slot holding a cell (captured by, or from, another function) */
+    NAME_CLASS,  /* class body namespace, then globals, then builtins */
+};
+
+enum code_kind { CODE_FUNCTION, CODE_LAMBDA, CODE_CLASS, CODE_COMP };
+
+/* A function, lambda, class body or comprehension, compiled: its frame layout and parameters.
+ * Parameters take the first slots: positional (posonly first), keyword-only, *args, **kwargs. */
+struct exec_code {
+    int kind; /* enum code_kind */
+    PyObject *name, *qualname, *doc; /* borrowed from the tree */
+    struct node **body;
+    uint32_t nbody;
+    struct node *expr; /* lambda body, or NULL */
+    uint32_t nslots;
+    PyObject *varnames; /* tuple: the name of each slot */
+    uint32_t argcount, posonlycount, kwonlycount;
+    int32_t vararg, kwarg; /* slot, or -1 */
+    uint32_t *cells;       /* slots that hold cells this frame creates */
+    uint32_t ncells;
+    uint32_t *frees; /* slots filled from the closure, in order */
+    uint32_t *closure_from; /* ... and where each comes from in the defining frame */
+    uint32_t nfree;
+    int32_t class_cell;  /* class body: slot of the __class__ cell, or -1 */
+    int32_t super_slot;  /* function: slot of the free __class__ cell for super(), or -1 */
+    bool is_generator;
+    uint32_t lineno;
+};
+
 /* One node of the compact tree. The meaning of a, b, c, v, w and obj is per kind (compile.c's
  * converters document each). PyObjects are owned by the tree (struct exec_tree.objs); nodes
  * hold borrowed pointers into it. */
@@ -123,13 +185,18 @@ struct node {
     struct node **v;
     struct node **w;
     uint32_t nv, nw;
-    int32_t *iv; /* per-child ints (comparison operators) */
+    struct node **u;
+    uint32_t nu;
+    uint32_t slot; /* Name: frame slot (NAME_FAST, NAME_DEREF) */
+    int32_t *iv;   /* per-child ints (comparison operators) */
     PyObject *obj, *obj2;
+    struct exec_code *code;
 };
 
 /* A compiled snippet: its nodes live in one arena, freed together. */
 struct exec_tree {
     struct arena_chunk *chunks;
+    struct exec_code *module; /* module-level code (no slots) */
     PyObject *objs; /* list: every PyObject the nodes point to */
     struct node **body;
     uint32_t nbody;
@@ -163,7 +230,20 @@ enum exec_flow {
     FLOW_NEXT = 0,
     FLOW_BREAK,
     FLOW_CONTINUE,
+    FLOW_RETURN, /* the value is in r->retval */
 };
+
+/* A running function, class body or comprehension. */
+struct exec_frame {
+    PyObject **slots; /* nslots owned references (NULL: unbound) */
+    PyObject *ns;     /* class body namespace, or NULL */
+    const struct exec_code *code;
+    struct exec_frame *back;
+    PyObject *tree_ref; /* borrowed: the capsule owning the tree `code` lives in */
+};
+
+struct exec_run;
+struct exec_generator;
 
 struct exec_env {
     struct exec_policy policy; /* imports point into import_names */
@@ -171,13 +251,32 @@ struct exec_env {
     PyObject *globals;  /* the snippet's namespace, kept across runs (sessions) */
     PyObject *builtins; /* name -> object: what the snippet may use without importing */
     struct exec_run *run; /* the run in progress; NULL between runs */
-    struct env_handle *handle; /* owned by the builtins' capsule; see builtins.c */
+    struct env_handle *handle; /* owned by capsule; see builtins.c */
+    PyObject *capsule;         /* "pyfence.env": lets function objects find the env */
+    struct exec_run *rs;       /* the run state, reused by each run: generators keep a pointer */
+    struct exec_generator *live_gens; /* suspended generators, closed by exec_env_free */
 };
+
+/* A function defined by the snippet (function.c). */
+struct exec_function {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    const struct exec_code *code; /* lives in the tree that tree_ref keeps alive */
+    PyObject *tree_ref;
+    PyObject *env_capsule;
+    PyObject *defaults;   /* tuple or NULL */
+    PyObject *kwdefaults; /* dict or NULL */
+    PyObject *closure;    /* tuple of cells or NULL */
+    PyObject *name, *qualname, *doc;
+    PyObject *dict;
+};
+extern PyTypeObject exec_function_type;
 
 /* State of one exec_env_run. */
 struct exec_run {
     struct exec_env *env;
     const struct exec_tree *tree;
+    PyObject *tree_ref; /* capsule owning tree, shared with the functions it defines */
     PyObject *globals;  /* borrowed from env */
     PyObject *builtins; /* borrowed from env */
     uint64_t ops;
@@ -187,7 +286,12 @@ struct exec_run {
     uint64_t start_ns;
     int abort;            /* enum exec_abort */
     PyObject *abort_msg;  /* the message of the refusal that set abort */
-    uint32_t nesting;     /* C recursion of the walk */
+    uint32_t depth;       /* executor function calls in progress */
+    struct exec_frame *frame; /* NULL at module level */
+    PyObject *retval;         /* FLOW_RETURN's value */
+    PyObject *handling;       /* the exception an except block is handling (bare raise) */
+    struct exec_generator *gen; /* the generator whose body is running, or NULL */
+    char *stack_limit;        /* the C stack must not grow below this */
     PyObject *final_value; /* final_answer's argument */
     exec_output_cb cb;
     void *userdata;
@@ -232,6 +336,8 @@ exec_tick(struct exec_run *r)
     return 0;
 }
 uint64_t exec_now_ns(void);
+/* The lowest address the walk may use on the current (main) stack. */
+char *exec_stack_limit_here(void);
 
 /* eval_expr.c */
 PyObject *exec_eval(struct exec_run *r, const struct node *n);
@@ -243,10 +349,53 @@ PyObject *exec_binop(int op, PyObject *a, PyObject *b, bool inplace);
 int exec_stmt(struct exec_run *r, const struct node *s);
 int exec_block(struct exec_run *r, struct node *const *stmts, uint32_t n);
 int exec_assign(struct exec_run *r, const struct node *target, PyObject *value);
-int exec_store_name(struct exec_run *r, PyObject *name, PyObject *value);
-PyObject *exec_load_name(struct exec_run *r, PyObject *name, bool for_call);
+
+/* function.c, eval_def.c */
+int exec_function_init_type(void);
+PyObject *exec_function_new(struct exec_run *r, const struct node *n);
+PyObject *exec_closure_new(struct exec_run *r, const struct exec_code *c);
+int exec_frame_cells(const struct exec_code *c, PyObject **slots, PyObject *closure);
+void exec_slots_free(PyObject **slots, uint32_t n);
+int exec_enter_call(struct exec_run *r);
+PyObject *exec_run_frame(struct exec_run *r, struct exec_frame *frame);
+int exec_funcdef(struct exec_run *r, const struct node *s);
+int exec_classdef(struct exec_run *r, const struct node *s);
+PyObject *exec_builtin_super(PyObject *self, PyObject *args, PyObject *kwargs);
+
+/* eval_try.c */
+int exec_try(struct exec_run *r, const struct node *s);
+int exec_raise(struct exec_run *r, const struct node *s);
+int exec_with(struct exec_run *r, const struct node *s);
+int exec_assert(struct exec_run *r, const struct node *s);
+
+/* eval_comp.c, match.c */
+PyObject *exec_eval_comp(struct exec_run *r, const struct node *n);
+int exec_match(struct exec_run *r, const struct node *s);
+
+/* generator.c: takes ownership of slots (heap, code->nslots) in every case */
+PyObject *exec_generator_new(struct exec_run *r, const struct exec_code *c,
+                             const struct node *comp, PyObject **slots);
+PyObject *exec_eval_yield(struct exec_run *r, const struct node *n);
+/* Suspends the running generator with value (stolen); returns what it is resumed with. */
+PyObject *exec_gen_yield(struct exec_run *r, PyObject *value);
+int exec_generator_init_type(void);
+/* Closes the environment's suspended generators (exec_env_free). */
+void exec_generators_close_all(struct exec_env *env);
+int exec_comp_body(struct exec_run *r, const struct node *n, PyObject *acc);
+
+static inline PyObject *
+exec_cur_tree(const struct exec_run *r)
+{
+    return r->frame ? r->frame->tree_ref : r->tree_ref;
+}
+
+/* names (eval_stmt.c) */
+PyObject *exec_name_load(struct exec_run *r, const struct node *n, bool for_call);
+int exec_name_store(struct exec_run *r, const struct node *n, PyObject *v);
+int exec_name_delete(struct exec_run *r, const struct node *n);
 
 /* builtins.c */
+struct exec_env *exec_handle_env(PyObject *capsule);
 PyObject *exec_builtins_new(struct exec_env *env);
 void exec_builtins_detach(struct exec_env *env);
 /* Appends printed text to the logs, streams it to the callback and enforces

@@ -5,6 +5,7 @@
 #include <frameobject.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 PyObject *exec_InterpreterError;
@@ -28,6 +29,22 @@ exec_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+char *
+exec_stack_limit_here(void)
+{
+    char *here = __builtin_frame_address(0);
+    struct rlimit rl;
+    size_t size = 8u << 20;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size)
+        size = rl.rlim_cur;
+    /* what callers above us already use is unknown: keep a generous reserve for them and for
+     * CPython's own C recursion below us */
+    size_t reserve = 1u << 20;
+    if (size < 2 * reserve)
+        reserve = size / 2;
+    return here - (size - reserve);
 }
 
 bool

@@ -231,55 +231,73 @@ build_result(struct exec_run *r, enum outcome out, PyObject *value, bool is_fina
     return res;
 }
 
+static void
+tree_destroy(PyObject *capsule)
+{
+    exec_tree_free(PyCapsule_GetPointer(capsule, "pyfence.tree"));
+}
+
+static void
+run_init(struct exec_env *env, struct exec_run *r, exec_output_cb cb, void *userdata)
+{
+    memset(r, 0, sizeof(*r));
+    r->env = env;
+    r->globals = env->globals;
+    r->builtins = env->builtins;
+    r->max_ops = env->policy.max_ops;
+    r->cb = cb;
+    r->userdata = userdata;
+    r->start_ns = exec_now_ns();
+    r->stack_limit = exec_stack_limit_here();
+    r->ops_check_at = EXEC_CLOCK_EVERY < r->max_ops ? EXEC_CLOCK_EVERY : r->max_ops + 1;
+    if (env->policy.timeout_ms)
+        r->deadline_ns = r->start_ns + env->policy.timeout_ms * 1000000ULL;
+}
+
 cJSON *
 exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
 {
-    struct exec_run r = {
-            .env = env,
-            .globals = env->globals,
-            .builtins = env->builtins,
-            .max_ops = env->policy.max_ops,
-            .cb = cb,
-            .userdata = userdata,
-            .start_ns = exec_now_ns(),
-    };
-    r.ops_check_at = EXEC_CLOCK_EVERY < r.max_ops ? EXEC_CLOCK_EVERY : r.max_ops + 1;
-    if (env->policy.timeout_ms)
-        r.deadline_ns = r.start_ns + env->policy.timeout_ms * 1000000ULL;
-    struct exec_run *outer = env->run;
-    env->run = &r;
+    struct exec_run *r = env->rs;
+    run_init(env, r, cb, userdata);
+    env->run = r;
 
     struct run_error e = {0};
     enum outcome out = OUT_OK;
     PyObject *value = NULL;
     bool is_final = false;
     struct exec_tree *tree = exec_tree_compile(code);
+    if (tree && !(r->tree_ref = PyCapsule_New(tree, "pyfence.tree", tree_destroy)))
+        tree = exec_tree_free(tree);
     if (!tree) {
         out = PyErr_ExceptionMatches(PyExc_MemoryError) ? OUT_MEMORY : OUT_ERROR;
         syntax_error(&e);
     } else {
-        r.tree = tree;
+        r->tree = tree;
         const struct node *failed = NULL;
-        value = run_body(&r, &failed);
-        if (!value && r.abort == ABORT_FINAL) {
+        value = run_body(r, &failed);
+        if (!value && r->abort == ABORT_FINAL) {
             PyErr_Clear();
             is_final = true;
-            r.abort = ABORT_NONE; /* the answer's __repr__ still runs under the budgets */
-            r.ops_check_at = r.ops + 1;
-            value = r.final_value ? Py_NewRef(r.final_value) : Py_NewRef(Py_None);
+            r->abort = ABORT_NONE; /* the answer's __repr__ still runs under the budgets */
+            r->ops_check_at = r->ops + 1;
+            value = r->final_value ? Py_NewRef(r->final_value) : Py_NewRef(Py_None);
         } else if (!value) {
-            out = runtime_error(&r, failed, &e);
+            out = runtime_error(r, failed, &e);
         }
     }
     /* converting the value may run the snippet's __repr__: still under the budgets */
-    cJSON *res = build_result(&r, out, value, is_final, &e);
+    cJSON *res = build_result(r, out, value, is_final, &e);
     PyErr_Clear();
-    env->run = outer;
+    env->run = NULL;
     Py_XDECREF(value);
-    Py_XDECREF(r.final_value);
-    Py_XDECREF(r.abort_msg);
-    exec_tree_free(tree);
-    free(r.logs);
+    Py_CLEAR(r->final_value);
+    Py_CLEAR(r->abort_msg);
+    Py_CLEAR(r->retval);
+    Py_CLEAR(r->handling);
+    Py_CLEAR(r->tree_ref); /* the tree lives on while functions it defined do */
+    r->tree = NULL;
+    free(r->logs);
+    r->logs = NULL;
     free(e.type);
     free(e.message);
     free(e.source);

@@ -127,9 +127,7 @@ test_calls(void **state)
     assert_eval("dict(a=1, **{'b': 2})", "{'a': 1, 'b': 2}");
     assert_eval_fails("dict(a=1, **{'a': 2})", "got multiple values for keyword argument 'a'");
     assert_eval_fails("len(**{1: 2})", "keywords must be strings");
-    assert_eval("'-'.join(str(i) for i in [])", "Code execution failed at line "
-                                                "''-'.join(str(i) for i in [])' due to: "
-                                                "InterpreterError: GeneratorExp is not supported");
+    assert_eval("'-'.join(str(i) for i in range(3))", "'0-1-2'");
     assert_eval("int('ff', 16), round(2.675, 2), divmod(7, 2), pow(2, 10, 1000)",
                 "(255, 2.67, (3, 1), 24)");
     assert_eval("list(zip('ab', range(2))), list(enumerate('x', 1))",
@@ -249,9 +247,13 @@ test_unsupported_nodes(void **state)
 {
     (void) state;
     assert_eval_fails("async def f():\n    pass", "InterpreterError: AsyncFunctionDef is not supported");
-    assert_eval("x = 1\nx\nawait_ = 2\n[y := 3]", "Code execution failed at line '[y := 3]' due "
-                                                   "to: InterpreterError: NamedExpr is not "
-                                                   "supported");
+    assert_eval_fails("async def f():\n    await g()\nf()",
+                      "InterpreterError: AsyncFunctionDef is not supported");
+    assert_eval_fails("x = 1\nasync with x:\n    pass", "InterpreterError: AsyncWith is not supported");
+    assert_eval_fails("for x in []:\n    pass\nasync for y in x:\n    pass",
+                      "InterpreterError: AsyncFor is not supported");
+    assert_eval_fails("try:\n    pass\nexcept* ValueError:\n    pass",
+                      "InterpreterError: TryStar is not supported");
 }
 
 static void

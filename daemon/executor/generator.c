@@ -1,0 +1,546 @@
+/* Generators (functions with yield, generator expressions) as stackful coroutines: each
+ * generator body runs on its own C stack (mmap'd, with a guard page), entered with
+ * swapcontext() when the generator is resumed and left when it yields or ends.
+ *
+ * Why this is sound with CPython: switching is strictly nested (resume is a call, yield is its
+ * return), and a yield is only reachable from the generator's own frame, never from inside a
+ * CPython call made by it (yield in a nested function makes that function a generator, and
+ * yield in comprehensions is refused). So at every switch, every CPython frame, C recursion
+ * counter and thread-state field pushed since the resume has been popped again: the thread
+ * state is exactly as the resumer left it. The executor's own per-context state (current
+ * frame, exception being handled, call depth, C stack limit, running generator) is swapped by
+ * hand below. Single-threaded, no signals: the zygote's model. */
+#include "exec_internal.h"
+
+#include <string.h>
+#include <structmember.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#    include <sanitizer/common_interface_defs.h>
+#    define ASAN_START(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#    define ASAN_FINISH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
+#else
+#    define ASAN_START(save, bottom, size) ((void) (save), (void) (bottom), (void) (size))
+#    define ASAN_FINISH(save, bottom, size) ((void) (save), (void) (bottom), (void) (size))
+#endif
+
+#define GEN_STACK_SIZE   (1024 * 1024)
+#define GEN_STACK_MARGIN (256 * 1024) /* left for CPython's own C recursion */
+
+enum gen_state { GEN_CREATED, GEN_SUSPENDED, GEN_RUNNING, GEN_DONE };
+
+struct exec_generator {
+    PyObject_HEAD
+    const struct exec_code *code;
+    const struct node *comp; /* generator expression, or NULL for a function body */
+    struct exec_frame frame;
+    PyObject *tree_ref, *env_capsule;
+    PyObject *name, *qualname;
+    struct exec_run *run; /* the env's run state: stable for the env's lifetime */
+    int state;
+    bool throwing; /* resumed by throw(): the exception is set */
+    PyObject *sent, *yielded, *retval;
+    PyObject *handling;
+    ucontext_t ctx, caller;
+    char *stack;
+    const void *caller_stack_bottom;
+    size_t caller_stack_size;
+    struct exec_generator *next_live, **prev_live; /* the env's suspended generators */
+};
+
+static struct exec_generator *starting;
+
+static void
+gen_entry(void)
+{
+    struct exec_generator *g = starting;
+    struct exec_run *r = g->run;
+    ASAN_FINISH(NULL, &g->caller_stack_bottom, &g->caller_stack_size);
+    PyObject *res = NULL;
+    if (g->comp) {
+        res = exec_comp_body(r, g->comp, NULL) < 0 ? NULL : Py_NewRef(Py_None);
+    } else {
+        int flow = exec_block(r, g->code->body, g->code->nbody);
+        if (flow == FLOW_RETURN)
+            res = r->retval, r->retval = NULL;
+        else if (flow != FLOW_ERROR)
+            res = Py_NewRef(Py_None);
+    }
+    g->retval = res;
+    g->state = GEN_DONE;
+    ASAN_START(NULL, g->caller_stack_bottom, g->caller_stack_size);
+    setcontext(&g->caller);
+}
+
+static int
+gen_start(struct exec_generator *g)
+{
+    g->stack = mmap(NULL, GEN_STACK_SIZE, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (g->stack == MAP_FAILED) {
+        g->stack = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    mprotect(g->stack, 4096, PROT_NONE); /* guard page */
+    if (getcontext(&g->ctx) < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    g->ctx.uc_stack.ss_sp = g->stack;
+    g->ctx.uc_stack.ss_size = GEN_STACK_SIZE;
+    g->ctx.uc_link = NULL;
+    makecontext(&g->ctx, gen_entry, 0);
+    return 0;
+}
+
+static void
+live_unlink(struct exec_generator *g)
+{
+    if (!g->prev_live)
+        return;
+    *g->prev_live = g->next_live;
+    if (g->next_live)
+        g->next_live->prev_live = g->prev_live;
+    g->next_live = NULL;
+    g->prev_live = NULL;
+}
+
+static struct exec_env *
+gen_env(struct exec_generator *g)
+{
+    return exec_handle_env(g->env_capsule);
+}
+
+/* Resumes g with `sent` (borrowed), or with the pending exception when throwing. Returns the
+ * yielded value; NULL when it ended (g->state == GEN_DONE) or failed. */
+static PyObject *
+gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
+{
+    struct exec_env *env = gen_env(g);
+    struct exec_run *r = g->run;
+    if (g->state == GEN_RUNNING) {
+        PyErr_SetString(PyExc_ValueError, "generator already executing");
+        return NULL;
+    }
+    if (!env || env->run != r) {
+        if (!throwing)
+            PyErr_SetString(PyExc_RuntimeError,
+                            "a generator defined by a snippet can only run while a snippet runs");
+        return NULL;
+    }
+    if (g->state == GEN_CREATED && !throwing && sent != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "can't send non-None value to a just-started generator");
+        return NULL;
+    }
+    if (g->state == GEN_CREATED && throwing) {
+        g->state = GEN_DONE;
+        return NULL;
+    }
+    if (g->state == GEN_CREATED && gen_start(g) < 0)
+        return NULL;
+    if (exec_enter_call(r) < 0)
+        return NULL;
+    /* swap the executor's per-context state */
+    struct exec_frame *caller_frame = r->frame;
+    PyObject *caller_handling = r->handling;
+    struct exec_generator *caller_gen = r->gen;
+    char *caller_limit = r->stack_limit;
+    g->frame.back = caller_frame;
+    r->frame = &g->frame;
+    r->handling = g->handling;
+    g->handling = NULL;
+    r->gen = g;
+    r->stack_limit = g->stack + GEN_STACK_MARGIN;
+    g->sent = sent ? Py_NewRef(sent) : NULL;
+    g->throwing = throwing;
+    bool first = g->state == GEN_CREATED;
+    g->state = GEN_RUNNING;
+    live_unlink(g);
+    starting = first ? g : NULL;
+    void *fake = NULL;
+    ASAN_START(&fake, g->stack, GEN_STACK_SIZE);
+    swapcontext(&g->caller, &g->ctx);
+    ASAN_FINISH(fake, NULL, NULL);
+    g->handling = r->handling;
+    r->frame = caller_frame;
+    r->handling = caller_handling;
+    r->gen = caller_gen;
+    r->stack_limit = caller_limit;
+    r->depth--;
+    if (g->state == GEN_SUSPENDED) {
+        g->next_live = env->live_gens;
+        if (g->next_live)
+            g->next_live->prev_live = &g->next_live;
+        env->live_gens = g;
+        g->prev_live = &env->live_gens;
+        PyObject *y = g->yielded;
+        g->yielded = NULL;
+        return y;
+    }
+    Py_CLEAR(g->handling);
+    if (g->stack) {
+        munmap(g->stack, GEN_STACK_SIZE);
+        g->stack = NULL;
+    }
+    return NULL;
+}
+
+PyObject *
+exec_gen_yield(struct exec_run *r, PyObject *value)
+{
+    struct exec_generator *g = r->gen;
+    if (!g) {
+        Py_DECREF(value);
+        PyErr_SetString(PyExc_SystemError, "executor: yield outside a running generator");
+        return NULL;
+    }
+    g->yielded = value;
+    g->state = GEN_SUSPENDED;
+    Py_CLEAR(g->sent);
+    void *fake = NULL;
+    ASAN_START(&fake, g->caller_stack_bottom, g->caller_stack_size);
+    swapcontext(&g->ctx, &g->caller);
+    ASAN_FINISH(fake, &g->caller_stack_bottom, &g->caller_stack_size);
+    if (g->throwing)
+        return NULL;
+    PyObject *s = g->sent;
+    g->sent = NULL;
+    return s ? s : Py_NewRef(Py_None);
+}
+
+/* After gen_resume returned NULL: the ending as CPython's generators report it. */
+static PyObject *
+gen_finish(struct exec_generator *g, bool as_iternext)
+{
+    if (PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_StopIteration) && g->state == GEN_DONE) {
+            PyObject *t, *v, *tb;
+            PyErr_Fetch(&t, &v, &tb);
+            PyErr_NormalizeException(&t, &v, &tb);
+            PyErr_SetString(PyExc_RuntimeError, "generator raised StopIteration");
+            PyObject *t2, *v2, *tb2;
+            PyErr_Fetch(&t2, &v2, &tb2);
+            PyErr_NormalizeException(&t2, &v2, &tb2);
+            PyException_SetCause(v2, Py_NewRef(v));
+            PyException_SetContext(v2, v);
+            Py_XDECREF(t);
+            Py_XDECREF(tb);
+            PyErr_Restore(t2, v2, tb2);
+        }
+        Py_CLEAR(g->retval);
+        return NULL;
+    }
+    PyObject *ret = g->retval;
+    g->retval = NULL;
+    if (ret && ret != Py_None)
+        _PyGen_SetStopIterationValue(ret);
+    else if (!as_iternext)
+        PyErr_SetNone(PyExc_StopIteration);
+    Py_XDECREF(ret);
+    return NULL;
+}
+
+static PyObject *
+gen_iternext(PyObject *self)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    if (g->state == GEN_DONE)
+        return NULL;
+    PyObject *y = gen_resume(g, Py_None, false);
+    return y ? y : gen_finish(g, true);
+}
+
+static PyObject *
+gen_send(PyObject *self, PyObject *arg)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    if (g->state == GEN_DONE) {
+        PyErr_SetNone(PyExc_StopIteration);
+        return NULL;
+    }
+    PyObject *y = gen_resume(g, arg, false);
+    return y ? y : gen_finish(g, false);
+}
+
+static PyObject *
+gen_throw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    if (nargs < 1 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "throw expected at least 1 argument");
+        return NULL;
+    }
+    PyObject *typ = args[0], *val = nargs > 1 ? args[1] : NULL;
+    if (PyExceptionClass_Check(typ)) {
+        PyObject *inst = val && PyExceptionInstance_Check(val)
+                                 ? Py_NewRef(val)
+                                 : (val && val != Py_None ? PyObject_CallOneArg(typ, val)
+                                                          : PyObject_CallNoArgs(typ));
+        if (!inst)
+            return NULL;
+        PyErr_SetObject((PyObject *) Py_TYPE(inst), inst);
+        Py_DECREF(inst);
+    } else if (PyExceptionInstance_Check(typ)) {
+        PyErr_SetObject((PyObject *) Py_TYPE(typ), typ);
+    } else {
+        PyErr_SetString(PyExc_TypeError,
+                        "exceptions must be classes or instances deriving from BaseException");
+        return NULL;
+    }
+    if (g->state == GEN_DONE)
+        return NULL;
+    PyObject *y = gen_resume(g, NULL, true);
+    return y ? y : gen_finish(g, false);
+}
+
+static int
+gen_close_inner(struct exec_generator *g)
+{
+    if (g->state != GEN_SUSPENDED) {
+        g->state = GEN_DONE;
+        return 0;
+    }
+    PyErr_SetNone(PyExc_GeneratorExit);
+    PyObject *y = gen_resume(g, NULL, true);
+    if (y) {
+        Py_DECREF(y);
+        PyErr_SetString(PyExc_RuntimeError, "generator ignored GeneratorExit");
+        return -1;
+    }
+    Py_CLEAR(g->retval);
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_GeneratorExit) ||
+        PyErr_ExceptionMatches(PyExc_StopIteration)) {
+        PyErr_Clear();
+        return 0;
+    }
+    return -1;
+}
+
+static PyObject *
+gen_close(PyObject *self, PyObject *unused)
+{
+    return gen_close_inner((struct exec_generator *) self) < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static int
+gen_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    for (uint32_t i = 0; g->frame.slots && i < g->code->nslots; i++)
+        Py_VISIT(g->frame.slots[i]);
+    Py_VISIT(g->name);
+    Py_VISIT(g->qualname);
+    return 0;
+}
+
+static void
+gen_dealloc(PyObject *self)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    PyObject_GC_UnTrack(self);
+    if (g->state == GEN_SUSPENDED) {
+        /* unwind its stack (finally blocks, with exits) like CPython's generator finaliser */
+        Py_SET_REFCNT(self, 1);
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        if (gen_close_inner(g) < 0)
+            PyErr_WriteUnraisable(self);
+        PyErr_Restore(t, v, tb);
+        if (Py_REFCNT(self) > 1) {
+            Py_SET_REFCNT(self, Py_REFCNT(self) - 1); /* resurrected */
+            PyObject_GC_Track(self);
+            return;
+        }
+    }
+    live_unlink(g);
+    if (g->stack) /* never unwound (its environment is gone): the frames' references leak */
+        munmap(g->stack, GEN_STACK_SIZE);
+    if (g->frame.slots) {
+        exec_slots_free(g->frame.slots, g->code->nslots);
+        PyMem_Free(g->frame.slots);
+    }
+    Py_XDECREF(g->sent);
+    Py_XDECREF(g->yielded);
+    Py_XDECREF(g->retval);
+    Py_XDECREF(g->handling);
+    Py_XDECREF(g->name);
+    Py_XDECREF(g->qualname);
+    Py_XDECREF(g->env_capsule);
+    Py_XDECREF(g->tree_ref); /* last: the code lives in the tree */
+    PyObject_GC_Del(self);
+}
+
+static PyObject *
+gen_repr(PyObject *self)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    return PyUnicode_FromFormat("<generator object %U at %p>", g->qualname, self);
+}
+
+static PyObject *
+gen_get_running(PyObject *self, void *closure)
+{
+    return PyBool_FromLong(((struct exec_generator *) self)->state == GEN_RUNNING);
+}
+
+static PyMethodDef gen_methods[] = {
+        {"send", gen_send, METH_O, "send(value) -> the next yielded value"},
+        {"throw", (PyCFunction) (void (*)(void)) gen_throw, METH_FASTCALL,
+         "throw(exception) -> raises it where the generator is suspended"},
+        {"close", gen_close, METH_NOARGS, "close() -> raises GeneratorExit inside"},
+        {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef gen_getset[] = {
+        {"gi_running", gen_get_running, NULL, NULL, NULL},
+        {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef gen_members[] = {
+        {"__name__", T_OBJECT, offsetof(struct exec_generator, name), READONLY, NULL},
+        {"__qualname__", T_OBJECT, offsetof(struct exec_generator, qualname), READONLY, NULL},
+        {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject generator_type = {
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "generator",
+        .tp_basicsize = sizeof(struct exec_generator),
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+        .tp_iter = PyObject_SelfIter,
+        .tp_iternext = gen_iternext,
+        .tp_traverse = gen_traverse,
+        .tp_dealloc = gen_dealloc,
+        .tp_repr = gen_repr,
+        .tp_methods = gen_methods,
+        .tp_getset = gen_getset,
+        .tp_members = gen_members,
+};
+
+int
+exec_generator_init_type(void)
+{
+    return PyType_Ready(&generator_type);
+}
+
+PyObject *
+exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct node *comp,
+                   PyObject **slots)
+{
+    struct exec_generator *g = PyObject_GC_New(struct exec_generator, &generator_type);
+    if (!g) {
+        exec_slots_free(slots, c->nslots);
+        PyMem_Free(slots);
+        return NULL;
+    }
+    memset((char *) g + sizeof(PyObject), 0, sizeof(*g) - sizeof(PyObject));
+    g->code = c;
+    g->comp = comp;
+    g->frame.slots = slots;
+    g->frame.code = c;
+    g->frame.tree_ref = exec_cur_tree(r);
+    g->tree_ref = Py_NewRef(g->frame.tree_ref);
+    g->env_capsule = Py_NewRef(r->env->capsule);
+    g->name = Py_NewRef(c->name);
+    g->qualname = Py_NewRef(c->qualname);
+    g->run = r;
+    g->state = GEN_CREATED;
+    PyObject_GC_Track((PyObject *) g);
+    return (PyObject *) g;
+}
+
+/* StopIteration's value (or None) after the delegate ended; NULL on another error. */
+static PyObject *
+delegate_result(void)
+{
+    PyObject *res = NULL;
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_StopIteration))
+        return NULL;
+    return _PyGen_FetchStopIterationValue(&res) < 0 ? NULL : res;
+}
+
+static PyObject *
+delegate_next(PyObject *it, PyObject *sent)
+{
+    if (sent == Py_None || !PyObject_HasAttrString(it, "send")) {
+        iternextfunc next = Py_TYPE(it)->tp_iternext;
+        if (!next) {
+            PyErr_Format(PyExc_TypeError, "'%.200s' object is not an iterator",
+                         Py_TYPE(it)->tp_name);
+            return NULL;
+        }
+        return next(it);
+    }
+    return PyObject_CallMethod(it, "send", "O", sent);
+}
+
+/* yield from it: PEP 380, with send, throw and close passed to the delegate. */
+static PyObject *
+yield_from(struct exec_run *r, PyObject *it)
+{
+    PyObject *v = delegate_next(it, Py_None);
+    for (;;) {
+        if (!v)
+            return delegate_result();
+        PyObject *sent = exec_gen_yield(r, v);
+        if (sent) {
+            v = delegate_next(it, sent);
+            Py_DECREF(sent);
+            continue;
+        }
+        PyObject *t, *e, *tb;
+        PyErr_Fetch(&t, &e, &tb);
+        PyErr_NormalizeException(&t, &e, &tb);
+        bool exiting = PyErr_GivenExceptionMatches(t, PyExc_GeneratorExit);
+        if (exiting || !PyObject_HasAttrString(it, exiting ? "close" : "throw")) {
+            PyObject *closed = exiting && PyObject_HasAttrString(it, "close")
+                                       ? PyObject_CallMethod(it, "close", NULL)
+                                       : Py_NewRef(Py_None);
+            if (closed) {
+                Py_DECREF(closed);
+                PyErr_Restore(t, e, tb);
+            } else {
+                Py_XDECREF(t);
+                Py_XDECREF(e);
+                Py_XDECREF(tb);
+            }
+            return NULL;
+        }
+        v = PyObject_CallMethod(it, "throw", "O", e);
+        Py_XDECREF(t);
+        Py_XDECREF(e);
+        Py_XDECREF(tb);
+    }
+}
+
+PyObject *
+exec_eval_yield(struct exec_run *r, const struct node *n)
+{
+    if (n->kind == NK_E_YIELD) {
+        PyObject *v = n->a ? exec_eval(r, n->a) : Py_NewRef(Py_None);
+        return v ? exec_gen_yield(r, v) : NULL;
+    }
+    PyObject *x = exec_eval(r, n->a);
+    PyObject *it = x ? PyObject_GetIter(x) : NULL;
+    Py_XDECREF(x);
+    if (!it)
+        return NULL;
+    PyObject *res = yield_from(r, it);
+    Py_DECREF(it);
+    return res;
+}
+
+void
+exec_generators_close_all(struct exec_env *env)
+{
+    while (env->live_gens) {
+        struct exec_generator *g = env->live_gens;
+        Py_INCREF(g);
+        if (gen_close_inner(g) < 0)
+            PyErr_Clear();
+        live_unlink(g); /* ignored GeneratorExit: stop tracking it */
+        Py_DECREF(g);
+    }
+}

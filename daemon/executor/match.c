@@ -1,0 +1,240 @@
+/* The match statement (PEP 634). Class patterns read attributes by name, so their names go
+ * through the same dunder rule as the . operator. */
+#include "exec_internal.h"
+
+#include <string.h>
+
+static int match(struct exec_run *r, const struct node *p, PyObject *v);
+
+static bool
+is_sequence(PyObject *v)
+{
+    if (PyUnicode_Check(v) || PyBytes_Check(v) || PyByteArray_Check(v))
+        return false;
+    return PyType_HasFeature(Py_TYPE(v), Py_TPFLAGS_SEQUENCE);
+}
+
+static int
+match_sequence(struct exec_run *r, const struct node *p, PyObject *v)
+{
+    if (!is_sequence(v))
+        return 0;
+    PyObject *items = PySequence_Tuple(v);
+    if (!items)
+        return -1;
+    Py_ssize_t len = PyTuple_GET_SIZE(items), star = -1;
+    for (uint32_t i = 0; i < p->nv; i++)
+        if (p->v[i]->kind == NK_P_STAR)
+            star = i;
+    int m = 1;
+    if (star < 0 ? len != (Py_ssize_t) p->nv : len < (Py_ssize_t) p->nv - 1)
+        m = 0;
+    for (uint32_t i = 0; m == 1 && i < p->nv; i++) {
+        const struct node *sub = p->v[i];
+        if ((Py_ssize_t) i == star) {
+            Py_ssize_t tail = (Py_ssize_t) p->nv - 1 - star;
+            if (sub->a) {
+                PyObject *rest = PyTuple_GetSlice(items, star, len - tail);
+                PyObject *list = rest ? PySequence_List(rest) : NULL;
+                m = list && exec_name_store(r, sub->a, list) == 0 ? 1 : -1;
+                Py_XDECREF(rest);
+                Py_XDECREF(list);
+            }
+            continue;
+        }
+        Py_ssize_t idx = star >= 0 && (Py_ssize_t) i > star ? len - ((Py_ssize_t) p->nv - i) : i;
+        m = match(r, sub, PyTuple_GET_ITEM(items, idx));
+    }
+    Py_DECREF(items);
+    return m;
+}
+
+static int
+match_mapping(struct exec_run *r, const struct node *p, PyObject *v)
+{
+    if (!PyType_HasFeature(Py_TYPE(v), Py_TPFLAGS_MAPPING))
+        return 0;
+    PyObject *keys = PyList_New(0), *dummy = PyList_New(0);
+    int m = keys && dummy ? 1 : -1;
+    for (uint32_t i = 0; m == 1 && i < p->nv; i++) {
+        PyObject *k = exec_eval(r, p->v[i]);
+        PyObject *got = k ? PyObject_CallMethod(v, "get", "OO", k, dummy) : NULL;
+        if (!got || PyList_Append(keys, k) < 0)
+            m = -1;
+        else if (got == dummy)
+            m = 0;
+        else
+            m = match(r, p->w[i], got);
+        Py_XDECREF(k);
+        Py_XDECREF(got);
+    }
+    if (m == 1 && p->a) {
+        PyObject *rest = PyDict_New();
+        m = rest && PyDict_Update(rest, v) == 0 ? 1 : -1;
+        for (Py_ssize_t i = 0; m == 1 && i < PyList_GET_SIZE(keys); i++)
+            if (PyDict_DelItem(rest, PyList_GET_ITEM(keys, i)) < 0)
+                m = -1;
+        if (m == 1 && exec_name_store(r, p->a, rest) < 0)
+            m = -1;
+        Py_XDECREF(rest);
+    }
+    Py_XDECREF(keys);
+    Py_XDECREF(dummy);
+    return m;
+}
+
+/* Builtins that match their single positional sub-pattern against the whole subject. */
+static bool
+self_matching(PyObject *cls)
+{
+    PyTypeObject *const types[] = {&PyBool_Type,  &PyByteArray_Type, &PyBytes_Type,
+                                   &PyDict_Type,  &PyFloat_Type,     &PyFrozenSet_Type,
+                                   &PyLong_Type,  &PyList_Type,      &PySet_Type,
+                                   &PyUnicode_Type, &PyTuple_Type};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (PyType_IsSubtype((PyTypeObject *) cls, types[i]))
+            return true;
+    return false;
+}
+
+static int
+match_attr(struct exec_run *r, PyObject *v, PyObject *name, const struct node *sub)
+{
+    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!s)
+        return -1;
+    if (exec_dunder_forbidden(s)) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
+        return -1;
+    }
+    PyObject *a = PyObject_GetAttr(v, name);
+    if (!a) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int m = exec_check_value(r, a) < 0 ? -1 : match(r, sub, a);
+    Py_DECREF(a);
+    return m;
+}
+
+static int
+match_class(struct exec_run *r, const struct node *p, PyObject *v)
+{
+    PyObject *cls = exec_eval(r, p->a);
+    if (!cls)
+        return -1;
+    int m = -1;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "called match pattern must be a class");
+        goto out;
+    }
+    if ((m = PyObject_IsInstance(v, cls)) != 1)
+        goto out;
+    if (p->nv == 1 && self_matching(cls)) {
+        m = match(r, p->v[0], v);
+        goto out;
+    }
+    if (p->nv) {
+        PyObject *args = PyObject_GetAttrString(cls, "__match_args__");
+        if (!args) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                goto fail;
+            PyErr_Clear();
+            args = PyTuple_New(0);
+        }
+        if (!args || !PyTuple_Check(args)) {
+            if (args)
+                PyErr_Format(PyExc_TypeError, "%s.__match_args__ must be a tuple",
+                             ((PyTypeObject *) cls)->tp_name);
+            Py_XDECREF(args);
+            goto fail;
+        }
+        if ((Py_ssize_t) p->nv > PyTuple_GET_SIZE(args)) {
+            PyErr_Format(PyExc_TypeError, "%s() accepts %zd positional sub-pattern%s (%u given)",
+                         ((PyTypeObject *) cls)->tp_name, PyTuple_GET_SIZE(args),
+                         PyTuple_GET_SIZE(args) == 1 ? "" : "s", p->nv);
+            Py_DECREF(args);
+            goto fail;
+        }
+        for (uint32_t i = 0; m == 1 && i < p->nv; i++)
+            m = match_attr(r, v, PyTuple_GET_ITEM(args, i), p->v[i]);
+        Py_DECREF(args);
+    }
+    for (uint32_t i = 0; m == 1 && i < p->nw; i++)
+        m = match_attr(r, v, PyTuple_GET_ITEM(p->obj, i), p->w[i]);
+    goto out;
+fail:
+    m = -1;
+out:
+    Py_DECREF(cls);
+    return m;
+}
+
+static int
+match(struct exec_run *r, const struct node *p, PyObject *v)
+{
+    if (exec_tick(r) < 0)
+        return -1;
+    switch (p->kind) {
+    case NK_P_VALUE: {
+        PyObject *x = exec_eval(r, p->a);
+        int m = x ? PyObject_RichCompareBool(v, x, Py_EQ) : -1;
+        Py_XDECREF(x);
+        return m;
+    }
+    case NK_P_SINGLETON:
+        return v == p->obj;
+    case NK_P_SEQUENCE:
+        return match_sequence(r, p, v);
+    case NK_P_MAPPING:
+        return match_mapping(r, p, v);
+    case NK_P_CLASS:
+        return match_class(r, p, v);
+    case NK_P_AS: {
+        int m = p->a ? match(r, p->a, v) : 1;
+        if (m == 1 && p->b && exec_name_store(r, p->b, v) < 0)
+            return -1;
+        return m;
+    }
+    case NK_P_OR:
+        for (uint32_t i = 0; i < p->nv; i++) {
+            int m = match(r, p->v[i], v);
+            if (m != 0)
+                return m;
+        }
+        return 0;
+    default:
+        PyErr_SetString(PyExc_SystemError, "executor: bad pattern");
+        return -1;
+    }
+}
+
+int
+exec_match(struct exec_run *r, const struct node *s)
+{
+    PyObject *subject = exec_eval(r, s->a);
+    if (!subject)
+        return FLOW_ERROR;
+    int flow = FLOW_NEXT;
+    for (uint32_t i = 0; i < s->nv; i++) {
+        const struct node *c = s->v[i];
+        int m = match(r, c->a, subject);
+        if (m == 1 && c->b) {
+            PyObject *g = exec_eval(r, c->b);
+            m = g ? PyObject_IsTrue(g) : -1;
+            Py_XDECREF(g);
+        }
+        if (m < 0) {
+            flow = FLOW_ERROR;
+            break;
+        }
+        if (m) {
+            flow = exec_block(r, c->v, c->nv);
+            break;
+        }
+    }
+    Py_DECREF(subject);
+    return flow;
+}
