@@ -20,6 +20,10 @@
 /* Replies may be as large as the largest max_frame_bytes a daemon can be configured with. */
 #define CLIENT_MAX_REPLY_BYTES (64u * 1024 * 1024)
 #define READ_CHUNK 65536
+/* Values nest up to 64 containers (PROTOCOL.md "Values"), but a tagged container takes two or
+ * three JSON levels ({"$type": "dict", "items": [[K, V]]}), so replies legitimately nest far
+ * deeper than the 64 levels a request may use. Still well below cJSON's own 1000. */
+#define CLIENT_MAX_REPLY_DEPTH 512
 
 _Static_assert((int) PYFENCE_E_SESSION_LOST == (int) PF_E_SESSION_LOST &&
                        (int) PYFENCE_E_INTERNAL == (int) PF_E_INTERNAL,
@@ -341,7 +345,7 @@ on_frame(void *userdata, char *payload, size_t len)
         return 0;
     cJSON *obj = NULL;
     struct pf_error *pe = NULL;
-    if (msg_parse(owned, len, MSG_MAX_DEPTH, &obj, &pe) < 0) {
+    if (msg_parse(owned, len, CLIENT_MAX_REPLY_DEPTH, &obj, &pe) < 0) {
         mark_broken(conn, PYFENCE_E_PROTOCOL, "pyfenced at '%s' sent an unreadable frame: %s",
                     conn->path, pe && pe->msg ? pe->msg : "out of memory");
         pf_error_free(pe);

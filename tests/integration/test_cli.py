@@ -94,3 +94,10 @@ def test_example_hello(daemon):
     lines = r.stdout.splitlines()
     assert lines[0] == "hello from a pyfence worker" and lines[1].startswith("mean 4.30")
     assert lines[-1] == "{'mean': 4.3, 'hypot': 5.0, 'primes': [2, 3, 5, 7, 11, 13, 17, 19, 23, 29]}"
+
+
+def test_deep_result_reply_accepted(daemon):
+    r = daemon.cli("exec", "-c", "x = {}\nfor i in range(100):\n    x = {1: x}\nx")
+    assert r.returncode == 0 and r.stdout.startswith("{1: {1: {1: "), r.stderr
+    r = daemon.cli("exec", "--json", "-c", "x = []\nfor i in range(1000):\n    x = [x]\nx")
+    assert r.returncode == 0 and '"$type":\t"repr"' in r.stdout, r.stderr
