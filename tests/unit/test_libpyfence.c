@@ -1,0 +1,490 @@
+/* libpyfence against a scripted server thread: request shapes, id matching, events, and every
+ * way a server can misbehave (unexpected id, duplicate keys, bad length, id-less refusal, close
+ * mid-frame). Only the public pyfence.h API is used. */
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pyfence.h"
+
+#define MAX_STEPS 8
+
+/* One scripted answer per request: a printf format for the reply bytes' JSON, where every %1$llu
+ * is the request's id; or raw bytes sent as they are; then optionally close. */
+struct step {
+    const char *json; /* frame payload format, may contain "%1$llu" */
+    const char *raw;  /* or: raw bytes (raw_len of them) */
+    size_t raw_len;
+    int close_after;
+};
+
+struct fake {
+    char dir[64];
+    char path[96];
+    int listen_fd;
+    pthread_t thread;
+    int joined;
+    struct step steps[MAX_STEPS];
+    size_t n_steps;
+    char *requests[MAX_STEPS]; /* the request payloads received, for the test to check */
+};
+
+static int
+read_exact(int fd, void *buf, size_t len)
+{
+    size_t have = 0;
+    while (have < len) {
+        ssize_t n = read(fd, (char *) buf + have, len - have);
+        if (n <= 0)
+            return -1;
+        have += (size_t) n;
+    }
+    return 0;
+}
+
+static void
+send_frame(int fd, const char *payload, size_t len)
+{
+    uint8_t hdr[4] = {(uint8_t) (len >> 24), (uint8_t) (len >> 16), (uint8_t) (len >> 8),
+                      (uint8_t) len};
+    if (write(fd, hdr, 4) != 4 || write(fd, payload, len) != (ssize_t) len)
+        fprintf(stderr, "fake server: short write\n");
+}
+
+static void *
+serve(void *userdata)
+{
+    struct fake *f = userdata;
+    int fd = accept(f->listen_fd, NULL, NULL);
+    for (size_t i = 0; fd >= 0 && i < f->n_steps; i++) {
+        uint8_t hdr[4];
+        if (read_exact(fd, hdr, 4) < 0)
+            break;
+        size_t len = (size_t) hdr[0] << 24 | (size_t) hdr[1] << 16 | (size_t) hdr[2] << 8 | hdr[3];
+        char *req = calloc(1, len + 1);
+        if (!req || read_exact(fd, req, len) < 0) {
+            free(req);
+            break;
+        }
+        f->requests[i] = req;
+        cJSON *obj = cJSON_Parse(req);
+        unsigned long long id = (unsigned long long) cJSON_GetNumberValue(
+                cJSON_GetObjectItemCaseSensitive(obj, "id"));
+        cJSON_Delete(obj);
+        const struct step *s = &f->steps[i];
+        if (s->raw) {
+            if (write(fd, s->raw, s->raw_len) != (ssize_t) s->raw_len)
+                fprintf(stderr, "fake server: short write\n");
+        } else if (s->json) {
+            char buf[4096];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+            int n = snprintf(buf, sizeof(buf), s->json, id);
+#pragma GCC diagnostic pop
+            send_frame(fd, buf, (size_t) n);
+        }
+        if (s->close_after)
+            break;
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+static struct fake *
+fake_start(const struct step *steps, size_t n)
+{
+    struct fake *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    snprintf(f->dir, sizeof(f->dir), "/tmp/pf-unit-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof(f->path), "%s/s.sock", f->dir);
+    memcpy(f->steps, steps, n * sizeof(*steps));
+    f->n_steps = n;
+    f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", f->path);
+    assert_int_equal(bind(f->listen_fd, (struct sockaddr *) &addr, sizeof(addr)), 0);
+    assert_int_equal(listen(f->listen_fd, 4), 0);
+    assert_int_equal(pthread_create(&f->thread, NULL, serve, f), 0);
+    return f;
+}
+
+/* Waits for the server thread to finish its script (after which f->requests is complete). */
+static void
+fake_join(struct fake *f)
+{
+    if (!f->joined)
+        pthread_join(f->thread, NULL);
+    f->joined = 1;
+}
+
+static void
+fake_stop(struct fake *f)
+{
+    fake_join(f);
+    close(f->listen_fd);
+    unlink(f->path);
+    rmdir(f->dir);
+    for (size_t i = 0; i < MAX_STEPS; i++)
+        free(f->requests[i]);
+    free(f);
+}
+
+static struct pyfence_conn *
+connect_to(struct fake *f)
+{
+    struct pyfence_conn *conn = NULL;
+    struct pyfence_error err = {0};
+    assert_int_equal(pyfence_connect(f->path, &conn, &err), 0);
+    return conn;
+}
+
+#define EXEC_OK "{\"id\": %1$llu, \"ok\": true, \"outcome\": \"ok\", \"output\": 42, " \
+                "\"output_repr\": \"42\", \"logs\": \"a\\nb\\n\", \"is_final_answer\": true, " \
+                "\"stats\": {\"ops\": 7, \"run_ms\": 1.5, \"queue_ms\": 0.25, \"cpu_ms\": 3, " \
+                "\"max_rss_kb\": 999}}"
+
+struct captured {
+    char buf[256];
+};
+
+static void
+capture(void *userdata, const char *data, size_t len)
+{
+    struct captured *c = userdata;
+    size_t have = strlen(c->buf);
+    if (len < sizeof(c->buf) - have)
+        memcpy(c->buf + have, data, len);
+}
+
+/* Frames as one buffer, for scripts that answer several requests at once. */
+static size_t
+build_frames(char *buf, const char *const *parts, size_t n)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(parts[i]);
+        buf[off++] = (char) (len >> 24);
+        buf[off++] = (char) (len >> 16);
+        buf[off++] = (char) (len >> 8);
+        buf[off++] = (char) len;
+        memcpy(buf + off, parts[i], len);
+        off += len;
+    }
+    return off;
+}
+
+static void
+test_exec_request_and_result(void **state)
+{
+    /* One request, several frames in answer: output events (and an unknown event, which
+     * is ignored) then the reply. */
+    char frames[2048];
+    const char *parts[] = {
+            "{\"id\": 1, \"event\": \"output\", \"data\": \"a\\n\"}",
+            "{\"id\": 1, \"event\": \"tool_call\", \"name\": \"x\"}",
+            "{\"id\": 1, \"event\": \"output\", \"data\": \"b\\n\"}",
+            "{\"id\": 1, \"ok\": true, \"outcome\": \"ok\", \"output\": {\"$type\": \"tuple\", "
+            "\"items\": [1]}, \"output_repr\": \"(1,)\", \"logs\": \"a\\nb\\n\", "
+            "\"is_final_answer\": true, \"stats\": {\"ops\": 7, \"run_ms\": 1.5, \"queue_ms\": "
+            "0.25, \"cpu_ms\": 3, \"max_rss_kb\": 999}}",
+    };
+    size_t off = build_frames(frames, parts, 4);
+    const struct step s[] = {{.raw = frames, .raw_len = off}};
+    struct fake *f = fake_start(s, 1);
+    struct pyfence_conn *conn = connect_to(f);
+
+    struct pyfence_result res;
+    struct pyfence_error err = {0};
+    struct captured out = {{0}};
+    pyfence_result_init(&res);
+    assert_int_equal(pyfence_exec(conn, "print(1)", NULL, capture, &out, &res, &err), 0);
+    assert_string_equal(out.buf, "a\nb\n");
+    assert_true(res.ok);
+    assert_int_equal(res.outcome_code, PYFENCE_OK);
+    assert_string_equal(res.outcome, "ok");
+    assert_string_equal(res.output_json, "{\"$type\":\"tuple\",\"items\":[1]}");
+    assert_string_equal(res.output_repr, "(1,)");
+    assert_string_equal(res.logs, "a\nb\n");
+    assert_true(res.is_final_answer);
+    assert_int_equal(res.stats.ops, 7);
+    assert_int_equal(res.stats.max_rss_kb, 999);
+    assert_true(res.stats.queue_ms == 0.25 && res.stats.run_ms == 1.5);
+    assert_null(res.error.message);
+    assert_non_null(strstr(res.reply_json, "\"is_final_answer\":true"));
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_pipelined_reverse(void **state)
+{
+    /* Requests 1 and 2 are answered together, 2 first, with 1's output event between. */
+    const char *parts[] = {
+            "{\"id\": 2, \"event\": \"output\", \"data\": \"two\"}",
+            "{\"id\": 1, \"event\": \"output\", \"data\": \"one\"}",
+            "{\"id\": 2, \"ok\": true, \"outcome\": \"ok\", \"output_repr\": \"2\"}",
+            "{\"id\": 1, \"ok\": true, \"outcome\": \"ok\", \"output_repr\": \"1\"}",
+    };
+    char frames[1024];
+    const struct step s[] = {{.json = NULL}, {.raw = frames, .raw_len = build_frames(frames, parts, 4)}};
+    struct fake *f = fake_start(s, 2);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_error err = {0};
+    uint64_t id1, id2;
+    assert_int_equal(pyfence_submit(conn, "one", NULL, &id1, &err), 0);
+    assert_int_equal(pyfence_submit(conn, "two", NULL, &id2, &err), 0);
+    assert_true(id1 == 1 && id2 == 2);
+    struct pyfence_result res;
+    struct captured out1 = {{0}}, out2 = {{0}};
+    pyfence_result_init(&res);
+    assert_int_equal(pyfence_wait(conn, id1, capture, &out1, &res, &err), 0);
+    assert_string_equal(res.output_repr, "1");
+    assert_string_equal(out1.buf, "one");
+    assert_int_equal(pyfence_wait(conn, id2, capture, &out2, &res, &err), 0);
+    assert_string_equal(res.output_repr, "2");
+    assert_string_equal(out2.buf, "two"); /* kept for id 2 while id 1 was waited for */
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_request_shape(void **state)
+{
+    const struct step s[] = {{.json = EXEC_OK}};
+    struct fake *f = fake_start(s, 1);
+    struct pyfence_conn *conn = connect_to(f);
+    const char *imports[] = {"json"};
+    struct pyfence_exec_options opts;
+    pyfence_exec_options_init(&opts);
+    opts.imports = imports;
+    opts.n_imports = 1;
+    opts.timeout_ms = 250;
+    opts.limits_json = "{\"max_ops\": 5, \"timeout_ms\": 9}";
+    opts.variables_json = "{\"x\": 1}";
+    opts.stream = false;
+    struct pyfence_result res;
+    struct pyfence_error err = {0};
+    pyfence_result_init(&res);
+    assert_int_equal(pyfence_exec(conn, "1", &opts, NULL, NULL, &res, &err), 0);
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    fake_join(f);
+    /* timeout_ms overrides the one in limits_json; the rest passes through. */
+    cJSON *req = cJSON_Parse(f->requests[0]);
+    assert_non_null(req);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(req, "op")), "exec");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(req, "code")), "1");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(req, "stream")));
+    cJSON *limits = cJSON_GetObjectItem(req, "limits");
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(limits, "timeout_ms")), 250);
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(limits, "max_ops")), 5);
+    assert_int_equal(cJSON_GetArraySize(limits), 2);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(req, "imports"), 0)),
+                        "json");
+    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(req, "variables"), "x")),
+                     1);
+    cJSON_Delete(req);
+    fake_stop(f);
+}
+
+static void
+test_refused_exec_is_a_result(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": %1$llu, \"ok\": false, \"error\": {\"code\": "
+                                      "\"bad_request\", \"message\": \"limits.timeout_ms: too "
+                                      "big\"}}"},
+                             {.json = "{\"id\": %1$llu, \"ok\": true}"}};
+    struct fake *f = fake_start(s, 2);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_result res;
+    struct pyfence_error err = {0};
+    pyfence_result_init(&res);
+    assert_int_equal(pyfence_exec(conn, "1", NULL, NULL, NULL, &res, &err), 0);
+    assert_false(res.ok);
+    assert_string_equal(res.outcome, "bad_request");
+    assert_int_equal(res.outcome_code, PYFENCE_E_BAD_REQUEST);
+    assert_string_equal(res.error.message, "limits.timeout_ms: too big");
+    assert_null(res.output_repr);
+    assert_string_equal(res.output_json, "null");
+    pyfence_result_finish(&res);
+    assert_int_equal(pyfence_ping(conn, &err), 0); /* the connection is still fine */
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+expect_failure(const struct step *steps, size_t n, int code, const char *needle)
+{
+    struct fake *f = fake_start(steps, n);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_error err = {0};
+    int r = pyfence_ping(conn, &err);
+    for (size_t i = 1; i < n && r == 0; i++)
+        r = pyfence_ping(conn, &err);
+    assert_int_equal(r, -code);
+    assert_int_equal(err.code, code);
+    if (!strstr(err.message, needle))
+        fail_msg("'%s' not in '%s'", needle, err.message);
+    /* A broken connection stays broken, with the same error. */
+    struct pyfence_error again = {0};
+    assert_int_equal(pyfence_ping(conn, &again), -code);
+    assert_string_equal(again.message, err.message);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_unexpected_id(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": 999, \"ok\": true}"}};
+    expect_failure(s, 1, PYFENCE_E_PROTOCOL, "id 999, which is not in flight");
+}
+
+static void
+test_string_id(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": \"1\", \"ok\": true}"}};
+    expect_failure(s, 1, PYFENCE_E_PROTOCOL, "not an id this client sends");
+}
+
+static void
+test_duplicate_key(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": %1$llu, \"ok\": true, \"ok\": false}"}};
+    expect_failure(s, 1, PYFENCE_E_PROTOCOL, "unreadable frame");
+}
+
+static void
+test_zero_length(void **state)
+{
+    const struct step s[] = {{.raw = "\0\0\0\0", .raw_len = 4}};
+    expect_failure(s, 1, PYFENCE_E_PROTOCOL, "bad frame");
+}
+
+static void
+test_close_mid_frame(void **state)
+{
+    const struct step s[] = {{.raw = "\0\0\0\x20{\"id\"", .raw_len = 9, .close_after = 1}};
+    expect_failure(s, 1, PYFENCE_E_CONNECT, "closed the connection in the middle of a frame");
+}
+
+static void
+test_close_between_frames(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": %1$llu, \"ok\": true}"}, {.close_after = 1}};
+    expect_failure(s, 2, PYFENCE_E_CONNECT, "closed the connection");
+}
+
+static void
+test_idless_refusal(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": null, \"ok\": false, \"error\": {\"code\": "
+                                      "\"busy\", \"message\": \"max_connections reached\"}}",
+                              .close_after = 1}};
+    expect_failure(s, 1, PYFENCE_E_BUSY, "max_connections reached");
+}
+
+static void
+test_failure_reply_for_ping(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": %1$llu, \"ok\": false, \"error\": {\"code\": "
+                                      "\"shutting_down\", \"message\": \"stopping\"}}"}};
+    struct fake *f = fake_start(s, 1);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_error err = {0};
+    assert_int_equal(pyfence_ping(conn, &err), -PYFENCE_E_SHUTTING_DOWN);
+    assert_string_equal(err.name, "shutting_down");
+    assert_string_equal(err.message, "ping refused: stopping");
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_bad_options_are_caught_locally(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": %1$llu, \"ok\": true}"}};
+    struct fake *f = fake_start(s, 1);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_exec_options opts;
+    struct pyfence_error err = {0};
+    uint64_t id;
+    pyfence_exec_options_init(&opts);
+    opts.variables_json = "[1, 2]";
+    assert_int_equal(pyfence_submit(conn, "1", &opts, &id, &err), -PYFENCE_E_BAD_REQUEST);
+    assert_non_null(strstr(err.message, "variables_json"));
+    assert_int_equal(pyfence_submit(conn, NULL, NULL, &id, &err), -PYFENCE_E_BAD_REQUEST);
+    struct pyfence_result res;
+    pyfence_result_init(&res);
+    assert_int_equal(pyfence_wait(conn, 12345, NULL, NULL, &res, &err), -PYFENCE_E_NOT_FOUND);
+    assert_int_equal(pyfence_ping(conn, &err), 0); /* nothing was sent for the bad ones */
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_connect_errors(void **state)
+{
+    struct pyfence_conn *conn = NULL;
+    struct pyfence_error err = {0};
+    assert_int_equal(pyfence_connect("/nonexistent-dir/x.sock", &conn, &err), -PYFENCE_E_CONNECT);
+    assert_null(conn);
+    assert_non_null(strstr(err.message, "'/nonexistent-dir/x.sock'"));
+    assert_non_null(strstr(err.message, "No such file or directory"));
+    char longpath[300];
+    memset(longpath, 'a', sizeof(longpath) - 1);
+    longpath[0] = '/';
+    longpath[sizeof(longpath) - 1] = '\0';
+    assert_int_equal(pyfence_connect(longpath, &conn, NULL), -PYFENCE_E_CONFIG);
+}
+
+static void
+test_code_names(void **state)
+{
+    assert_string_equal(pyfence_code_name(PYFENCE_OK), "ok");
+    assert_string_equal(pyfence_code_name(-PYFENCE_E_TIMEOUT), "timeout");
+    assert_string_equal(pyfence_code_name(PYFENCE_E_SECCOMP), "seccomp_violation");
+    assert_string_equal(pyfence_code_name(PYFENCE_E_PROTOCOL), "protocol");
+    assert_string_equal(pyfence_code_name(12345), "internal");
+    for (int c = PYFENCE_E_INTERNAL; c <= PYFENCE_E_SESSION_LOST; c++)
+        assert_int_equal(pyfence_code_from_name(pyfence_code_name(c)), c);
+    assert_int_equal(pyfence_code_from_name("protocol"), PYFENCE_E_PROTOCOL);
+    assert_int_equal(pyfence_code_from_name("no-such-code"), PYFENCE_E_INTERNAL);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_exec_request_and_result),
+            cmocka_unit_test(test_pipelined_reverse),
+            cmocka_unit_test(test_request_shape),
+            cmocka_unit_test(test_refused_exec_is_a_result),
+            cmocka_unit_test(test_unexpected_id),
+            cmocka_unit_test(test_string_id),
+            cmocka_unit_test(test_duplicate_key),
+            cmocka_unit_test(test_zero_length),
+            cmocka_unit_test(test_close_mid_frame),
+            cmocka_unit_test(test_close_between_frames),
+            cmocka_unit_test(test_idless_refusal),
+            cmocka_unit_test(test_failure_reply_for_ping),
+            cmocka_unit_test(test_bad_options_are_caught_locally),
+            cmocka_unit_test(test_connect_errors),
+            cmocka_unit_test(test_code_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
