@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "exec.h"
 #include "frame.h"
 #include "harden_internal.h"
@@ -227,6 +228,9 @@ static const struct msg_field run_fields[] = {
         {"imports", MSG_T_STRING_ARRAY, false, 0, 4096},
         {"limits", MSG_T_OBJECT, false, 0, 0},
         {"variables", MSG_T_OBJECT, false, 0, 0},
+#if PYFENCE_RAW_MODE
+        {"raw", MSG_T_BOOL, false, 0, 0}, /* raw mode: see the block above worker_main() */
+#endif
 };
 
 /* The job limits the daemon resolved; absent ones keep the table's defaults. */
@@ -382,6 +386,83 @@ run_job(int fd, struct run_job *job)
     _exit(0);
 }
 
+/* ---- raw mode (test builds only) ----------------------------------------------------------
+ * Hardening engineer's block. With -Draw_mode=true, a run frame with "raw": true runs its code
+ * as native CPython (PyRun_String in a fresh dict, stdout and stderr captured), bypassing the
+ * executor, so that tests/security can show each OS layer holds on its own. Release builds
+ * refuse to compile it. */
+#if PYFENCE_RAW_MODE
+#    if defined(NDEBUG)
+#        error "raw_mode lets workers run native code: test builds only, never a release build"
+#    endif
+#    include <Python.h>
+
+/* The text of the pending exception as "Type: message" (cleared). */
+static char *
+raw_exception_text(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *name = type ? ((PyTypeObject *) type)->tp_name : "Error";
+    const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
+    char *out = NULL;
+    if (asprintf(&out, "%s: %s", name, msg ? msg : "") < 0)
+        out = NULL;
+    PyErr_Clear();
+    Py_XDECREF(s);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return out;
+}
+
+static _Noreturn void
+run_raw(int fd, const struct run_job *job)
+{
+    static const char prelude[] = "import io as _io, sys as _sys\n"
+                                  "_pf_out = _io.StringIO()\n"
+                                  "_sys.stdout = _sys.stderr = _pf_out\n";
+    PyObject *globals = PyDict_New();
+    if (!globals || PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0)
+        fail_job(fd, PF_E_INTERNAL, "raw mode: cannot make the globals", 0);
+    PyObject *r = PyRun_String(prelude, Py_file_input, globals, globals);
+    if (!r)
+        fail_job(fd, PF_E_INTERNAL, "raw mode: cannot capture stdout", 0);
+    Py_DECREF(r);
+    r = PyRun_String(job->code, Py_file_input, globals, globals);
+    _cleanup_free_ char *error = r ? NULL : raw_exception_text();
+    Py_XDECREF(r);
+    PyObject *out = PyDict_GetItemString(globals, "_pf_out"); /* borrowed */
+    PyObject *text = out ? PyObject_CallMethod(out, "getvalue", NULL) : NULL;
+    const char *logs = text ? PyUnicode_AsUTF8(text) : NULL;
+    cJSON *res = cJSON_CreateObject();
+    if (!res)
+        _exit(1);
+    cJSON_AddStringToObject(res, "outcome", r ? "ok" : "error");
+    cJSON_AddNullToObject(res, "output");
+    cJSON_AddNullToObject(res, "output_repr");
+    cJSON_AddStringToObject(res, "logs", logs ? logs : "");
+    cJSON_AddBoolToObject(res, "is_final_answer", false);
+    if (r) {
+        cJSON_AddNullToObject(res, "error");
+    } else {
+        cJSON *e = cJSON_AddObjectToObject(res, "error");
+        if (e) {
+            cJSON_AddNullToObject(e, "type");
+            cJSON_AddStringToObject(e, "message", error ? error : "error");
+            cJSON_AddNullToObject(e, "line");
+            cJSON_AddNullToObject(e, "source");
+        }
+    }
+    add_usage(res);
+    replace_item(res, "event", cJSON_CreateString("result"));
+    send_or_die(fd, res);
+    _exit(0);
+}
+#endif
+
 void
 worker_main(int channel_fd, const struct harden_params *params)
 {
@@ -406,5 +487,9 @@ worker_main(int channel_fd, const struct harden_params *params)
     if (read_frame(fd, &slot, &err) < 0 || parse_run(slot.payload, slot.len, &job, &err) < 0)
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
     free(slot.payload);
+#if PYFENCE_RAW_MODE
+    if (msg_get_bool(job.root, "raw", false))
+        run_raw(fd, &job);
+#endif
     run_job(fd, &job);
 }
