@@ -6,6 +6,7 @@
 #include "conn.h"
 #include "exec.h"
 #include "job.h"
+#include "load.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
 #include "zygote.h"
@@ -26,8 +27,10 @@ daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts
     d->flush_timer.data = d;
     uv_signal_init(loop, &d->sig_term);
     uv_signal_init(loop, &d->sig_int);
+    uv_signal_init(loop, &d->sig_hup);
     d->sig_term.data = d;
     d->sig_int.data = d;
+    d->sig_hup.data = d;
 }
 
 double
@@ -82,9 +85,44 @@ on_signal(uv_signal_t *sig, int signum)
     daemon_shutdown(d);
 }
 
+static int
+load_policy(struct daemon *d, struct policy **ret, struct pf_error **err)
+{
+    if (d->opts.policy_dir)
+        return policy_load_dir(d->opts.policy_dir, ret, err);
+    return policy_load_builtin(ret, err);
+}
+
+int
+daemon_reload_policy(struct daemon *d, struct pf_error **err)
+{
+    struct policy *next = NULL;
+    if (load_policy(d, &next, err) < 0)
+        return -1;
+    /* Running jobs copied what they need from their profile: swapping is safe. */
+    policy_free(d->policy);
+    d->policy = next;
+    pf_log_notice(POLICY, "policy: %zu profiles from %s", next->n, next->source);
+    return 0;
+}
+
+static void
+on_sighup(uv_signal_t *sig, int signum)
+{
+    struct daemon *d = sig->data;
+    struct pf_error *err = NULL;
+    if (daemon_reload_policy(d, &err) < 0) {
+        pf_log_error(POLICY, "reload failed, the old policy stays in force: %s",
+                     err ? err->msg : "out of memory");
+        pf_error_free(err);
+    }
+}
+
 int
 daemon_start(struct daemon *d, struct pf_error **err)
 {
+    if (daemon_reload_policy(d, err) < 0)
+        return -1;
     if (listener_start(&d->listener, d->loop, d->opts.socket_path, d->opts.socket_mode,
                        conn_on_connection, d, err) < 0)
         return -1;
@@ -104,6 +142,7 @@ daemon_start(struct daemon *d, struct pf_error **err)
     }
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
+    uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
     return 0;
 }
 
@@ -128,6 +167,7 @@ daemon_stop_now(struct daemon *d)
     uv_close((uv_handle_t *) &d->flush_timer, NULL);
     uv_close((uv_handle_t *) &d->sig_term, NULL);
     uv_close((uv_handle_t *) &d->sig_int, NULL);
+    uv_close((uv_handle_t *) &d->sig_hup, NULL);
 }
 
 static void
@@ -175,4 +215,5 @@ daemon_finish(struct daemon *d)
 {
     listener_stop(&d->listener);
     listener_finish(&d->listener);
+    d->policy = policy_free(d->policy);
 }

@@ -16,12 +16,14 @@
 #define DAEMON_READ_BUF_BYTES   (64 * 1024)
 #define DAEMON_FLUSH_TIMEOUT_MS 2000
 
+struct policy;
 struct zygote;
 
 struct daemon_options {
     const char *socket_path; /* --socket; NULL: resolved by pf_socket_path_resolve. Not owned. */
     mode_t socket_mode;
     const char *zygote_path; /* Not owned. NULL: run without a zygote (tests only). */
+    const char *policy_dir;  /* Not owned. NULL: the built-in profiles. */
     int log_level;
 };
 
@@ -31,6 +33,7 @@ struct daemon {
     struct policy_limits limits; /* daemon-wide limits and the default job limits */
     struct listener listener;
     struct zygote *zygote; /* owned; NULL until started (and in tests) */
+    struct policy *policy; /* owned; NULL until started: then jobs get the table's defaults */
 
     struct dlist conns; /* struct conn.link */
     unsigned n_conns;   /* accepted connections, not counting ones refused with busy */
@@ -44,7 +47,7 @@ struct daemon {
     uint64_t start_ns; /* uv_hrtime() at daemon_init */
     bool shutting_down;
     bool stopped; /* the final stage of the shutdown ran */
-    uv_signal_t sig_term, sig_int;
+    uv_signal_t sig_term, sig_int, sig_hup;
     uv_timer_t flush_timer; /* bounds how long a shutdown waits for replies to drain */
     int exit_status;
 
@@ -63,6 +66,9 @@ int daemon_start(struct daemon *d, struct pf_error **err);
 void daemon_shutdown(struct daemon *d);
 /* After uv_run returned: unlinks the socket if we created it. */
 void daemon_finish(struct daemon *d);
+
+/* Loads the policy again (SIGHUP): all-or-nothing, a bad file keeps the old policy. */
+int daemon_reload_policy(struct daemon *d, struct pf_error **err);
 
 /* Counts a finished job under its outcome (0 = ok, else enum pf_code). */
 void daemon_count_outcome(struct daemon *d, int code);

@@ -7,6 +7,7 @@
 
 #include "conn.h"
 #include "daemon.h"
+#include "harden_zygote.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
@@ -28,6 +29,7 @@ on_handle_closed(uv_handle_t *handle)
     dlist_remove(&j->daemon_link);
     frame_decoder_finish(&j->dec);
     cJSON_Delete(j->req_id);
+    cJSON_Delete(j->held_result);
     free(j->logs);
     free(j);
 }
@@ -238,9 +240,8 @@ build_result_reply(struct job *j, cJSON *result, int *ret_code)
 }
 
 static void
-handle_result(struct job *j, cJSON *result)
+reply_result(struct job *j, cJSON *result)
 {
-    j->got_result = true;
     if (j->replied)
         return;
     int code = PF_E_INTERNAL;
@@ -253,6 +254,40 @@ handle_result(struct job *j, cJSON *result)
                  code ? pf_code_name(code) : "ok");
     send_reply(j, reply, code);
     cJSON_Delete(reply);
+}
+
+static void
+handle_result(struct job *j, cJSON *result)
+{
+    if (j->got_result || j->replied)
+        return;
+    j->got_result = true;
+    /* A worker that fails inside itself (typically while hardening) may be failing because it
+     * is being killed, e.g. with its zygote: the exit tells, so such a result waits for it. */
+    const char *outcome = msg_get_string(result, "outcome", "");
+    if (strcmp(outcome, "internal") == 0 && !j->exit_seen) {
+        j->held_result = cJSON_Duplicate(result, 1);
+        if (j->held_result)
+            return;
+    }
+    reply_result(j, result);
+}
+
+static void
+reply_held_result(struct job *j)
+{
+    cJSON *held = TAKE_PTR(j->held_result);
+    const struct zygote_exit *e = &j->exit_info;
+    if (j->exit_seen && e->signal == SIGKILL && !e->killed_by_request) {
+        const cJSON *error = cJSON_GetObjectItemCaseSensitive(held, "error");
+        char msg[512];
+        snprintf(msg, sizeof(msg), "worker killed by signal SIGKILL before it finished (%s)",
+                 msg_get_string(error, "message", "no detail"));
+        reply_failure(j, PF_E_WORKER_CRASHED, msg);
+    } else {
+        reply_result(j, held);
+    }
+    cJSON_Delete(held);
 }
 
 static void
@@ -330,6 +365,8 @@ on_worker_frame(void *userdata, char *payload, size_t len)
 static void
 settle(struct job *j)
 {
+    if (!j->replied && j->held_result && j->exit_seen && j->channel_done)
+        reply_held_result(j);
     if (!j->replied && j->exit_seen && j->channel_done) {
         char msg[256];
         int code = job_outcome_from_exit(&j->exit_info, (uint64_t) j->limits.v[POLICY_LIMIT_CPU_MS],
@@ -396,6 +433,8 @@ on_deadline(uv_timer_t *timer)
         settle(j);
         return;
     }
+    if (!j->replied && j->held_result)
+        reply_held_result(j);
     if (!j->replied) {
         char msg[128];
         snprintf(msg, sizeof(msg), "snippet exceeded the wall-clock limit of %lld ms",
@@ -411,7 +450,8 @@ int
 job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
                       const char *seccomp_syscall, char *msg, size_t msg_size)
 {
-    if ((seccomp_syscall && *seccomp_syscall) || e->signal == SIGSYS) {
+    bool seccomp_exit = e->signal == 0 && e->exit_code == HARDEN_SECCOMP_EXIT_CODE;
+    if ((seccomp_syscall && *seccomp_syscall) || e->signal == SIGSYS || seccomp_exit) {
         snprintf(msg, msg_size, "the snippet made a forbidden system call (%s)",
                  seccomp_syscall && *seccomp_syscall ? seccomp_syscall : "unknown");
         return PF_E_SECCOMP;
@@ -444,27 +484,24 @@ job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
 }
 
 static void
-fill_harden_params(const struct policy_limits *l, struct harden_params *p)
+fill_harden_params(const struct job_spec *spec, struct harden_params *p)
 {
+    const struct policy_limits *l = &spec->limits;
     memset(p, 0, sizeof(*p));
     for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
-        p->level[i] = HARDEN_OFF;
-    /* The layers that hold everywhere; the others get their levels from policy once the
-     * hardening work lands. */
-    p->level[HARDEN_LAYER_RLIMITS] = HARDEN_REQUIRED;
-    p->level[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
+        p->level[i] = spec->levels[i];
     p->cpu_ms = (uint64_t) l->v[POLICY_LIMIT_CPU_MS];
     p->memory_mb = (uint64_t) l->v[POLICY_LIMIT_MEMORY_MB];
     p->file_size_mb = (uint64_t) l->v[POLICY_LIMIT_FILE_SIZE_MB];
     p->open_files = (uint64_t) l->v[POLICY_LIMIT_OPEN_FILES];
     p->pids = (uint64_t) l->v[POLICY_LIMIT_PIDS];
-    p->uid = (uint32_t) getuid();
-    p->gid = (uint32_t) getgid();
+    /* 0: the zygote gives each concurrent worker a uid/gid of its own from its range. */
+    p->uid = 0;
+    p->gid = 0;
 }
 
 static struct job *
-job_new(struct conn *c, const cJSON *req_id, const struct policy_limits *limits, bool stream,
-        uint64_t arrival_ns)
+job_new(struct conn *c, const cJSON *req_id, const struct job_spec *spec)
 {
     struct job *j = calloc(1, sizeof(*j));
     if (!j)
@@ -475,9 +512,9 @@ job_new(struct conn *c, const cJSON *req_id, const struct policy_limits *limits,
         return NULL;
     }
     j->d = c->d;
-    j->limits = *limits;
-    j->stream = stream;
-    j->arrival_ns = arrival_ns;
+    j->limits = spec->limits;
+    j->stream = spec->stream;
+    j->arrival_ns = spec->arrival_ns;
     dlist_init(&j->conn_link);
     dlist_init(&j->daemon_link);
     return j;
@@ -533,8 +570,8 @@ job_run(struct job *j, struct conn *c, int fd, char *frame, size_t frame_len)
 }
 
 int
-job_start(struct conn *c, const cJSON *req_id, const struct policy_limits *limits, bool stream,
-          const char *run_json, size_t run_len, uint64_t arrival_ns, struct pf_error **err)
+job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, const char *run_json,
+          size_t run_len, struct pf_error **err)
 {
     struct daemon *d = c->d;
     if (!d->zygote)
@@ -543,11 +580,11 @@ job_start(struct conn *c, const cJSON *req_id, const struct policy_limits *limit
     size_t frame_len;
     if (frame_encode(run_json, run_len, JOB_MAX_WORKER_FRAME, &frame, &frame_len, err) < 0)
         return pf_error_prefix(err, "exec request");
-    struct job *j = job_new(c, req_id, limits, stream, arrival_ns);
+    struct job *j = job_new(c, req_id, spec);
     if (!j)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     struct harden_params params;
-    fill_harden_params(limits, &params);
+    fill_harden_params(spec, &params);
     j->id = ++d->next_job_id;
     int fd = -1;
     if (zygote_spawn(d->zygote, j->id, &params, j, &fd, err) < 0) {

@@ -64,6 +64,7 @@ struct job {
     char seccomp_syscall[64];
     enum job_kill_reason kill_reason;
     struct zygote_exit exit_info;
+    cJSON *held_result; /* an "internal" result, held until the exit says how the worker died */
 
     bool replied; /* the reply was sent, or is no longer owed */
     bool got_result;
@@ -72,10 +73,19 @@ struct job {
     bool releasing;
 };
 
+/* What an exec request resolved to. A job copies it, so a policy reload never changes a job
+ * that is already running. */
+struct job_spec {
+    struct policy_limits limits; /* the profile's, tightened by the request */
+    enum harden_level levels[_HARDEN_LAYER_MAX];
+    bool stream;
+    uint64_t arrival_ns; /* uv_hrtime() when the request arrived */
+};
+
 /* Starts a job for an exec request: spawns the worker and writes `run` (frame payload
  * run_json, borrowed). On failure nothing was started and the caller replies with *err. */
-int job_start(struct conn *c, const cJSON *req_id, const struct policy_limits *limits, bool stream,
-              const char *run_json, size_t run_len, uint64_t arrival_ns, struct pf_error **err);
+int job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec,
+              const char *run_json, size_t run_len, struct pf_error **err);
 
 /* zygote callbacks (job_ctx is the struct job). */
 void job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err);

@@ -46,7 +46,9 @@ help(void)
            "  --socket-mode MODE     permissions of the socket, octal (default 0660)\n"
            "  --log-level LEVEL      crit, err, warning, notice, info or debug (default notice)\n"
            "  --zygote PATH          the pyfence-zygote binary (default: next to pyfenced,\n"
-           "                         then worker/ below it, then " PYFENCE_LIBEXECDIR ")\n");
+           "                         then worker/ below it, then " PYFENCE_LIBEXECDIR ")\n"
+           "  --policy-dir DIR       load the profiles (*.json, pyfence-profile(5)) from DIR;\n"
+           "                         SIGHUP reloads them (default: the built-in profiles)\n");
     for (size_t i = 0; i < PF_ELEMENTSOF(limit_options); i++) {
         const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
         char flag[40];
@@ -62,6 +64,8 @@ help(void)
            "  XDG_RUNTIME_DIR        directory of the default socket for non-root users\n"
            "  JOURNAL_STREAM         set by systemd: log lines get <N> priority prefixes\n"
            "  LISTEN_PID, LISTEN_FDS set by systemd socket activation: fd 3 is the socket\n"
+           "\n"
+           "Signals: SIGTERM, SIGINT stop gracefully; SIGHUP reloads the policy.\n"
            "\n"
            "Exit status: 0 after a clean stop (SIGTERM or SIGINT), 1 when pyfenced cannot\n"
            "start or stop cleanly, 2 for a bad command line.\n");
@@ -113,6 +117,7 @@ parse_args(int argc, char **argv, struct options *o)
             {"socket-mode", required_argument, NULL, 'm'},
             {"log-level", required_argument, NULL, 'l'},
             {"zygote", required_argument, NULL, 'z'},
+            {"policy-dir", required_argument, NULL, 'p'},
             {"max-connections", required_argument, NULL, 0x100},
             {"max-inflight", required_argument, NULL, 0x101},
             {"max-frame-bytes", required_argument, NULL, 0x102},
@@ -147,6 +152,9 @@ parse_args(int argc, char **argv, struct options *o)
             break;
         case 'z':
             o->zygote_arg = optarg;
+            break;
+        case 'p':
+            o->d.policy_dir = optarg;
             break;
         case 'V':
             printf("pyfenced %s (protocol %d)\n", PYFENCE_VERSION, 1);

@@ -1,5 +1,5 @@
-/* exec: resolve the job's limits, check capacity, hand the snippet to a fresh worker (job.c).
- * The reply comes later, from the job. */
+/* exec: resolve the peer's profile and the job's limits, check capacity, hand the snippet to a
+ * fresh worker (job.c). The reply comes later, from the job. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,24 +8,125 @@
 #include "job.h"
 #include "ops.h"
 #include "pf_cleanup.h"
+#include "profile.h"
+
+/* The policy's layers and levels, in harden.h's terms (same names, kept apart so that policy/
+ * does not depend on the worker). */
+static const enum harden_layer layer_map[_POLICY_LAYER_MAX] = {
+        [POLICY_LAYER_CGROUP] = HARDEN_LAYER_CGROUP,
+        [POLICY_LAYER_NAMESPACES] = HARDEN_LAYER_NAMESPACES,
+        [POLICY_LAYER_RLIMITS] = HARDEN_LAYER_RLIMITS,
+        [POLICY_LAYER_FDS] = HARDEN_LAYER_FDS,
+        [POLICY_LAYER_IDENTITY] = HARDEN_LAYER_IDENTITY,
+        [POLICY_LAYER_PRIVILEGES] = HARDEN_LAYER_PRIVILEGES,
+        [POLICY_LAYER_LANDLOCK] = HARDEN_LAYER_LANDLOCK,
+        [POLICY_LAYER_SECCOMP] = HARDEN_LAYER_SECCOMP,
+};
+static const enum harden_level level_map[_POLICY_LEVEL_MAX] = {
+        [POLICY_LEVEL_OFF] = HARDEN_OFF,
+        [POLICY_LEVEL_BEST_EFFORT] = HARDEN_BEST_EFFORT,
+        [POLICY_LEVEL_REQUIRED] = HARDEN_REQUIRED,
+};
+
+static bool
+list_has(const struct policy_strings *list, const char *name, size_t len)
+{
+    for (size_t i = 0; i < list->n; i++)
+        if (strlen(list->items[i]) == len && strncmp(list->items[i], name, len) == 0)
+            return true;
+    return false;
+}
+
+/* "pkg" and "pkg.sub" are allowed by "pkg" or "pkg.*" of the profile (for a submodule, by the
+ * "top.*" of any dotted prefix); "pkg.*" only by "pkg.*". */
+static bool
+profile_allows_import(const struct policy_profile *p, const char *name)
+{
+    const struct policy_strings *lists[] = {&p->imports, &p->extra_imports};
+    for (size_t l = 0; l < PF_ELEMENTSOF(lists); l++) {
+        if (list_has(lists[l], name, strlen(name)))
+            return true;
+        char wild[POLICY_MAX_NAME * 4];
+        for (const char *dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
+            int n = snprintf(wild, sizeof(wild), "%.*s.*", (int) (dot - name), name);
+            if (n > 0 && (size_t) n < sizeof(wild) && strcmp(dot, ".*") != 0 &&
+                list_has(lists[l], wild, (size_t) n))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The `imports` of the run frame: the profile's own, then those the request adds. */
+static int
+resolve_imports(const struct policy_profile *p, const cJSON *requested, cJSON **ret,
+                struct pf_error **err)
+{
+    cJSON *out = cJSON_CreateArray();
+    if (!out)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    for (size_t i = 0; p && i < p->imports.n; i++)
+        cJSON_AddItemToArray(out, cJSON_CreateString(p->imports.items[i]));
+    const cJSON *item;
+    cJSON_ArrayForEach(item, requested) {
+        if (p && !profile_allows_import(p, item->valuestring)) {
+            cJSON_Delete(out);
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "imports: '%s' is not allowed by profile '%s' (see its "
+                                "extra_imports)",
+                                item->valuestring, p->name);
+        }
+        cJSON_AddItemToArray(out, cJSON_CreateString(item->valuestring));
+    }
+    *ret = out;
+    return 0;
+}
+
+/* Limits and hardening from the profile (or, without a policy, the table's defaults with the
+ * layers that hold everywhere), then the request may tighten the limits. */
+static int
+resolve_spec(struct daemon *d, const struct policy_profile *p, const cJSON *req,
+             struct job_spec *spec, struct pf_error **err)
+{
+    spec->limits = d->limits;
+    for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
+        spec->levels[i] = HARDEN_OFF;
+    if (p) {
+        for (int i = 0; i < _POLICY_LIMIT_MAX; i++)
+            if (policy_limit_def((enum policy_limit) i)->scope == POLICY_SCOPE_JOB)
+                spec->limits.v[i] = p->limits.v[i];
+        for (int i = 0; i < _POLICY_LAYER_MAX; i++)
+            spec->levels[layer_map[i]] = level_map[p->hardening[i]];
+    } else {
+        spec->levels[HARDEN_LAYER_RLIMITS] = HARDEN_REQUIRED;
+        spec->levels[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
+    }
+    if (policy_limits_tighten(&spec->limits, cJSON_GetObjectItemCaseSensitive(req, "limits"),
+                              "limits", err) < 0)
+        return -1;
+    spec->stream = msg_get_bool(req, "stream", true);
+    return 0;
+}
 
 /* The worker's `run` frame (CHANNEL.md): the request's snippet with the resolved limits. */
 static char *
-build_run_json(const cJSON *req, const struct policy_limits *limits)
+build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *imports)
 {
     cJSON *run = cJSON_CreateObject();
-    if (!run)
+    if (!run) {
+        cJSON_Delete(imports);
         return NULL;
-    const cJSON *imports = cJSON_GetObjectItemCaseSensitive(req, "imports");
+    }
     const cJSON *variables = cJSON_GetObjectItemCaseSensitive(req, "variables");
+    bool ok = cJSON_AddItemToObject(run, "imports", imports);
+    if (!ok)
+        cJSON_Delete(imports);
     cJSON *lim = policy_limits_to_json(limits, POLICY_SCOPE_JOB);
-    bool ok = lim && cJSON_AddItemToObject(run, "limits", lim);
+    ok = ok && lim && cJSON_AddItemToObject(run, "limits", lim);
     if (!ok)
         cJSON_Delete(lim);
     ok = ok && cJSON_AddStringToObject(run, "op", "run") &&
-         cJSON_AddStringToObject(run, "code", msg_get_string(req, "code", "")) &&
-         cJSON_AddItemToObject(run, "imports",
-                               imports ? cJSON_Duplicate(imports, 1) : cJSON_CreateArray());
+         cJSON_AddStringToObject(run, "code", msg_get_string(req, "code", ""));
     if (ok && variables)
         ok = cJSON_AddItemToObject(run, "variables", cJSON_Duplicate(variables, 1));
     char *json = ok ? cJSON_PrintUnformatted(run) : NULL;
@@ -37,23 +138,26 @@ int
 op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct pf_error **err)
 {
     struct daemon *d = c->d;
-    uint64_t arrival_ns = uv_hrtime();
+    struct job_spec spec = {.arrival_ns = uv_hrtime()};
 
-    struct policy_limits limits = d->limits;
-    if (policy_limits_tighten(&limits, cJSON_GetObjectItemCaseSensitive(req->root, "limits"),
-                              "limits", err) < 0)
+    const struct policy_profile *profile = NULL;
+    if (ops_peer_profile(c, &profile, err) < 0)
+        return -1;
+    if (resolve_spec(d, profile, req->root, &spec, err) < 0)
         return -1;
     int64_t max_workers = d->limits.v[POLICY_LIMIT_MAX_WORKERS];
     if ((int64_t) d->jobs_running >= max_workers)
         return pf_error_set(err, PF_E_BUSY,
                             "all %lld workers are busy (max_workers); try again later",
                             (long long) max_workers);
-
-    _cleanup_free_ char *run = build_run_json(req->root, &limits);
+    cJSON *imports = NULL;
+    if (resolve_imports(profile, cJSON_GetObjectItemCaseSensitive(req->root, "imports"), &imports,
+                        err) < 0)
+        return -1;
+    _cleanup_free_ char *run = build_run_json(req->root, &spec.limits, imports);
     if (!run)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    bool stream = msg_get_bool(req->root, "stream", true);
-    if (job_start(c, req->id, &limits, stream, run, strlen(run), arrival_ns, err) < 0)
+    if (job_start(c, req->id, &spec, run, strlen(run), err) < 0)
         return -1;
     *ret_reply = NULL; /* the job replies */
     return 0;

@@ -5,6 +5,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "ops.h"
+#include "profile.h"
 #include "zygote.h"
 
 static int
@@ -32,7 +33,15 @@ op_hello(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struc
         cJSON_Delete(limits);
         ok = false;
     }
-    cJSON *job_limits = policy_limits_to_json(&d->limits, POLICY_SCOPE_JOB);
+    /* The peer's own profile: its job limits are the ones its requests start from. */
+    const struct policy_profile *profile = NULL;
+    struct pf_error *perr = NULL;
+    if (ops_peer_profile(c, &profile, &perr) < 0)
+        perr = pf_error_free(perr); /* hello still answers; exec will say why */
+    ok = ok && (profile ? cJSON_AddStringToObject(reply, "profile", profile->name) != NULL
+                        : cJSON_AddNullToObject(reply, "profile") != NULL);
+    cJSON *job_limits =
+            policy_limits_to_json(profile ? &profile->limits : &d->limits, POLICY_SCOPE_JOB);
     if (!job_limits || !cJSON_AddItemToObject(reply, "job_limits", job_limits)) {
         cJSON_Delete(job_limits);
         ok = false;

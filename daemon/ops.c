@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
+#include "daemon.h"
+#include "load.h"
 #include "pf_cleanup.h"
 
 struct op_entry {
@@ -46,4 +49,17 @@ ops_dispatch(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
                             name ? name : "?");
     *ret_reply = NULL;
     return handler(c, req, ret_reply, err);
+}
+
+int
+ops_peer_profile(struct conn *c, const struct policy_profile **ret, struct pf_error **err)
+{
+    *ret = NULL;
+    if (!c->d->policy)
+        return 0;
+    const struct policy_profile *p = policy_default_for(c->d->policy, c->uid, c->gid, err);
+    if (!p)
+        return -1;
+    *ret = p;
+    return 0;
 }

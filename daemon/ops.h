@@ -10,12 +10,17 @@
 #include "pf_error.h"
 
 struct conn;
+struct policy_profile;
 
 typedef int (*op_handler_fn)(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
                              struct pf_error **err);
 
 int ops_dispatch(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
                  struct pf_error **err);
+/* The profile that applies to the peer of c: *ret is NULL when the daemon has no policy (tests).
+ * Fails with PF_E_PERMISSION when the peer may not use its profile. */
+int ops_peer_profile(struct conn *c, const struct policy_profile **ret, struct pf_error **err);
+
 /* The handler for an op name, or NULL. */
 op_handler_fn ops_lookup(const char *name);
 

@@ -1,0 +1,403 @@
+/* pyfenced's exec jobs on a real uv loop, the client and the worker played by this test over
+ * socketpairs, the zygote by conn_fixture.c's fake: results and errors, output streaming and
+ * output_limit, the deadline, worker deaths mapped to worker_crashed / seccomp_violation /
+ * cpu_limit, spawn failures, max_workers, cancellation when the client goes, and the policy:
+ * the peer's profile sets limits, hardening levels and the imports a request may add. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "conn_fixture.h"
+#include "harden_zygote.h"
+#include "job.h"
+#include "load.h"
+#include "msg.h"
+#include "pf_log.h"
+
+/* ---- exec jobs --------------------------------------------------------------------------- */
+
+static void
+test_exec_error_result(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":7,\"op\":\"exec\",\"code\":\"1/0\",\"stream\":false}");
+    /* stream false: output is not forwarded, only the reply comes. */
+    send_frame(f->worker.fd, "{\"event\":\"output\",\"data\":\"x\"}");
+    send_frame(f->worker.fd,
+               "{\"event\":\"result\",\"outcome\":\"error\",\"output\":null,\"logs\":\"x\","
+               "\"error\":{\"type\":\"ZeroDivisionError\",\"message\":\"Code execution failed "
+               "at line '1/0' due to: ZeroDivisionError: division by zero\",\"line\":1,"
+               "\"source\":\"1/0\"},\"stats\":{\"ops\":2}}");
+    cJSON *r = expect_error(f, "7", "error");
+    assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "error");
+    cJSON *e = cJSON_GetObjectItem(r, "error");
+    assert_string_equal(cJSON_GetObjectItem(e, "type")->valuestring, "ZeroDivisionError");
+    assert_int_equal(cJSON_GetObjectItem(e, "line")->valueint, 1);
+    assert_non_null(strstr(error_message(r), "division by zero"));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(r, "is_final_answer")));
+    cJSON_Delete(r);
+    end_worker(f, job, 0, 0, false, 2);
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_ERROR], 1);
+}
+
+static void
+test_exec_loosened_limit_refused(void **state)
+{
+    struct fx *f = *state;
+    send_frame(f->client.fd,
+               "{\"id\":1,\"op\":\"exec\",\"code\":\"1\",\"limits\":{\"timeout_ms\":90000}}");
+    cJSON *r = expect_error(f, "1", "bad_request");
+    assert_non_null(strstr(error_message(r), "limits.timeout_ms: 90000 would loosen"));
+    cJSON_Delete(r);
+    send_frame(f->client.fd,
+               "{\"id\":2,\"op\":\"exec\",\"code\":\"1\",\"limits\":{\"max_inflight\":1}}");
+    r = expect_error(f, "2", "bad_request");
+    assert_non_null(strstr(error_message(r), "limits.max_inflight: not a per-job limit"));
+    cJSON_Delete(r);
+    assert_int_equal(fake.last_job, 0);
+}
+
+static void
+test_exec_timeout(void **state)
+{
+    struct fx *f = *state;
+    uint64_t t0 = uv_hrtime();
+    uint64_t job = start_exec(
+            f,
+            "{\"id\":1,\"op\":\"exec\",\"code\":\"while 1: pass\",\"limits\":{\"timeout_ms\":50}}");
+    send_frame(f->worker.fd, "{\"event\":\"output\",\"data\":\"started\\n\"}");
+    cJSON *r = recv_frame(f, &f->client, 2000);
+    assert_string_equal(cJSON_GetObjectItem(r, "event")->valuestring, "output");
+    cJSON_Delete(r);
+    r = expect_error(f, "1", "timeout");
+    double waited = (double) (uv_hrtime() - t0) / 1e6;
+    assert_true(waited >= 50 + JOB_DEADLINE_GRACE_MS - 5 && waited < 2000);
+    assert_string_equal(error_message(r), "snippet exceeded the wall-clock limit of 50 ms");
+    assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "timeout");
+    assert_string_equal(cJSON_GetObjectItem(r, "logs")->valuestring, "started\n");
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "stats"), "run_ms"));
+    cJSON_Delete(r);
+    assert_int_equal(fake.kills[job], 1);
+    /* A result that comes too late changes nothing. */
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    end_worker(f, job, 0, SIGKILL, true, 10);
+    assert_null(recv_frame(f, &f->client, 50));
+    assert_true(dlist_empty(&f->d.jobs));
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_TIMEOUT], 1);
+}
+
+static void
+test_exec_output_limit(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"print('x' * 5000)\","
+                                 "\"limits\":{\"max_output_bytes\":1024}}");
+    char big[1500];
+    memset(big, 'x', sizeof(big));
+    int n = snprintf(big, sizeof(big), "{\"event\":\"output\",\"data\":\"");
+    memset(big + n, 'x', 700);
+    snprintf(big + n + 700, sizeof(big) - (size_t) n - 700, "\"}");
+    send_frame(f->worker.fd, big);
+    cJSON *r = recv_frame(f, &f->client, 2000); /* 700 bytes: under the limit, forwarded */
+    assert_string_equal(cJSON_GetObjectItem(r, "event")->valuestring, "output");
+    cJSON_Delete(r);
+    send_frame(f->worker.fd, big);
+    r = expect_error(f, "1", "output_limit");
+    assert_non_null(strstr(error_message(r), "max_output_bytes (1024 bytes)"));
+    cJSON_Delete(r);
+    assert_int_equal(fake.kills[job], 1);
+    end_worker(f, job, 0, SIGKILL, true, 1);
+    assert_true(dlist_empty(&f->d.jobs));
+}
+
+static void
+test_exec_worker_crash(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    /* The exit is reported before the channel's EOF is read: the daemon waits for both. */
+    end_worker(f, job, 0, SIGSEGV, false, 3);
+    cJSON *r = expect_error(f, "1", "worker_crashed");
+    assert_string_equal(error_message(r), "worker killed by signal SIGSEGV");
+    cJSON_Delete(r);
+
+    job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->worker.fd, "{\"event\":\"seccomp\",\"syscall\":\"socket\"}");
+    pump(f, 5);
+    end_worker(f, job, 0, SIGSYS, false, 3);
+    r = expect_error(f, "2", "seccomp_violation");
+    assert_non_null(strstr(error_message(r), "(socket)"));
+    cJSON_Delete(r);
+
+    job = start_exec(f, "{\"id\":3,\"op\":\"exec\",\"code\":\"x\",\"limits\":{\"cpu_ms\":1000}}");
+    end_worker(f, job, 0, SIGKILL, false, 2000);
+    r = expect_error(f, "3", "cpu_limit");
+    assert_non_null(strstr(error_message(r), "CPU limit of 1000 ms"));
+    cJSON_Delete(r);
+    assert_true(dlist_empty(&f->d.jobs));
+    assert_int_equal(f->d.jobs_running, 0);
+}
+
+static void
+test_exec_internal_result_waits_for_exit(void **state)
+{
+    struct fx *f = *state;
+    static const char internal[] =
+            "{\"event\":\"result\",\"outcome\":\"internal\",\"error\":{\"message\":"
+            "\"hardening layer 'fds': the zygote died\"}}";
+    /* The zygote died under a worker that was still hardening: worker_crashed. */
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->worker.fd, internal);
+    assert_null(recv_frame(f, &f->client, 30)); /* held */
+    end_worker(f, job, 0, SIGKILL, false, 0);
+    cJSON *r = expect_error(f, "1", "worker_crashed");
+    assert_string_equal(error_message(r), "worker killed by signal SIGKILL before it finished "
+                                          "(hardening layer 'fds': the zygote died)");
+    cJSON_Delete(r);
+    /* The worker failed by itself and exited: its own report stands. */
+    job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->worker.fd, internal);
+    end_worker(f, job, 1, 0, false, 0);
+    r = expect_error(f, "2", "internal");
+    assert_string_equal(error_message(r), "hardening layer 'fds': the zygote died");
+    cJSON_Delete(r);
+    assert_true(dlist_empty(&f->d.jobs));
+}
+
+static void
+test_exec_spawn_failures(void **state)
+{
+    struct fx *f = *state;
+    fake.fail_spawn = true;
+    send_frame(f->client.fd, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    cJSON *r = expect_error(f, "1", "internal");
+    assert_non_null(strstr(error_message(r), "cannot start a worker: the zygote is restarting"));
+    cJSON_Delete(r);
+    fake.fail_spawn = false;
+    /* Asynchronous failure: the zygote reports it later; no exit follows. */
+    uint64_t job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"x\"}");
+    struct pf_error e = {.code = PF_E_WORKER_CRASHED, .msg = (char *) "fork: EAGAIN"};
+    job_on_spawned(fake.ctx[job], 0, &e);
+    r = expect_error(f, "2", "worker_crashed");
+    assert_non_null(strstr(error_message(r), "fork: EAGAIN"));
+    cJSON_Delete(r);
+    pump(f, 5);
+    assert_true(dlist_empty(&f->d.jobs));
+    assert_int_equal(f->d.jobs_running, 0);
+}
+
+static void
+tune_workers(struct policy_limits *l)
+{
+    l->v[POLICY_LIMIT_MAX_WORKERS] = 1;
+}
+
+static void
+test_busy_at_max_workers(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"code\":\"y\"}");
+    cJSON *r = expect_error(f, "2", "busy");
+    assert_non_null(strstr(error_message(r), "max_workers"));
+    cJSON_Delete(r);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    cJSON_Delete(recv_frame(f, &f->client, 1000));
+    /* Still busy until the worker is reaped: max_workers counts processes. */
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"code\":\"y\"}");
+    cJSON_Delete(expect_error(f, "3", "busy"));
+    end_worker(f, job, 0, 0, false, 0);
+    job = start_exec(f, "{\"id\":4,\"op\":\"exec\",\"code\":\"z\"}");
+    assert_int_equal(job, 2);
+}
+
+static void
+test_close_cancels_jobs(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    close(f->client.fd);
+    f->client.fd = -1;
+    pump(f, 20);
+    assert_int_equal(fake.kills[job], 1);
+    assert_int_equal(f->d.n_conns, 0);
+    assert_false(dlist_empty(&f->d.jobs)); /* until the worker is reaped */
+    send_frame(f->worker.fd, "{\"event\":\"output\",\"data\":\"late\"}");
+    end_worker(f, job, 0, SIGKILL, true, 0);
+    assert_true(dlist_empty(&f->d.jobs));
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_CANCELLED], 1);
+}
+
+/* ---- pure mapping ------------------------------------------------------------------------- */
+
+static void
+test_outcome_from_exit(void **state)
+{
+    (void) state;
+    char msg[256];
+    struct zygote_exit e = {.signal = SIGXCPU, .cpu_ms = 1000};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_CPU_LIMIT);
+    e = (struct zygote_exit){.signal = SIGKILL, .cpu_ms = 10};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_WORKER_CRASHED);
+    assert_string_equal(msg, "worker killed by signal SIGKILL");
+    e.killed_by_request = true;
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_TIMEOUT);
+    e = (struct zygote_exit){.signal = SIGSYS};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_SECCOMP);
+    assert_string_equal(msg, "the snippet made a forbidden system call (unknown)");
+    /* The worker's SIGSYS handler exits with 128 + SIGSYS after its seccomp frame. */
+    e = (struct zygote_exit){.exit_code = HARDEN_SECCOMP_EXIT_CODE};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_SECCOMP);
+    e = (struct zygote_exit){.exit_code = 3};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_WORKER_CRASHED);
+    assert_non_null(strstr(msg, "status 3"));
+    e = (struct zygote_exit){.exit_code = 0};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, NULL, msg, sizeof(msg)), PF_E_WORKER_CRASHED);
+    assert_string_equal(msg, "worker exited without sending a result");
+}
+
+/* ---- the policy ------------------------------------------------------------------------- */
+
+static int
+setup_policy(void **state)
+{
+    setup_with(state, NULL);
+    struct fx *f = *state;
+    struct pf_error *err = NULL;
+    if (policy_load_builtin(&f->d.policy, &err) < 0)
+        fail_msg("built-in policy: %s", err->msg);
+    return 0;
+}
+
+static bool
+json_array_has(const cJSON *array, const char *s)
+{
+    const cJSON *item;
+    cJSON_ArrayForEach(item, array) {
+        if (cJSON_IsString(item) && strcmp(item->valuestring, s) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void
+test_profile_sets_limits_levels_imports(void **state)
+{
+    struct fx *f = *state;
+    send_frame(f->client.fd, "{\"id\":1,\"op\":\"hello\"}");
+    cJSON *r = recv_frame(f, &f->client, 2000);
+    assert_string_equal(cJSON_GetObjectItem(r, "profile")->valuestring, "default");
+    cJSON_Delete(r);
+
+    cJSON *run = NULL;
+    uint64_t job = start_exec_run(
+            f, "{\"id\":2,\"op\":\"exec\",\"code\":\"import json\",\"imports\":[\"json\"]}", &run);
+    const cJSON *imports = cJSON_GetObjectItem(run, "imports");
+    assert_true(json_array_has(imports, "math"));   /* the profile's own */
+    assert_true(json_array_has(imports, "json"));   /* what the request adds */
+    assert_false(json_array_has(imports, "numpy")); /* another profile's */
+    cJSON_Delete(run);
+    const struct harden_params *hp = &fake.last_params;
+    assert_int_equal(hp->level[HARDEN_LAYER_SECCOMP], HARDEN_REQUIRED);
+    assert_int_equal(hp->level[HARDEN_LAYER_IDENTITY], HARDEN_REQUIRED);
+    assert_int_equal(hp->level[HARDEN_LAYER_CGROUP], HARDEN_BEST_EFFORT);
+    assert_int_equal(hp->uid, 0); /* the zygote picks a uid of its range */
+    assert_int_equal(hp->pids, 16);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    cJSON_Delete(recv_frame(f, &f->client, 1000));
+    end_worker(f, job, 0, 0, false, 0);
+
+    send_frame(f->client.fd,
+               "{\"id\":3,\"op\":\"exec\",\"code\":\"1\",\"imports\":[\"json\",\"numpy\"]}");
+    r = expect_error(f, "3", "bad_request");
+    assert_string_equal(error_message(r),
+                        "imports: 'numpy' is not allowed by profile 'default' (see its "
+                        "extra_imports)");
+    cJSON_Delete(r);
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void
+test_reload_keeps_old_policy_on_error(void **state)
+{
+    struct fx *f = *state;
+    char dir[] = "/tmp/pf-policy-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    f->d.opts.policy_dir = dir;
+    write_file(dir, "default.json",
+               "{\"name\":\"default\",\"limits\":{\"timeout_ms\":1234},"
+               "\"access\":{\"everyone\":true}}");
+    struct pf_error *err = NULL;
+    if (daemon_reload_policy(&f->d, &err) < 0)
+        fail_msg("reload: %s", err->msg);
+    const struct policy *good = f->d.policy;
+
+    write_file(dir, "broken.json", "{\"name\":\"broken\",\"limits\":{\"memory_mb\":9000}}");
+    assert_int_equal(daemon_reload_policy(&f->d, &err), -1);
+    assert_non_null(strstr(err->msg, "memory_mb: 9000 exceeds maximum 4096"));
+    err = pf_error_free(err);
+    assert_ptr_equal(f->d.policy, good);
+
+    send_frame(f->client.fd, "{\"id\":1,\"op\":\"hello\"}");
+    cJSON *r = recv_frame(f, &f->client, 2000);
+    cJSON *jl = cJSON_GetObjectItem(r, "job_limits");
+    assert_int_equal(cJSON_GetObjectItem(jl, "timeout_ms")->valueint, 1234);
+    cJSON_Delete(r);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+#define T(fn)        cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TW(fn, tune) cmocka_unit_test_setup_teardown(fn, setup_##tune, teardown)
+
+static int
+setup_workers(void **s)
+{
+    return setup_with(s, tune_workers);
+}
+
+int
+main(void)
+{
+    pf_log_init(PF_LOG_CRIT, "test_conn_exec");
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+            T(test_exec_error_result),
+            T(test_exec_loosened_limit_refused),
+            T(test_exec_timeout),
+            T(test_exec_output_limit),
+            T(test_exec_worker_crash),
+            T(test_exec_internal_result_waits_for_exit),
+            T(test_exec_spawn_failures),
+            TW(test_busy_at_max_workers, workers),
+            T(test_close_cancels_jobs),
+            cmocka_unit_test(test_outcome_from_exit),
+            cmocka_unit_test_setup_teardown(test_profile_sets_limits_levels_imports, setup_policy,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_reload_keeps_old_policy_on_error, setup_policy,
+                                            teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
