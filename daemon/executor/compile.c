@@ -329,8 +329,11 @@ conv_attribute(struct cstate *cs, PyObject *ast, struct node *n)
     if (exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) < 0 || set_ctx(n, ast) < 0 ||
         !(n->obj = exec_field_str(cs, ast, "attr")))
         return NULL;
-    if (exec_dunder_forbidden(PyUnicode_AsUTF8(n->obj)))
+    const char *name = PyUnicode_AsUTF8(n->obj);
+    if (exec_dunder_forbidden(name))
         n->flags |= NF_FORBIDDEN;
+    if (name[0] == '_')
+        n->flags |= NF_PRIVATE;
     return n;
 }
 
@@ -630,6 +633,39 @@ index_lines(struct exec_tree *t)
     return 0;
 }
 
+/* Errors found by the executor's compiler (CPython's compiler would have found them) get
+ * the position a SyntaxError from the parser has. */
+static void
+locate_error(struct exec_tree *t, const struct cstate *cs)
+{
+    if (!PyErr_ExceptionMatches(PyExc_SyntaxError) || !cs->lineno)
+        return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PySyntaxErrorObject *se = (PySyntaxErrorObject *) value;
+    if (se->lineno && se->lineno != Py_None) {
+        PyErr_Restore(type, value, tb);
+        return;
+    }
+    size_t from = t->line_off[cs->lineno], to = from;
+    while (to < t->code_len && t->code[to] != '\n')
+        to++;
+    PyObject *msg = PyObject_Str(value);
+    PyObject *exc = msg ? PyObject_CallFunction(type, "O(sins#)", msg, "<code>", (int) cs->lineno,
+                                                (int) cs->col + 1, t->code + from,
+                                                (Py_ssize_t) (to - from))
+                        : NULL;
+    Py_XDECREF(msg);
+    if (exc) {
+        PyErr_SetObject(type, exc);
+        Py_DECREF(exc);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
 struct exec_tree *
 exec_tree_compile(const char *code)
 {
@@ -656,8 +692,10 @@ exec_tree_compile(const char *code)
     }
     exec_scope_free_all(&cs);
     Py_DECREF(mod);
-    if (r < 0)
+    if (r < 0) {
+        locate_error(t, &cs);
         return exec_tree_free(t);
+    }
     return t;
 }
 

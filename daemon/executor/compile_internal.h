@@ -25,6 +25,7 @@ struct cscope {
     uint32_t nuses, capuses;
     struct exec_code *code;
     uint32_t loops; /* loops around the statement being converted, for break/continue */
+    uint32_t decl_line, decl_col; /* of a nonlocal declaration, for its error */
     bool uses_super;
 };
 
@@ -33,6 +34,7 @@ struct cstate {
     uint32_t depth;
     struct cscope *scope; /* the scope being converted */
     struct cscope *all;   /* every scope, for resolution */
+    uint32_t lineno, col; /* of the statement being converted, for errors */
 };
 
 typedef struct node *(*conv_fn)(struct cstate *cs, PyObject *ast);

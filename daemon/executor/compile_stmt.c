@@ -279,6 +279,10 @@ conv_declaration(struct cstate *cs, PyObject *ast, bool global)
 {
     if (!global && cs->scope->kind == SCOPE_MODULE)
         return syntax_error("nonlocal declaration not allowed at module level");
+    if (!global && !cs->scope->decl_line) {
+        cs->scope->decl_line = cs->lineno;
+        cs->scope->decl_col = cs->col;
+    }
     PyObject *names = PyObject_GetAttrString(ast, "names");
     if (!names)
         return NULL;
@@ -483,6 +487,10 @@ exec_conv_stmt(struct cstate *cs, PyObject *ast)
         return NULL;
     const char *type = exec_ast_type(ast);
     struct node *n = exec_node_new(cs, ast, NK_S_PASS);
+    if (n) {
+        cs->lineno = n->lineno;
+        cs->col = n->col;
+    }
     struct node *ret = n ? conv_stmt_simple(cs, ast, type, n) : NULL;
     if (n && !ret && !PyErr_Occurred()) {
         /* AsyncFunctionDef, AsyncFor, AsyncWith, TryStar: refused when reached */

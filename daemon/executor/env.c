@@ -157,6 +157,9 @@ exec_env_free(struct exec_env *env)
         exec_generators_close_all(env);
         if (env->globals)
             PyDict_Clear(env->globals); /* breaks cycles through the namespace */
+        /* classes are always in reference cycles: collect them (and the code trees their
+         * methods keep) now rather than at some later run's garbage collection */
+        PyGC_Collect();
         PyErr_Clear();
         PyErr_Restore(t, v, tb);
         env->run = NULL;

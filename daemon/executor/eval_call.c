@@ -141,7 +141,8 @@ call_method(struct exec_run *r, const struct node *n)
         Py_DECREF(stack[0]);
         goto out;
     }
-    if (needs_checked_method(stack[0], fn->obj)) {
+    if (needs_checked_method(stack[0], fn->obj) ||
+        ((fn->flags & NF_PRIVATE) && PyModule_Check(stack[0]))) {
         PyObject *m = exec_getattr(r, stack[0], fn->obj);
         if (m) {
             res = PyObject_Vectorcall(m, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET,

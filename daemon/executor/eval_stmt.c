@@ -475,6 +475,12 @@ exec_import_from(struct exec_run *r, const struct node *s)
             exec_raise_import_refused(r->env, PyModule_GetName(v));
             Py_CLEAR(v);
         }
+        const char *an = PyUnicode_AsUTF8(alias->obj);
+        if (v && !PyModule_Check(v) && an[0] == '_' && !exec_is_allowed_dunder(an)) {
+            exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s",
+                      an, modname);
+            Py_CLEAR(v);
+        }
         rc = v && exec_check_value(r, v) == 0 ? exec_name_store(r, alias->a, v) : -1;
         Py_XDECREF(v);
     }

@@ -4,6 +4,7 @@
 #ifndef DAEMON_EXECUTOR_EXEC_INTERNAL_H
 #define DAEMON_EXECUTOR_EXEC_INTERNAL_H
 
+#define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -137,6 +138,7 @@ enum exec_cmpop {
 #define NF_DEL           0x4 /* ... in del context */
 #define NF_FORBIDDEN     0x8 /* an attribute whose name the policy refuses (dunder) */
 #define NF_BOOL_OR       0x10
+#define NF_PRIVATE       0x20 /* an attribute named _x: refused on modules */
 
 enum comp_kind { COMP_LIST, COMP_SET, COMP_DICT, COMP_GEN };
 
@@ -307,6 +309,7 @@ bool exec_import_allowed(const struct exec_env *env, const char *name);
 /* Raises InterpreterError with the allow-list, as smolagents words it. */
 void exec_raise_import_refused(const struct exec_env *env, const char *name);
 bool exec_dunder_forbidden(const char *name);
+bool exec_is_allowed_dunder(const char *name);
 /* Refuses values the snippet must never hold: modules outside the allow-list, frames, code
  * objects, tracebacks. Returns 0, or -1 with InterpreterError set. */
 int exec_check_value_slow(struct exec_run *r, PyObject *v);
@@ -374,7 +377,7 @@ int exec_match(struct exec_run *r, const struct node *s);
 
 /* generator.c: takes ownership of slots (heap, code->nslots) in every case */
 PyObject *exec_generator_new(struct exec_run *r, const struct exec_code *c,
-                             const struct node *comp, PyObject **slots);
+                             const struct node *comp, PyObject **slots, PyObject *tree_ref);
 PyObject *exec_eval_yield(struct exec_run *r, const struct node *n);
 /* Suspends the running generator with value (stolen); returns what it is resumed with. */
 PyObject *exec_gen_yield(struct exec_run *r, PyObject *value);

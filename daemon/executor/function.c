@@ -244,7 +244,7 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
         exec_frame_cells(c, slots, f->closure) < 0)
         goto out;
     if (c->is_generator) {
-        res = exec_generator_new(r, c, NULL, slots);
+        res = exec_generator_new(r, c, NULL, slots, f->tree_ref);
         slots = NULL; /* the generator owns them now, even on failure */
         goto out;
     }

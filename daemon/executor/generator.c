@@ -427,7 +427,7 @@ exec_generator_init_type(void)
 
 PyObject *
 exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct node *comp,
-                   PyObject **slots)
+                   PyObject **slots, PyObject *tree_ref)
 {
     struct exec_generator *g = PyObject_GC_New(struct exec_generator, &generator_type);
     if (!g) {
@@ -440,8 +440,8 @@ exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct n
     g->comp = comp;
     g->frame.slots = slots;
     g->frame.code = c;
-    g->frame.tree_ref = exec_cur_tree(r);
-    g->tree_ref = Py_NewRef(g->frame.tree_ref);
+    g->frame.tree_ref = tree_ref;
+    g->tree_ref = Py_NewRef(tree_ref);
     g->env_capsule = Py_NewRef(r->env->capsule);
     g->name = Py_NewRef(c->name);
     g->qualname = Py_NewRef(c->qualname);

@@ -91,6 +91,15 @@ static const char *const allowed_dunders[] = {"__init__", "__name__",  "__qualna
                                               "__repr__", "__module__"};
 
 bool
+exec_is_allowed_dunder(const char *name)
+{
+    for (size_t i = 0; i < sizeof(allowed_dunders) / sizeof(allowed_dunders[0]); i++)
+        if (strcmp(allowed_dunders[i], name) == 0)
+            return true;
+    return false;
+}
+
+bool
 exec_dunder_forbidden(const char *name)
 {
     size_t len = strlen(name);
@@ -237,6 +246,13 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
     PyObject *v = PyObject_GetAttr(obj, name);
     if (v && exec_check_value(r, v) < 0)
         Py_CLEAR(v);
+    if (v && s[0] == '_' && PyModule_Check(obj) && !exec_is_allowed_dunder(s)) {
+        /* a module's private names are its implementation: often other modules' functions */
+        Py_CLEAR(v);
+        const char *m = PyModule_GetName(obj);
+        return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s",
+                         s, m ? m : "?");
+    }
     if (v && is_format_method(obj, s)) {
         PyObject *g = guard_format(obj, v);
         Py_DECREF(v);

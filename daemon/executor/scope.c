@@ -298,8 +298,13 @@ exec_scope_resolve(struct cstate *cs)
         order[n++] = s;
     int rc = -1;
     for (size_t i = n; i-- > 0;)
-        if (mark_scope(order[i]) < 0)
+        if (mark_scope(order[i]) < 0) {
+            if (order[i]->decl_line) {
+                cs->lineno = order[i]->decl_line;
+                cs->col = order[i]->decl_col;
+            }
             goto out;
+        }
     for (size_t i = n; i-- > 0;)
         if (layout_scope(cs, order[i]) < 0)
             goto out;

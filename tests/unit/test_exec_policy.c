@@ -284,6 +284,83 @@ test_budget_survives_swallowing(void **state)
                   "Reached the max number of operations of 300");
 }
 
+static void
+test_private_module_attributes(void **state)
+{
+    (void) state;
+    assert_eval_fails("import random\nrandom._urandom(2)",
+                      "InterpreterError: Forbidden access to private attribute _urandom of module "
+                      "random");
+    assert_eval_fails("from random import _urandom", "Forbidden access to private attribute");
+    assert_eval_fails("import random\ngetattr(random, '_inst')",
+                      "Forbidden access to private attribute _inst of module random");
+    /* private names of the snippet's own objects stay usable */
+    assert_eval("class A:\n    _x = 1\nA._x, A()._x", "(1, 1)");
+    assert_eval("import random\nrandom.__name__", "'random'");
+}
+
+static void
+test_frames_and_code(void **state)
+{
+    (void) state;
+    assert_eval_fails("def g():\n    yield 1\ng().gi_frame", "AttributeError");
+    assert_eval_fails("(lambda: 1).__globals__", "Forbidden access to dunder attribute: __globals__");
+    assert_eval_fails("def f():\n    pass\nf.__code__", "Forbidden access to dunder attribute: __code__");
+    assert_eval_fails("try:\n    1/0\nexcept Exception as e:\n    t = e.__traceback__",
+                      "Forbidden access to dunder attribute: __traceback__");
+    assert_eval_fails("def f():\n    pass\ngetattr(f, '__closure__')",
+                      "Forbidden access to dunder attribute: __closure__");
+}
+
+static void
+test_match_class_dunder(void **state)
+{
+    (void) state;
+    assert_eval_fails("match 1:\n    case int(__class__=c):\n        pass",
+                      "InterpreterError: Forbidden access to dunder attribute: __class__");
+    assert_eval_fails("class P:\n    __match_args__ = ('__dict__',)\nmatch P():\n"
+                      "    case P(d):\n        pass",
+                      "Forbidden access to dunder attribute: __dict__");
+    assert_eval("match 1:\n    case int(real=r):\n        x = r\nx", "1");
+}
+
+static void
+test_budgets_cannot_be_caught(void **state)
+{
+    (void) state;
+    struct exec_policy p = {.max_ops = 2000};
+    assert_policy(&p, "def k(x):\n    while True:\n        pass\ntry:\n    sorted([1, 2], key=k)\n"
+                      "except BaseException as e:\n    print('caught')\n'end'",
+                  "Reached the max number of operations of 2000");
+    struct exec_policy w = {.max_while_iterations = 5};
+    assert_policy(&w, "try:\n    while True:\n        pass\nexcept Exception:\n    pass\n'escaped'",
+                  "Maximum number of 5 iterations in While loop exceeded");
+    struct exec_policy t = {.timeout_ms = 50, .max_ops = 1ULL << 40};
+    struct exec_env *env = t_env(&t);
+    cJSON *res = t_run_in(env, "def gen():\n    while True:\n        yield 1\ntry:\n"
+                               "    for x in gen():\n        pass\nexcept BaseException:\n"
+                               "    print('caught')\nfinally:\n    print('finally')");
+    assert_string_equal(t_str(res, "outcome"), "timeout");
+    assert_string_equal(t_str(res, "logs"), "");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+static void
+test_final_answer_from_function(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    cJSON *res = t_run_in(env, "def solve():\n    try:\n        final_answer('in try')\n"
+                               "    except BaseException:\n        return 'swallowed'\n"
+                               "solve()\nprint('never')");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "output_repr"), "'in try'");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(res, "is_final_answer")));
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 int
 main(void)
 {
@@ -301,6 +378,11 @@ main(void)
         cmocka_unit_test(test_logs_truncation),
         cmocka_unit_test(test_final_answer),
         cmocka_unit_test(test_budget_survives_swallowing),
+        cmocka_unit_test(test_private_module_attributes),
+        cmocka_unit_test(test_frames_and_code),
+        cmocka_unit_test(test_match_class_dunder),
+        cmocka_unit_test(test_budgets_cannot_be_caught),
+        cmocka_unit_test(test_final_answer_from_function),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
