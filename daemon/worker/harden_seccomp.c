@@ -348,6 +348,10 @@ add_argument_rules(scmp_filter_ctx ctx, bool threads, struct pf_error **err)
                           SCMP_A0(SCMP_CMP_NE, (scmp_datum_t) SIGSYS));
     if (rc < 0)
         return rule_error(rc, "rt_sigaction", "rt_sigaction", err);
+    /* Reading it is fine: the signal module queries every signal's handler when imported. */
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1, SCMP_A1(SCMP_CMP_EQ, 0));
+    if (rc < 0)
+        return rule_error(rc, "rt_sigaction (query)", "rt_sigaction", err);
     /* Reading limits is fine; raising a soft one up to its hard one is not. */
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     if (rc < 0)

@@ -120,6 +120,29 @@ test_sigsys_handler_stays(void **state)
 }
 
 static int
+do_query_sigsys(void *arg)
+{
+    if (apply(16))
+        return 2;
+    /* The neighbour: reading the handler (Python's signal module does it for every signal). */
+    struct sigaction old;
+    if (sigaction(SIGSYS, NULL, &old) < 0)
+        return 3;
+    child_say("ok");
+    return 0;
+}
+
+static void
+test_sigsys_handler_readable(void **state)
+{
+    struct child_result r;
+    assert_int_equal(run_child(do_query_sigsys, NULL, &r), 0);
+    assert_true(WIFEXITED(r.status));
+    assert_int_equal(WEXITSTATUS(r.status), 0);
+    assert_string_equal(r.out, "ok");
+}
+
+static int
 do_unshare(void *arg)
 {
     if (apply(16))
@@ -263,6 +286,7 @@ main(void)
         cmocka_unit_test(test_execve_traps),
         cmocka_unit_test(test_fork_traps),
         cmocka_unit_test(test_sigsys_handler_stays),
+        cmocka_unit_test(test_sigsys_handler_readable),
         cmocka_unit_test(test_unshare_traps),
         cmocka_unit_test(test_threads_only_when_allowed),
         cmocka_unit_test(test_allowed_neighbours),
