@@ -26,6 +26,13 @@ fclosep(FILE **f)
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
+static inline void
+closedirp(DIR **d)
+{
+    if (*d)
+        closedir(*d);
+}
+
 /* ---- file helpers ------------------------------------------------------------------------ */
 
 int
@@ -143,6 +150,45 @@ cgroup_kill_listed(const char *dir, struct pf_error **err)
         usleep(1000);
     }
     return pf_error_set(err, PF_E_INTERNAL, "cgroup: '%s' still has processes after SIGKILL", dir);
+}
+
+static bool
+is_stale_pool(const char *name)
+{
+    int pid;
+    char rest;
+    if (sscanf(name, "pyfence-%d%c", &pid, &rest) != 1 || pid <= 0 || pid == getpid())
+        return false;
+    return kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+void
+cgroup_remove_stale_pools(const char *parent)
+{
+    _cleanup_(closedirp) DIR *d = opendir(parent);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_type != DT_DIR || !is_stale_pool(e->d_name))
+            continue;
+        _cleanup_free_ char *pool = NULL;
+        if (asprintf(&pool, "%s/%s", parent, e->d_name) < 0)
+            return;
+        _cleanup_(closedirp) DIR *slots = opendir(pool);
+        for (struct dirent *w; slots && (w = readdir(slots));) {
+            if (w->d_type != DT_DIR || w->d_name[0] != 'w')
+                continue;
+            _cleanup_free_ char *slot = NULL;
+            if (asprintf(&slot, "%s/%s", pool, w->d_name) < 0)
+                return;
+            (void) cgroup_kill_listed(slot, NULL);
+            (void) rmdir(slot);
+        }
+        if (rmdir(pool) == 0)
+            pf_log_notice(CGROUP, "removed the pool of a zygote that is gone: '%s'", pool);
+        else
+            pf_log_warning(CGROUP, "cannot remove stale pool '%s': %m, ignoring", pool);
+    }
 }
 
 /* ---- detection --------------------------------------------------------------------------- */

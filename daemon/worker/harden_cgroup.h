@@ -102,6 +102,9 @@ int cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t
 bool cgroup_file_exists(const char *dir, const char *file);
 /* SIGKILLs every pid listed in dir/cgroup.procs until it is empty (bounded retries). */
 int cgroup_kill_listed(const char *dir, struct pf_error **err);
+/* Removes, under parent, the pools ("pyfence-<pid>") of zygotes that are no longer running, and
+ * kills what was left in them: a zygote that crashed leaves its pool behind. */
+void cgroup_remove_stale_pools(const char *parent);
 /* mkdir that accepts an existing directory. */
 int cgroup_mkdir(const char *path, struct pf_error **err);
 

@@ -36,6 +36,7 @@ v1_init_pool(const struct cgroup_host *host, char **ret_root, struct pf_error **
     for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
         if (!host->v1_dir[d] || access(host->v1_dir[d], W_OK) < 0)
             continue;
+        cgroup_remove_stale_pools(host->v1_dir[d]);
         char *root = NULL;
         if (asprintf(&root, "%s/pyfence-%d", host->v1_dir[d], (int) getpid()) < 0)
             return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");

@@ -75,6 +75,7 @@ v2_init_pool(const struct cgroup_host *host, char **ret_root, struct pf_error **
         if (move_to_supervisor(host->v2_dir, err) < 0 || enable_controllers(host->v2_dir, err) < 0)
             return -1;
     }
+    cgroup_remove_stale_pools(host->v2_dir);
     char *root = NULL;
     if (asprintf(&root, "%s/pyfence-%d", host->v2_dir, (int) getpid()) < 0)
         return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");

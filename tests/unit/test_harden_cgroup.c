@@ -203,6 +203,33 @@ test_none_backend_forced(void **state)
 }
 
 static void
+test_stale_pool_removed(void **state)
+{
+    /* A pool left by a zygote that died: a dead pid's name, one slot with nothing in it. */
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    assert_true(dead > 0);
+    waitpid(dead, NULL, 0);
+    struct cgroup_host host;
+    assert_int_equal(cgroup_host_detect(&host, NULL), 0);
+    const char *mem = host.v2_dir && cgroup_v2_has(&host, "memory")
+                              ? host.v2_dir
+                              : host.v1_dir[CGROUP_DIR_MEMORY];
+    assert_non_null(mem);
+    char pool[4096], slot[4200];
+    snprintf(pool, sizeof(pool), "%s/pyfence-%d", mem, (int) dead);
+    snprintf(slot, sizeof(slot), "%s/w0", pool);
+    assert_int_equal(cgroup_mkdir(pool, NULL), 0);
+    assert_int_equal(cgroup_mkdir(slot, NULL), 0);
+    harden_cgroup_finish();
+    struct pf_error *err = NULL;
+    assert_int_equal(harden_cgroup_init("auto", &err), 0);
+    assert_int_equal(access(pool, F_OK), -1);
+    cgroup_host_finish(&host);
+}
+
+static void
 test_bad_mode(void **state)
 {
     struct pf_error *err = NULL;
@@ -229,11 +256,9 @@ main(void)
     }
     printf("# cgroup backend: %s\n", harden_cgroup_backend_name());
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_memory_limit_is_oom),
-            cmocka_unit_test(test_slot_reused_clean),
-            cmocka_unit_test(test_pids_limit),
-            cmocka_unit_test(test_none_backend_forced),
-            cmocka_unit_test(test_bad_mode),
+            cmocka_unit_test(test_memory_limit_is_oom), cmocka_unit_test(test_slot_reused_clean),
+            cmocka_unit_test(test_pids_limit),          cmocka_unit_test(test_stale_pool_removed),
+            cmocka_unit_test(test_none_backend_forced), cmocka_unit_test(test_bad_mode),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     harden_cgroup_finish();
