@@ -1,0 +1,150 @@
+/* The cgroup v2 backend's file protocol against a fake cgroup directory (this machine's memory
+ * and pids controllers are on v1, so the kernel side of v2 is exercised where systemd delegates
+ * a v2 cgroup): the choice of v2 over v1, the limits written, memory.events / pids.events /
+ * cpu.stat / memory.peak parsed, cgroup.kill used to empty a slot. */
+/* cmocka.h needs these first, in this order. */
+/* clang-format off */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+/* clang-format on */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harden_cgroup.h"
+
+static char root[256];
+
+static void
+put(const char *dir, const char *file, const char *content)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(content, f);
+    fclose(f);
+}
+
+static char *
+get(const char *dir, const char *file)
+{
+    static char buf[256];
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The files the kernel would make in a fresh cgroup. */
+static void
+fake_cgroup(const char *dir)
+{
+    mkdir(dir, 0755);
+    static const char *const files[] = {"cgroup.procs",  "cgroup.subtree_control",
+                                        "memory.max",    "memory.swap.max",
+                                        "pids.max",      "cpu.max",
+                                        "memory.events", "pids.events",
+                                        "cpu.stat",      "memory.peak",
+                                        "cgroup.kill"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        put(dir, files[i], "");
+    put(dir, "cgroup.controllers", "cpuset cpu io memory pids\n");
+}
+
+static void
+test_choose_prefers_v2(void **state)
+{
+    struct cgroup_host host = {.v2_dir = root, .v2_controllers = "cpu memory pids"};
+    char why[512];
+    assert_ptr_equal(cgroup_choose(&host, "auto", why, sizeof(why), NULL), &cgroup_backend_v2);
+    assert_non_null(strstr(why, "delegated"));
+    /* Without memory in v2 and without v1: none, saying why. */
+    host.v2_controllers = "cpu pids";
+    assert_ptr_equal(cgroup_choose(&host, "auto", why, sizeof(why), NULL), &cgroup_backend_none);
+    assert_non_null(strstr(why, "not memory and pids"));
+    /* Asked for v2 where it cannot work: an error naming the mode. */
+    struct pf_error *err = NULL;
+    assert_null(cgroup_choose(&host, "v2", why, sizeof(why), &err));
+    assert_non_null(strstr(err->msg, "'v2'"));
+    pf_error_free(err);
+}
+
+static void
+test_pool_limits_events(void **state)
+{
+    struct cgroup_host host = {.v2_dir = root, .v2_controllers = "cpu memory pids"};
+    char pool[512], w0[600];
+    snprintf(pool, sizeof(pool), "%s/pyfence-%d", root, (int) getpid());
+    snprintf(w0, sizeof(w0), "%s/w0", pool);
+    fake_cgroup(pool);
+    fake_cgroup(w0);
+
+    char *roots[_CGROUP_DIR_MAX] = {NULL};
+    struct pf_error *err = NULL;
+    assert_int_equal(cgroup_backend_v2.init_pool(&host, roots, &err), 0);
+    assert_string_equal(roots[0], pool);
+    /* A plain file keeps the last write over the first: "+cpu" then over "+memory +pids". */
+    assert_non_null(strstr(get(pool, "cgroup.subtree_control"), "+cpuory +pids"));
+
+    struct cgroup_slot slot = {.peak_fd = -1, .procs_fd = {-1, -1, -1, -1}};
+    assert_int_equal(cgroup_backend_v2.create(roots, 0, &slot, &err), 0);
+    assert_string_equal(slot.dir[0], w0);
+    assert_true(slot.procs_fd[0] >= HARDEN_HIGH_FD_MIN);
+
+    struct cgroup_limits l = {
+            .memory_bytes = 64 << 20, .pids = 16, .cpu_quota_us = 50000, .cpu_period_us = 100000};
+    assert_int_equal(cgroup_backend_v2.set_limits(&slot, &l, &err), 0);
+    assert_string_equal(get(w0, "memory.max"), "67108864");
+    assert_string_equal(get(w0, "memory.swap.max"), "0");
+    assert_string_equal(get(w0, "pids.max"), "16");
+    assert_string_equal(get(w0, "cpu.max"), "50000 100000");
+
+    put(w0, "memory.events", "low 0\nhigh 0\nmax 7\noom 2\noom_kill 1\noom_group_kill 0\n");
+    put(w0, "pids.events", "max 3\n");
+    put(w0, "cpu.stat", "usage_usec 123456\nuser_usec 100000\nsystem_usec 23456\n");
+    put(w0, "memory.peak", "8388608\n");
+    struct cgroup_counters c;
+    assert_int_equal(cgroup_backend_v2.read_events(&slot, &c, &err), 0);
+    assert_int_equal(c.oom_kill, 1);
+    assert_int_equal(c.pids_max, 3);
+    assert_int_equal(c.cpu_usage_us, 123456);
+    assert_int_equal(c.peak_bytes, 8388608);
+
+    assert_int_equal(cgroup_backend_v2.reset(&slot, &err), 0);
+    assert_string_equal(get(w0, "cgroup.kill"), "1");
+
+    /* destroy closes the fds; the fake directory holds files, so rmdir is the test's job. */
+    cgroup_backend_v2.destroy(&slot, roots, NULL);
+    assert_int_equal(slot.procs_fd[0], -1);
+    free(roots[0]);
+}
+
+int
+main(void)
+{
+    snprintf(root, sizeof(root), "/tmp/pf-cgv2-XXXXXX");
+    if (!mkdtemp(root))
+        return 1;
+    fake_cgroup(root);
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_choose_prefers_v2),
+            cmocka_unit_test(test_pool_limits_events),
+    };
+    int r = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s, ignoring\n", root);
+    return r;
+}
