@@ -1,0 +1,3 @@
+# expect: native
+print('go')
+a, b, c = (1, 2)

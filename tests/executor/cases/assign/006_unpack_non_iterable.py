@@ -1,0 +1,2 @@
+# expect: native
+a, b = 5

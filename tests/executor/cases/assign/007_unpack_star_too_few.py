@@ -1,0 +1,2 @@
+# expect: native
+a, b, *c = [1]

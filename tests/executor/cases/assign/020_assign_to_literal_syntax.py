@@ -1,0 +1,3 @@
+# expect: error SyntaxError
+x = 1
+1 = x

@@ -1,0 +1,3 @@
+# expect: native
+a = [1]
+del a[5]

@@ -1,0 +1,4 @@
+# expect: native
+d = {'a': 1}
+print(d['a'])
+d['missing']

@@ -1,0 +1,3 @@
+# expect: native
+lst = [1, 2, 3]
+lst[10]

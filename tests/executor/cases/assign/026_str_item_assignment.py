@@ -1,0 +1,3 @@
+# expect: native
+s = 'abc'
+s[0] = 'x'

@@ -1,0 +1,3 @@
+# expect: native
+t = (1, 2)
+t[0] = 5

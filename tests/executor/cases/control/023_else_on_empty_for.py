@@ -1,0 +1,5 @@
+for x in []:
+    print('body')
+else:
+    print('else ran')
+'done'

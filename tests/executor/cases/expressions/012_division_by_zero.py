@@ -1,0 +1,5 @@
+# expect: error ZeroDivisionError
+x = 10
+y = 0
+print('before')
+x / y

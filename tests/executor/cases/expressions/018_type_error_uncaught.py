@@ -1,0 +1,4 @@
+# expect: native
+x = [1, 2]
+print(len(x))
+x + 1

@@ -1,0 +1,3 @@
+# expect: native
+print('parsing')
+int('12x')

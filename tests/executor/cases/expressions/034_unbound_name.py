@@ -1,0 +1,3 @@
+# expect: error NameError
+print('before')
+print(undefined_variable)

@@ -1,0 +1,3 @@
+# expect: native
+x = None
+x + 1

@@ -1,0 +1,78 @@
+# The native side of the differential harness: runs a snippet with CPython itself, the way the
+# executor's contract defines the result (smolagents): print output captured, the value of the
+# last expression statement (or of final_answer(x)), and the exception type and message.
+# Embedded into differential.c and bench_executor.c at build time; trusted code only.
+import ast
+import builtins
+import io
+
+
+class _FinalAnswer(BaseException):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+
+def _final_answer(value):
+    raise _FinalAnswer(value)
+
+
+def compile_snippet(src):
+    """Returns (body code, last-expression code or None)."""
+    tree = ast.parse(src, "<snippet>")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+        last = compile(last, "<snippet>", "eval")
+    return compile(tree, "<snippet>", "exec"), last
+
+
+def fresh_globals(out):
+    def _print(*args, **kwargs):
+        if kwargs.get("file") is None:
+            kwargs["file"] = out
+        builtins.print(*args, **kwargs)
+
+    bi = dict(builtins.__dict__)
+    bi["print"] = _print
+    bi["final_answer"] = _final_answer
+    return {"__builtins__": bi, "__name__": "__main__"}
+
+
+def run(src):
+    """-> (logs, value, is_final_answer, exc_type or None, exc_message or None)"""
+    out = io.StringIO()
+    value, final, etype, emsg = None, False, None, None
+    try:
+        body, last = compile_snippet(src)
+        g = fresh_globals(out)
+        exec(body, g)
+        if last is not None:
+            value = eval(last, g)
+    except _FinalAnswer as f:
+        value, final = f.value, True
+    except SyntaxError as e:
+        etype, emsg = "SyntaxError", e.msg
+    except BaseException as e:  # noqa: B036 - snippets may raise anything
+        etype, emsg = type(e).__name__, str(e)
+    return out.getvalue(), value, final, etype, emsg
+
+
+def bench(src, runs):
+    """Best-of-runs wall time in seconds of one native run (compile excluded), for the bench."""
+    import time
+
+    body, last = compile_snippet(src)
+    best = None
+    for _ in range(runs):
+        g = fresh_globals(io.StringIO())
+        t0 = time.perf_counter()
+        try:
+            exec(body, g)
+            if last is not None:
+                eval(last, g)
+        except _FinalAnswer:
+            pass
+        dt = time.perf_counter() - t0
+        best = dt if best is None or dt < best else best
+    return best
