@@ -21,14 +21,14 @@ static const struct {
     enum harden_layer layer;
     harden_apply_fn apply;
 } layers[] = {
-    {HARDEN_LAYER_CGROUP, harden_cgroup_apply},
-    {HARDEN_LAYER_NAMESPACES, harden_namespaces_apply},
-    {HARDEN_LAYER_RLIMITS, harden_rlimits_apply},
-    {HARDEN_LAYER_FDS, harden_fds_apply},
-    {HARDEN_LAYER_IDENTITY, harden_identity_apply},
-    {HARDEN_LAYER_PRIVILEGES, harden_privileges_apply},
-    {HARDEN_LAYER_LANDLOCK, harden_landlock_apply},
-    {HARDEN_LAYER_SECCOMP, harden_seccomp_apply},
+        {HARDEN_LAYER_CGROUP, harden_cgroup_apply},
+        {HARDEN_LAYER_NAMESPACES, harden_namespaces_apply},
+        {HARDEN_LAYER_RLIMITS, harden_rlimits_apply},
+        {HARDEN_LAYER_FDS, harden_fds_apply},
+        {HARDEN_LAYER_IDENTITY, harden_identity_apply},
+        {HARDEN_LAYER_PRIVILEGES, harden_privileges_apply},
+        {HARDEN_LAYER_LANDLOCK, harden_landlock_apply},
+        {HARDEN_LAYER_SECCOMP, harden_seccomp_apply},
 };
 
 _Static_assert(PF_ELEMENTSOF(layers) == _HARDEN_LAYER_MAX, "one table entry per layer");
@@ -92,8 +92,17 @@ worker_harden(const struct harden_params *params, int channel_fd, struct pf_erro
     int fd = harden_fds_move_channel(channel_fd, err);
     if (fd < 0)
         return -1;
-    for (size_t i = 0; i < PF_ELEMENTSOF(layers); i++)
+    for (size_t i = 0; i < PF_ELEMENTSOF(layers); i++) {
         if (apply_layer(i, params, err) < 0)
             return -1;
+        /* A change of credentials clears PR_SET_PDEATHSIG (prctl(2)): the identity layer undoes
+         * what the fds layer set, so it is set again right after, before seccomp could forbid
+         * the prctl. */
+        if (layers[i].layer == HARDEN_LAYER_IDENTITY &&
+            params->level[HARDEN_LAYER_FDS] != HARDEN_OFF &&
+            params->level[HARDEN_LAYER_IDENTITY] != HARDEN_OFF &&
+            harden_fds_die_with_parent(err) < 0)
+            return pf_error_prefix(err, "hardening layer 'fds' (after 'identity')");
+    }
     return fd;
 }

@@ -109,13 +109,17 @@ stdio_from_dev_null(struct pf_error **err)
     return 0;
 }
 
-static int
-die_with_parent(struct pf_error **err)
+int
+harden_fds_die_with_parent(struct pf_error **err)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "prctl(PR_SET_PDEATHSIG)");
-    /* If the parent died before the prctl, the signal will never come: check after it. */
+    /* If the parent died before the prctl, the signal will never come: check after it. A worker
+     * in its own pid namespace (namespaces layer) sees 0, its parent being outside: it cannot
+     * check, and relies on its channel's EOF, which follows the zygote's death. */
     pid_t parent = getppid();
+    if (parent == 0)
+        return 0;
     if (expected_parent ? parent != expected_parent : parent == 1)
         return pf_error_set(err, PF_E_INTERNAL,
                             "the zygote (pid %d) died before the worker was hardened",
@@ -136,5 +140,5 @@ harden_fds_apply(const struct harden_params *p, struct pf_error **err)
         return -1;
     if (clearenv() != 0)
         return pf_error_set(err, PF_E_INTERNAL, "clearenv() failed");
-    return die_with_parent(err);
+    return harden_fds_die_with_parent(err);
 }

@@ -45,6 +45,9 @@ int harden_fds_close_from(int lowfd, bool use_fallback, struct pf_error **err);
  * parent is still alive, closing the race where the zygote died before the prctl. 0 (default)
  * only refuses a parent that is init. */
 void harden_expect_parent(pid_t zygote_pid);
+/* PR_SET_PDEATHSIG(SIGKILL), then the parent check above. Part of the fds layer; worker_harden()
+ * calls it again after the identity layer, since a change of credentials clears the setting. */
+int harden_fds_die_with_parent(struct pf_error **err);
 
 /* Whether worker_harden() has an implementation for the layer (false: its table entry is NULL). */
 bool harden_layer_built(enum harden_layer layer);

@@ -22,6 +22,13 @@ struct zygote_exit {
     bool killed_by_request; /* we asked for the kill (zygote_kill) */
     uint64_t cpu_ms; /* user+system, from rusage */
     uint64_t max_rss_kb;
+    /* From the worker's cgroup (CHANNEL.md, optional fields of "exited"); all false/0 when
+     * have_cgroup is false (the `none` backend, or the cgroup layer off). */
+    bool have_cgroup;
+    bool oom_killed;         /* the cgroup's OOM killer ran: memory_limit */
+    bool pids_limited;       /* a fork or thread was refused: pids_limit */
+    uint64_t peak_memory_kb; /* 0 when unknown */
+    uint64_t cgroup_cpu_ms;  /* threads and children included */
 };
 
 /* Called once per spawn request: with pid > 0 when the worker was forked, or with an error.
@@ -39,6 +46,8 @@ struct zygote_config {
     const char *path;
     int log_level;
     const char *const *preload; /* modules the zygote imports once (NULL-terminated), may be NULL */
+    const char *cgroup_mode;    /* --cgroup: "auto" (NULL), "v2", "v1", "none" (rlimits only) */
+    bool seccomp_strict;        /* --seccomp-strict */
 };
 
 /* Starts the zygote and waits (blocking, bounded by 10 s) for its "ready" message. */

@@ -51,6 +51,8 @@ struct zygote {
     char *path;
     int log_level;
     char **preload;
+    char *cgroup_mode; /* NULL: auto */
+    bool seccomp_strict;
     zygote_spawned_cb spawned_cb;
     zygote_exit_cb exit_cb;
     struct zproc *current; /* the incarnation that takes spawns, NULL while restarting */
@@ -170,6 +172,10 @@ static const struct msg_field exited_fields[] = {
         {"cpu_ms", MSG_T_INT, true, 0, MAX_JSON_INT},
         {"max_rss_kb", MSG_T_INT, true, 0, MAX_JSON_INT},
         {"killed", MSG_T_BOOL, true, 0, 0},
+        {"oom_killed", MSG_T_BOOL, false, 0, 0},
+        {"pids_limited", MSG_T_BOOL, false, 0, 0},
+        {"peak_memory_kb", MSG_T_INT, false, 0, MAX_JSON_INT},
+        {"cgroup_cpu_ms", MSG_T_INT, false, 0, MAX_JSON_INT},
 };
 
 static int
@@ -197,6 +203,11 @@ on_exited(struct zygote *z, const cJSON *msg, struct pf_error **err)
             .pid = (pid_t) msg_get_int(msg, "pid", 0),
             .cpu_ms = (uint64_t) msg_get_int(msg, "cpu_ms", 0),
             .max_rss_kb = (uint64_t) msg_get_int(msg, "max_rss_kb", 0),
+            .have_cgroup = cJSON_HasObjectItem(msg, "oom_killed"),
+            .oom_killed = msg_get_bool(msg, "oom_killed", false),
+            .pids_limited = msg_get_bool(msg, "pids_limited", false),
+            .peak_memory_kb = (uint64_t) msg_get_int(msg, "peak_memory_kb", 0),
+            .cgroup_cpu_ms = (uint64_t) msg_get_int(msg, "cgroup_cpu_ms", 0),
     };
     if (int_or_null(msg, "exit_code", &info.exit_code, err) < 0 ||
         int_or_null(msg, "signal", &info.signal, err) < 0)
@@ -284,6 +295,7 @@ maybe_free_zygote(struct zygote *z)
     for (size_t i = 0; z->preload && z->preload[i]; i++)
         free(z->preload[i]);
     free(z->preload);
+    free(z->cgroup_mode);
     free(z->path);
     free(z);
 }
@@ -395,7 +407,7 @@ proc_start(struct zygote *z, struct pf_error **err)
     size_t n_pre = 0;
     while (z->preload && z->preload[n_pre])
         n_pre++;
-    _cleanup_free_ char **args = calloc(4 + 2 * n_pre + 1, sizeof(char *));
+    _cleanup_free_ char **args = calloc(6 + 2 * n_pre + 1, sizeof(char *));
     if (!args)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     size_t a = 0;
@@ -406,6 +418,12 @@ proc_start(struct zygote *z, struct pf_error **err)
         args[a++] = (char *) "--preload";
         args[a++] = z->preload[i];
     }
+    if (z->cgroup_mode) {
+        args[a++] = (char *) "--cgroup";
+        args[a++] = z->cgroup_mode;
+    }
+    if (z->seccomp_strict)
+        args[a++] = (char *) "--seccomp-strict";
     /* No secret of the daemon's reaches the zygote: only what its logging needs. */
     const char *js = getenv("JOURNAL_STREAM");
     char js_var[128];
@@ -572,7 +590,9 @@ zygote_start(uv_loop_t *loop, const struct zygote_config *config, zygote_spawned
         n++;
     z->path = strdup(config->path);
     z->preload = calloc(n + 1, sizeof(char *));
-    bool oom = !z->path || !z->preload;
+    z->seccomp_strict = config->seccomp_strict;
+    z->cgroup_mode = config->cgroup_mode ? strdup(config->cgroup_mode) : NULL;
+    bool oom = !z->path || !z->preload || (config->cgroup_mode && !z->cgroup_mode);
     for (size_t i = 0; !oom && i < n; i++)
         oom = !(z->preload[i] = strdup(config->preload[i]));
     uv_timer_init(loop, &z->timer);

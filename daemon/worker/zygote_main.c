@@ -19,6 +19,7 @@
 #include "exec.h"
 #include "harden_internal.h"
 #include "harden_params.h"
+#include "harden_zygote.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
@@ -32,6 +33,7 @@ struct job {
     uint64_t id;
     pid_t pid;
     bool killed;
+    struct harden_job *hj; /* its pool slot (cgroup, identity), given back once reaped */
 };
 
 struct zygote {
@@ -107,8 +109,9 @@ find_job_by_pid(struct zygote *z, pid_t pid)
 }
 
 static void
-drop_job(struct zygote *z, struct job *j)
+drop_job(struct zygote *z, struct job *j, struct harden_outcome *ret_outcome)
 {
+    j->hj = harden_job_finish(j->hj, ret_outcome);
     *j = z->jobs[--z->n_jobs];
 }
 
@@ -164,8 +167,15 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
 {
     if (find_job_by_id(z, id))
         return reply_spawn_failed(z, id, "a worker for this job id is already running");
-    if (add_job(z, id, 0) < 0)
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    struct harden_job *hj = NULL;
+    if (harden_job_prepare(params, &hj, &err) < 0)
+        return reply_spawn_failed(z, id, err->msg);
+    if (add_job(z, id, 0) < 0) {
+        harden_job_finish(hj, NULL);
         return reply_spawn_failed(z, id, "out of memory");
+    }
+    z->jobs[z->n_jobs - 1].hj = hj;
     PyOS_BeforeFork();
     pid_t pid = fork();
     if (pid == 0)
@@ -173,7 +183,7 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
     int saved = errno;
     PyOS_AfterFork_Parent();
     if (pid < 0) {
-        z->n_jobs--;
+        drop_job(z, &z->jobs[z->n_jobs - 1], NULL);
         char msg[128];
         snprintf(msg, sizeof(msg), "fork: %s", strerror(saved));
         return reply_spawn_failed(z, id, msg);
@@ -289,6 +299,17 @@ read_control(struct zygote *z)
     return handle_packet(z, buf, (size_t) n, fds, n_fds) < 0 ? -1 : 1;
 }
 
+/* The optional fields of "exited" (CHANNEL.md), from the worker's cgroup. */
+static void
+add_cgroup_outcome(cJSON *o, const struct harden_outcome *h)
+{
+    cJSON_AddBoolToObject(o, "oom_killed", h->oom_killed);
+    cJSON_AddBoolToObject(o, "pids_limited", h->pids_limited);
+    if (h->peak_memory_kb)
+        cJSON_AddNumberToObject(o, "peak_memory_kb", (double) h->peak_memory_kb);
+    cJSON_AddNumberToObject(o, "cgroup_cpu_ms", (double) h->cgroup_cpu_ms);
+}
+
 static int
 reap(struct zygote *z)
 {
@@ -323,7 +344,10 @@ reap(struct zygote *z)
             cJSON_AddNumberToObject(o, "max_rss_kb", (double) ru.ru_maxrss);
             cJSON_AddBoolToObject(o, "killed", j->killed);
         }
-        drop_job(z, j);
+        struct harden_outcome hout;
+        drop_job(z, j, &hout);
+        if (o && hout.have_cgroup)
+            add_cgroup_outcome(o, &hout);
         if (send_event(z, o) < 0)
             return -1;
     }
@@ -335,11 +359,13 @@ kill_all_and_reap(struct zygote *z)
     for (size_t i = 0; i < z->n_jobs; i++)
         if (z->jobs[i].pid > 0)
             kill(z->jobs[i].pid, SIGKILL);
-    for (size_t i = 0; i < z->n_jobs; i++)
-        if (z->jobs[i].pid > 0)
-            while (waitpid(z->jobs[i].pid, NULL, 0) < 0 && errno == EINTR)
+    while (z->n_jobs > 0) {
+        struct job *j = &z->jobs[z->n_jobs - 1];
+        if (j->pid > 0)
+            while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
                 ;
-    z->n_jobs = 0;
+        drop_job(z, j, NULL);
+    }
 }
 
 static void
@@ -377,11 +403,14 @@ usage(FILE *f)
                "to be run by hand.\n"
                "  --log-level LEVEL  crit, err, warning, notice, info or debug\n"
                "  --preload MODULE   import MODULE once, before forking workers (repeatable)\n"
+               "  --cgroup MODE      auto (default), v2, v1 or none (rlimits only, for tests)\n"
+               "  --seccomp-strict   an allow-listed syscall unknown here is a start-up error\n"
                "  --help             show this help\n");
 }
 
 struct options {
     int log_level;
+    struct harden_zygote_config harden;
     const char **preload; /* owned array, strings borrowed from argv */
     size_t n_preload;
 };
@@ -393,6 +422,8 @@ parse_args(int argc, char **argv, struct options *o)
     static const struct option longopts[] = {
             {"log-level", required_argument, NULL, 'l'},
             {"preload", required_argument, NULL, 'p'},
+            {"cgroup", required_argument, NULL, 'c'},
+            {"seccomp-strict", no_argument, NULL, 's'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
     };
@@ -412,6 +443,17 @@ parse_args(int argc, char **argv, struct options *o)
             break;
         case 'p':
             o->preload[o->n_preload++] = optarg;
+            break;
+        case 'c':
+            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "v2") != 0 &&
+                strcmp(optarg, "v1") != 0 && strcmp(optarg, "none") != 0) {
+                fprintf(stderr, "pyfence-zygote: --cgroup must be auto, v2, v1 or none\n");
+                return -1;
+            }
+            o->harden.cgroup_mode = optarg;
+            break;
+        case 's':
+            o->harden.seccomp_strict = true;
             break;
         case 'h':
             usage(stdout);
@@ -486,6 +528,10 @@ main(int argc, char **argv)
         pf_log_crit(ZYGOTE, "cannot start the executor: %s", err->msg);
         return 1;
     }
+    if (harden_zygote_init(&o.harden, &err) < 0) {
+        pf_log_crit(ZYGOTE, "cannot prepare worker hardening: %s", err->msg);
+        return 1;
+    }
     harden_expect_parent(getpid());
     if (send_ready(&z) < 0)
         return 1;
@@ -495,6 +541,7 @@ main(int argc, char **argv)
 
     /* Control channel gone: the daemon stopped or died. No worker outlives it. */
     kill_all_and_reap(&z);
+    harden_zygote_finish();
     free(z.jobs);
     free(o.preload);
     pf_log_info(ZYGOTE, "control channel closed, exiting");
