@@ -143,6 +143,77 @@ test_utf8_validator(void **state)
     }
 }
 
+/* A slow, obviously-correct reference: decode one sequence by the definition, then apply the
+ * rules (shortest form, no surrogates, at most U+10FFFF). */
+static bool
+reference_utf8_valid(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n;
+        uint32_t cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            n = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 4;
+            cp = c & 0x07;
+        } else
+            return false;
+        if (i + n > len)
+            return false;
+        for (size_t k = 1; k < n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        static const uint32_t min_for_len[] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < min_for_len[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+static void
+test_utf8_matches_reference(void **state)
+{
+    (void) state;
+    unsigned char b[4];
+    /* Every 1-, 2- and 3-byte input, and every 4-byte input whose last two bytes are taken
+     * from the interesting values (continuation range edges and just outside them). */
+    for (unsigned x = 0; x < 0x1000000; x++) {
+        b[0] = (unsigned char) (x >> 16);
+        b[1] = (unsigned char) (x >> 8);
+        b[2] = (unsigned char) x;
+        for (size_t len = 1; len <= 3; len++) {
+            if (len < 3 && (x & 0xFFFF) != 0)
+                continue; /* shorter inputs only need each prefix once */
+            if (msg_utf8_valid((const char *) b, len, NULL) != reference_utf8_valid(b, len))
+                fail_msg("disagree on %zu bytes %02x %02x %02x", len, b[0], b[1], b[2]);
+        }
+    }
+    static const unsigned char edges[] = {0x00, 0x7F, 0x80, 0x8F, 0x90,
+                                          0x9F, 0xA0, 0xBF, 0xC0, 0xFF};
+    for (unsigned x = 0; x < 0x10000; x++)
+        for (size_t e = 0; e < sizeof(edges); e++)
+            for (size_t f = 0; f < sizeof(edges); f++) {
+                b[0] = (unsigned char) (x >> 8);
+                b[1] = (unsigned char) x;
+                b[2] = edges[e];
+                b[3] = edges[f];
+                if (msg_utf8_valid((const char *) b, 4, NULL) != reference_utf8_valid(b, 4))
+                    fail_msg("disagree on %02x %02x %02x %02x", b[0], b[1], b[2], b[3]);
+            }
+}
+
 static void
 test_bad_utf8_in_requests(void **state)
 {
@@ -603,6 +674,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_valid_requests),
             cmocka_unit_test(test_utf8_validator),
+            cmocka_unit_test(test_utf8_matches_reference),
             cmocka_unit_test(test_bad_utf8_in_requests),
             cmocka_unit_test(test_bad_json),
             cmocka_unit_test(test_duplicate_keys),
