@@ -38,6 +38,37 @@ check_round_trip(const cJSON *root)
     free(buf);
 }
 
+static void
+check_generic_fields(const cJSON *root)
+{
+    static const struct msg_field fields[] = {
+            {"id", MSG_T_ID, false, 0, 0},     {"op", MSG_T_STRING, false, 1, 8},
+            {"n", MSG_T_INT, false, -5, 1e15}, {"x", MSG_T_NUMBER, false, -1.5, 1e300},
+            {"a", MSG_T_ARRAY, false, 0, 0},   {"s", MSG_T_STRING_ARRAY, false, 0, 3},
+            {"any", MSG_T_ANY, false, 0, 0},   {"b", MSG_T_BOOL, false, 0, 0},
+            {"o", MSG_T_OBJECT, false, 0, 0},
+    };
+    struct pf_error *err = NULL;
+    if (msg_check_fields(root, fields, sizeof(fields) / sizeof(fields[0]), "fuzz", &err) < 0) {
+        if (!err || !msg_utf8_valid(err->msg, strlen(err->msg), NULL))
+            abort();
+        pf_error_free(err);
+        return;
+    }
+    int64_t n = msg_get_int(root, "n", 0);
+    if (n < -5 || n > 1000000000000000LL)
+        abort();
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(root, "x");
+    if (x && (x->valuedouble < -1.5 || x->valuedouble > 1e300))
+        abort();
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(root, "s");
+    if (sa && cJSON_GetArraySize(sa) > 3)
+        abort();
+    const char *op = msg_get_string(root, "op", "x");
+    if (strlen(op) < 1 || strlen(op) > 8)
+        abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -47,6 +78,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (msg_request_parse((const char *) data, size, MSG_MAX_DEPTH, &req, &id, &err) == 0) {
         if (err || id || !req.root || !req.id || !msg_op_name(req.op))
+            abort();
+        if (req.op == MSG_OP_EXEC && !msg_get_string(req.root, "code", NULL))
             abort();
         check_round_trip(req.root);
         cJSON *reply = msg_reply_ok(req.id);
@@ -67,10 +100,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err = pf_error_free(err);
     cJSON_Delete(id);
 
-    /* Any parse that msg_parse accepts alone must also round-trip. */
+    /* Any parse that msg_parse accepts alone must also round-trip, and the field checker must
+     * keep its promises on it: a field it accepts reads back within its range. */
     cJSON *root = NULL;
     if (msg_parse((const char *) data, size, MSG_MAX_DEPTH, &root, &err) == 0) {
         check_round_trip(root);
+        check_generic_fields(root);
         cJSON_Delete(root);
     }
     err = pf_error_free(err);
