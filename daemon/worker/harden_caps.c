@@ -32,9 +32,8 @@ drop_bounding_and_lock(struct pf_error **err)
                                   "privileges: CAP_SETPCAP is not available to shrink the "
                                   "bounding set (is the zygote running without it?)");
     cap_value_t max = cap_max_bits();
+    /* Dropping a capability that is not in the set succeeds: no need to read it first. */
     for (cap_value_t c = 0; c < max; c++) {
-        if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) <= 0)
-            continue;
         if (cap_drop_bound(c) < 0)
             return pf_error_set_errno(err, PF_E_INTERNAL, errno,
                                       "privileges: dropping capability %d from the bounding set",

@@ -134,8 +134,13 @@ harden_job_prepare(const struct harden_params *p, struct harden_job **ret, struc
             harden_job_finish(job, NULL);
             return pf_error_prefix(err, "hardening layer 'cgroup'");
         }
-        pf_log_warning(CGROUP, "slot %u: %s; this worker runs without its cgroup limits", job->slot,
-                       cerr->msg);
+        /* Best-effort: said loudly once, not per job. */
+        static bool warned;
+        if (!warned)
+            pf_log_warning(CGROUP,
+                           "slot %u: %s; workers run without their cgroup limits (logged once)",
+                           job->slot, cerr->msg);
+        warned = true;
         pf_error_free(cerr);
     }
     /* A fresh pid namespace per worker costs one unshare here; the mount of its /proc happens in

@@ -148,6 +148,26 @@ test_per_job_cost(void **state)
     assert_true(hardened - plain < 20.0);
 }
 
+static void
+test_check_host(void **state)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    int r = harden_check_host(f);
+    fclose(f);
+    print_message("%s", text);
+    /* As root on a kernel with seccomp: every layer required by default can be applied. */
+    assert_int_equal(r, 0);
+    assert_non_null(strstr(text, "seccomp:     yes"));
+    assert_non_null(strstr(text, have_cgroup ? "cgroup:      v" : "cgroup:      none"));
+    assert_non_null(strstr(text, "namespaces:"));
+    assert_non_null(strstr(text, "landlock:"));
+    assert_non_null(strstr(text, "workers as uid/gid 600000+"));
+    free(text);
+}
+
 int
 main(void)
 {
@@ -165,6 +185,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_full_sequence),
             cmocka_unit_test(test_per_job_cost),
+            cmocka_unit_test(test_check_host),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     harden_zygote_finish();
