@@ -35,6 +35,16 @@ PYFENCE_CLI = binary("PYFENCE_CLI", "client", "pyfence")
 LIBCLIENT_E2E = binary("PYFENCE_LIBCLIENT_E2E", "tests", "integration", "libclient_e2e")
 
 
+def is_asan_build(path):
+    """True when the binary links AddressSanitizer: its shadow memory defeats RLIMIT_AS, so
+    memory-limit outcomes cannot be tested with it."""
+    try:
+        with open(path, "rb") as f:
+            return b"libasan.so" in f.read()
+    except OSError:
+        return False
+
+
 def require_binary(path):
     if not os.access(path, os.X_OK):
         pytest.skip(f"{path} is not built")

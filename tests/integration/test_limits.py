@@ -3,7 +3,10 @@ then still serves another client."""
 
 import pytest
 
-from conftest import descendants
+from conftest import PYFENCED, descendants, is_asan_build
+
+needs_rlimit_as = pytest.mark.skipif(is_asan_build(PYFENCED),
+                                     reason="AddressSanitizer build: RLIMIT_AS cannot be enforced")
 
 
 @pytest.fixture
@@ -12,12 +15,14 @@ def client(daemon):
         yield c
 
 
+@needs_rlimit_as
 def test_memory_bomb(daemon, client):
     r = client.exec("x = 'a' * 10**10")
     assert r.outcome == "memory_limit" and not r.ok, (r, r.error)
     daemon.assert_serving()
 
 
+@needs_rlimit_as
 def test_memory_bomb_by_growth(daemon, client):
     r = client.exec("l = []\nfor i in range(10**8):\n    l.append('x' * 100000)", limits={"memory_mb": 64})
     assert r.outcome == "memory_limit", (r, r.error)
