@@ -1,0 +1,4 @@
+# expect: native
+def f(a, b):
+    return a + b
+f(1)

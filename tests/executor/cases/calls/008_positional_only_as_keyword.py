@@ -1,0 +1,4 @@
+# expect: native
+def f(a, /):
+    return a
+f(a=1)

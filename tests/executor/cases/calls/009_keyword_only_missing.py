@@ -1,0 +1,4 @@
+# expect: native
+def f(*, k):
+    return k
+f()

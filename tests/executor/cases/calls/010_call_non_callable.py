@@ -1,0 +1,3 @@
+# expect: native
+x = 5
+x()

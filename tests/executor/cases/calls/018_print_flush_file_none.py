@@ -1,0 +1,3 @@
+print('flushed', flush=True)
+print('to default', file=None)
+'ok'

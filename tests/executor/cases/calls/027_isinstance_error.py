@@ -1,0 +1,2 @@
+# expect: native
+isinstance(1, 'int')

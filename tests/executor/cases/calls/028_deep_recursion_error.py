@@ -1,0 +1,4 @@
+# expect: error RecursionError
+def down(n):
+    return down(n + 1)
+down(0)

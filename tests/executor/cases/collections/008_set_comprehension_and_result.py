@@ -1,0 +1,3 @@
+s = {x % 4 for x in range(10)}
+print(sorted(s))
+s

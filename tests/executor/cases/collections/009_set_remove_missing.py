@@ -1,0 +1,3 @@
+# expect: native
+s = {1}
+s.remove(2)

@@ -1,0 +1,3 @@
+# expect: native
+d = {'a': 1}
+d[('t', 1)]

@@ -1,0 +1,3 @@
+# expect: native
+d = {}
+d[[1, 2]] = 3

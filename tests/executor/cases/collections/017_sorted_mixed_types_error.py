@@ -1,0 +1,2 @@
+# expect: native
+sorted([1, 'a', 2])

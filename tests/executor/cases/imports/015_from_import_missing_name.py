@@ -1,0 +1,2 @@
+# expect: native
+from math import no_such_function

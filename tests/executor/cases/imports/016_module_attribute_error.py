@@ -1,0 +1,3 @@
+# expect: native
+import math
+math.no_such_attribute

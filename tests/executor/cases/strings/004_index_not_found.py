@@ -1,0 +1,2 @@
+# expect: native
+'abc'.index('z')

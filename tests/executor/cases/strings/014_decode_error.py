@@ -1,0 +1,2 @@
+# expect: native
+b'\xff\xfe\xfa'.decode('utf-8')

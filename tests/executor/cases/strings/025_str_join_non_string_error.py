@@ -1,0 +1,2 @@
+# expect: native
+', '.join([1, 2, 3])
