@@ -1,6 +1,4 @@
 /* libpyfence: blocking client of pyfenced over the framed-JSON Unix socket (pyfence.h). */
-#include "pyfence.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -16,10 +14,11 @@
 #include "pf_cleanup.h"
 #include "pf_error.h"
 #include "pf_socket_path.h"
+#include "pyfence.h"
 
 /* Replies may be as large as the largest max_frame_bytes a daemon can be configured with. */
 #define CLIENT_MAX_REPLY_BYTES (64u * 1024 * 1024)
-#define READ_CHUNK 65536
+#define READ_CHUNK             65536
 /* Values nest up to 64 containers (PROTOCOL.md "Values"), but a tagged container takes two or
  * three JSON levels ({"$type": "dict", "items": [[K, V]]}), so replies legitimately nest far
  * deeper than the 64 levels a request may use. Still well below cJSON's own 1000. */
@@ -105,8 +104,7 @@ fail_pf(struct pyfence_error *err, struct pf_error *pe, int fallback_code, const
     return r;
 }
 
-static int
-mark_broken(struct pyfence_conn *conn, int code, const char *fmt, ...)
+static int mark_broken(struct pyfence_conn *conn, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 static int
@@ -142,8 +140,7 @@ pyfence_connect(const char *path, struct pyfence_conn **ret_conn, struct pyfence
     if (r < 0) {
         int e = errno;
         return fail(err, PYFENCE_E_CONNECT, "cannot connect to pyfenced at '%s': %s%s", resolved,
-                    strerror(e),
-                    e == ENOENT || e == ECONNREFUSED ? " (is pyfenced running?)" : "");
+                    strerror(e), e == ENOENT || e == ECONNREFUSED ? " (is pyfenced running?)" : "");
     }
 
     struct pyfence_conn *conn = calloc(1, sizeof(*conn));
@@ -374,8 +371,8 @@ on_frame(void *userdata, char *payload, size_t len)
     }
     if (inflight_find(conn, id) < 0) {
         mark_broken(conn, PYFENCE_E_PROTOCOL,
-                    "pyfenced at '%s' sent a frame for id %llu, which is not in flight",
-                    conn->path, (unsigned long long) id);
+                    "pyfenced at '%s' sent a frame for id %llu, which is not in flight", conn->path,
+                    (unsigned long long) id);
         cJSON_Delete(obj);
         return 0;
     }
@@ -401,8 +398,7 @@ read_more(struct pyfence_conn *conn, int flags)
         return -1;
     }
     if (n == 0) {
-        mark_broken(conn, PYFENCE_E_CONNECT, "pyfenced at '%s' closed the connection%s",
-                    conn->path,
+        mark_broken(conn, PYFENCE_E_CONNECT, "pyfenced at '%s' closed the connection%s", conn->path,
                     frame_decoder_pending(&conn->decoder) ? " in the middle of a frame" : "");
         return -1;
     }
@@ -477,8 +473,7 @@ wait_reply(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb cb, void *u
 
 /* Sends req (adding its id) and waits for its reply; a failure reply becomes an error. */
 static int
-simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply,
-               struct pyfence_error *err)
+simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply, struct pyfence_error *err)
 {
     uint64_t id;
     const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "op"));
@@ -633,9 +628,8 @@ build_exec_request(const char *code, const struct pyfence_exec_options *opts, cJ
 }
 
 int
-pyfence_submit(struct pyfence_conn *conn, const char *code,
-               const struct pyfence_exec_options *opts, uint64_t *ret_id,
-               struct pyfence_error *err)
+pyfence_submit(struct pyfence_conn *conn, const char *code, const struct pyfence_exec_options *opts,
+               uint64_t *ret_id, struct pyfence_error *err)
 {
     struct pyfence_exec_options defaults;
     if (!opts) {
@@ -735,8 +729,8 @@ fill_result(const cJSON *reply, struct pyfence_result *res, struct pyfence_error
 }
 
 int
-pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
-             void *userdata, struct pyfence_result *result, struct pyfence_error *err)
+pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb, void *userdata,
+             struct pyfence_result *result, struct pyfence_error *err)
 {
     _cleanup_json_ cJSON *reply = NULL;
     int r = wait_reply(conn, id, output_cb, userdata, &reply, err);
@@ -747,9 +741,9 @@ pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb
 }
 
 int
-pyfence_exec(struct pyfence_conn *conn, const char *code,
-             const struct pyfence_exec_options *opts, pyfence_output_cb output_cb,
-             void *userdata, struct pyfence_result *result, struct pyfence_error *err)
+pyfence_exec(struct pyfence_conn *conn, const char *code, const struct pyfence_exec_options *opts,
+             pyfence_output_cb output_cb, void *userdata, struct pyfence_result *result,
+             struct pyfence_error *err)
 {
     uint64_t id;
     int r = pyfence_submit(conn, code, opts, &id, err);

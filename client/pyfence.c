@@ -1,6 +1,8 @@
 /* pyfence: the command-line client of pyfenced (contract in DESIGN.md "Names").
  * Exit status: 0 ok; 1 the snippet raised, was refused by policy, crashed its worker or made a
  * forbidden system call; 2 usage, connection, protocol or internal error; 3 a limit was hit. */
+#include "pyfence.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
@@ -12,7 +14,6 @@
 #include <time.h>
 
 #include "config.h"
-#include "pyfence.h"
 
 enum exit_status {
     EXIT_OK = 0,
@@ -21,7 +22,7 @@ enum exit_status {
     EXIT_LIMIT = 3,
 };
 
-#define MAX_IMPORTS 64
+#define MAX_IMPORTS    64
 #define MAX_CODE_BYTES (16u * 1024 * 1024)
 
 static const char main_usage[] =
@@ -167,8 +168,8 @@ read_code(const char *path)
 }
 
 struct output_state {
-    bool any;       /* some output was streamed */
-    bool ends_nl;   /* the last streamed byte was a newline */
+    bool any;     /* some output was streamed */
+    bool ends_nl; /* the last streamed byte was a newline */
 };
 
 static void
@@ -255,8 +256,10 @@ cmd_exec(const char *socket_path, int argc, char **argv)
             break;
         case 't':
             if (parse_timeout(optarg, &opts.timeout_ms) < 0)
-                return usage_error(exec_usage, "--timeout '%s' is not a number of seconds "
-                                   "in (0, 86400]", optarg);
+                return usage_error(exec_usage,
+                                   "--timeout '%s' is not a number of seconds "
+                                   "in (0, 86400]",
+                                   optarg);
             break;
         case 'i':
             if (opts.n_imports == MAX_IMPORTS)
@@ -367,8 +370,7 @@ print_status_table(const cJSON *st, const char *path)
     printf("  %-14s %.0f\n", "jobs total", num(jobs, "total"));
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(jobs, "by_outcome");
     const cJSON *o;
-    cJSON_ArrayForEach(o, by)
-    {
+    cJSON_ArrayForEach(o, by) {
         if (cJSON_IsNumber(o))
             printf("    %-12s %.0f\n", o->string, o->valuedouble);
     }
@@ -387,8 +389,7 @@ cmd_status(const char *socket_path, int argc, char **argv)
     struct pyfence_error err = {0};
     struct pyfence_conn *conn = NULL;
     char *text = NULL;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_stats(conn, &text, &err) < 0) {
+    if (pyfence_connect(socket_path, &conn, &err) < 0 || pyfence_stats(conn, &text, &err) < 0) {
         pyfence_close(conn);
         return report(&err);
     }

@@ -61,9 +61,9 @@ const char *pyfence_code_name(int code);
 int pyfence_code_from_name(const char *name);
 
 struct pyfence_error {
-    int code;            /* enum pyfence_code, positive */
-    char name[32];       /* pyfence_code_name(code), or the server's code name verbatim */
-    char message[1024];  /* truncated if longer */
+    int code;           /* enum pyfence_code, positive */
+    char name[32];      /* pyfence_code_name(code), or the server's code name verbatim */
+    char message[1024]; /* truncated if longer */
 };
 
 struct pyfence_conn;
@@ -80,11 +80,11 @@ int pyfence_fileno(const struct pyfence_conn *conn);
 const char *pyfence_path(const struct pyfence_conn *conn);
 
 struct pyfence_server_info {
-    char server[32];   /* "pyfenced" */
-    char version[32];  /* "0.1.0" */
-    char python[32];   /* "3.11.2" */
-    int protocol;      /* 1 */
-    char *reply_json;  /* the whole reply, malloc'd; free() it */
+    char server[32];  /* "pyfenced" */
+    char version[32]; /* "0.1.0" */
+    char python[32];  /* "3.11.2" */
+    int protocol;     /* 1 */
+    char *reply_json; /* the whole reply, malloc'd; free() it */
 };
 
 /* `client_name` may be NULL. ret_info may be NULL. */
@@ -95,12 +95,12 @@ int pyfence_ping(struct pyfence_conn *conn, struct pyfence_error *err);
 int pyfence_stats(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err);
 
 struct pyfence_exec_options {
-    uint32_t timeout_ms;          /* 0: the profile's default; else sent as limits.timeout_ms */
-    const char *const *imports;   /* modules allowed on top of the defaults ("pkg", "pkg.*") */
+    uint32_t timeout_ms;        /* 0: the profile's default; else sent as limits.timeout_ms */
+    const char *const *imports; /* modules allowed on top of the defaults ("pkg", "pkg.*") */
     size_t n_imports;
-    const char *limits_json;      /* JSON object text of per-job limits to tighten, or NULL */
-    const char *variables_json;   /* JSON object text of name → tagged value, or NULL */
-    bool stream;                  /* ask for output events (pyfence_exec_options_init: true) */
+    const char *limits_json;    /* JSON object text of per-job limits to tighten, or NULL */
+    const char *variables_json; /* JSON object text of name → tagged value, or NULL */
+    bool stream;                /* ask for output events (pyfence_exec_options_init: true) */
 };
 
 /* Defaults: no timeout override, no imports/limits/variables, stream = true. */
@@ -111,26 +111,26 @@ typedef void (*pyfence_output_cb)(void *userdata, const char *data, size_t len);
 
 /* The reply to an exec. Strings are malloc'd, owned by the result, NULL when absent. */
 struct pyfence_result {
-    bool ok;                 /* the snippet ran to completion */
-    char *outcome;           /* "ok", "error", "timeout", ...; a request refused before it ran
-                              * (bad_request, busy, shutting_down) has its error code here */
-    int outcome_code;        /* PYFENCE_OK or the enum pyfence_code of `outcome` */
-    char *output_json;       /* the tagged JSON value of the result ("null" when None) */
-    char *output_repr;       /* repr() of the result; NULL when it is None */
-    char *logs;              /* captured print output */
+    bool ok;           /* the snippet ran to completion */
+    char *outcome;     /* "ok", "error", "timeout", ...; a request refused before it ran
+                        * (bad_request, busy, shutting_down) has its error code here */
+    int outcome_code;  /* PYFENCE_OK or the enum pyfence_code of `outcome` */
+    char *output_json; /* the tagged JSON value of the result ("null" when None) */
+    char *output_repr; /* repr() of the result; NULL when it is None */
+    char *logs;        /* captured print output */
     bool is_final_answer;
     struct {
-        char *code;          /* wire code, e.g. "error" */
-        char *type;          /* Python exception type, e.g. "ZeroDivisionError" */
-        char *message;       /* "Code execution failed at line '...' due to: ..." */
-        int line;            /* 1-based, 0 when unknown */
-        char *source;        /* the failing statement's source text */
+        char *code;    /* wire code, e.g. "error" */
+        char *type;    /* Python exception type, e.g. "ZeroDivisionError" */
+        char *message; /* "Code execution failed at line '...' due to: ..." */
+        int line;      /* 1-based, 0 when unknown */
+        char *source;  /* the failing statement's source text */
     } error;
     struct {
         double queue_ms, run_ms, cpu_ms;
         int64_t ops, max_rss_kb;
     } stats;
-    char *reply_json;        /* the whole reply object, as JSON text */
+    char *reply_json; /* the whole reply object, as JSON text */
 };
 
 void pyfence_result_init(struct pyfence_result *result);

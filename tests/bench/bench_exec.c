@@ -196,8 +196,8 @@ main(int argc, char **argv)
         return 1;
     struct summary se = summarize(ex, runs), ss = summarize(sp, spawn_runs);
 
-    printf("%-34s %7s %9s %9s %9s %9s %9s\n", "milliseconds", "runs", "p50", "p99", "mean",
-           "min", "max");
+    printf("%-34s %7s %9s %9s %9s %9s %9s\n", "milliseconds", "runs", "p50", "p99", "mean", "min",
+           "max");
     char label[64];
     snprintf(label, sizeof(label), "pyfence exec '%.16s' (fresh job)", code);
     print_row(label, runs, &se);

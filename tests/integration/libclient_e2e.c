@@ -10,16 +10,16 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            printf("ok   %s\n", #cond);                                                            \
-        } else {                                                                                   \
-            printf("FAIL %s: ", #cond);                                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-            failures++;                                                                            \
-        }                                                                                          \
+#define CHECK(cond, ...)                \
+    do {                                \
+        if (cond) {                     \
+            printf("ok   %s\n", #cond); \
+        } else {                        \
+            printf("FAIL %s: ", #cond); \
+            printf(__VA_ARGS__);        \
+            printf("\n");               \
+            failures++;                 \
+        }                               \
     } while (0)
 
 struct captured {
@@ -85,8 +85,8 @@ check_exec(struct pyfence_conn *conn)
     pyfence_exec_options_init(&opts);
     opts.limits_json = "{\"max_ops\": 1000";
     r = pyfence_exec(conn, "1", &opts, NULL, NULL, &res, &err);
-    CHECK(r == -PYFENCE_E_BAD_REQUEST && strstr(err.message, "limits_json"), "bad limits: %d %s",
-          r, err.message);
+    CHECK(r == -PYFENCE_E_BAD_REQUEST && strstr(err.message, "limits_json"), "bad limits: %d %s", r,
+          err.message);
     pyfence_result_finish(&res);
 }
 

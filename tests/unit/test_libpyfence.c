@@ -2,6 +2,7 @@
  * way a server can misbehave (unexpected id, duplicate keys, bad length, id-less refusal, close
  * mid-frame). Only the public pyfence.h API is used. */
 #include <cjson/cJSON.h>
+#include <cmocka.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,8 +14,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <cmocka.h>
 
 #include "pyfence.h"
 
@@ -151,10 +150,11 @@ connect_to(struct fake *f)
     return conn;
 }
 
-#define EXEC_OK "{\"id\": %1$llu, \"ok\": true, \"outcome\": \"ok\", \"output\": 42, " \
-                "\"output_repr\": \"42\", \"logs\": \"a\\nb\\n\", \"is_final_answer\": true, " \
-                "\"stats\": {\"ops\": 7, \"run_ms\": 1.5, \"queue_ms\": 0.25, \"cpu_ms\": 3, " \
-                "\"max_rss_kb\": 999}}"
+#define EXEC_OK                                                                    \
+    "{\"id\": %1$llu, \"ok\": true, \"outcome\": \"ok\", \"output\": 42, "         \
+    "\"output_repr\": \"42\", \"logs\": \"a\\nb\\n\", \"is_final_answer\": true, " \
+    "\"stats\": {\"ops\": 7, \"run_ms\": 1.5, \"queue_ms\": 0.25, \"cpu_ms\": 3, " \
+    "\"max_rss_kb\": 999}}"
 
 struct captured {
     char buf[256];
@@ -240,7 +240,8 @@ test_pipelined_reverse(void **state)
             "{\"id\": 1, \"ok\": true, \"outcome\": \"ok\", \"output_repr\": \"1\"}",
     };
     char frames[1024];
-    const struct step s[] = {{.json = NULL}, {.raw = frames, .raw_len = build_frames(frames, parts, 4)}};
+    const struct step s[] = {{.json = NULL},
+                             {.raw = frames, .raw_len = build_frames(frames, parts, 4)}};
     struct fake *f = fake_start(s, 2);
     struct pyfence_conn *conn = connect_to(f);
     struct pyfence_error err = {0};
@@ -294,10 +295,12 @@ test_request_shape(void **state)
     assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(limits, "timeout_ms")), 250);
     assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(limits, "max_ops")), 5);
     assert_int_equal(cJSON_GetArraySize(limits), 2);
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(req, "imports"), 0)),
-                        "json");
-    assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(req, "variables"), "x")),
-                     1);
+    assert_string_equal(
+            cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(req, "imports"), 0)),
+            "json");
+    assert_int_equal(
+            cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(req, "variables"), "x")),
+            1);
     cJSON_Delete(req);
     fake_stop(f);
 }
