@@ -17,10 +17,6 @@ static const char *const safe_builtins[] = {
         "property",  "staticmethod", "classmethod",
 };
 
-struct env_handle {
-    struct exec_env *env; /* NULL once the environment is freed */
-};
-
 struct exec_env *
 exec_handle_env(PyObject *capsule)
 {

@@ -478,6 +478,28 @@ conv_namedexpr(struct cstate *cs, PyObject *ast, struct node *n)
     return n;
 }
 
+/* f'abc' and the spec of f'{x:>5}' are constants: join them once here, not at each run. */
+static int
+fold_constant_fstring(struct cstate *cs, struct node *n)
+{
+    for (uint32_t i = 0; i < n->nv; i++)
+        if (n->v[i]->kind != NK_E_CONST || !PyUnicode_Check(n->v[i]->obj))
+            return 0;
+    PyObject *parts = PyList_New(n->nv);
+    if (!parts)
+        return -1;
+    for (uint32_t i = 0; i < n->nv; i++)
+        PyList_SET_ITEM(parts, i, Py_NewRef(n->v[i]->obj));
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *joined = empty ? PyUnicode_Join(empty, parts) : NULL;
+    Py_XDECREF(empty);
+    Py_DECREF(parts);
+    if (!(n->obj = exec_keep(cs, joined)))
+        return -1;
+    n->kind = NK_E_CONST;
+    return 0;
+}
+
 /* Expression kinds whose fields are all of the a/b/c or v shape. */
 static struct node *
 conv_expr_simple(struct cstate *cs, PyObject *ast, const char *type, struct node *n)
@@ -545,7 +567,9 @@ conv_expr_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
     }
     if (strcmp(type, "JoinedStr") == 0) {
         n->kind = NK_E_JOINEDSTR;
-        return exec_conv_list(cs, ast, "values", exec_conv_expr, &n->v, &n->nv) == 0 ? n : NULL;
+        if (exec_conv_list(cs, ast, "values", exec_conv_expr, &n->v, &n->nv) < 0)
+            return NULL;
+        return fold_constant_fstring(cs, n) < 0 ? NULL : n;
     }
     if (strcmp(type, "FormattedValue") == 0) {
         long conv;

@@ -247,6 +247,12 @@ struct exec_frame {
 struct exec_run;
 struct exec_generator;
 
+/* Owned by the env's capsule; emptied by exec_env_free() so that objects outliving their
+ * environment (functions, generators) fail cleanly instead of touching freed memory. */
+struct env_handle {
+    struct exec_env *env;
+};
+
 struct exec_env {
     struct exec_policy policy; /* imports point into import_names */
     char **import_names;
@@ -266,6 +272,7 @@ struct exec_function {
     const struct exec_code *code; /* lives in the tree that tree_ref keeps alive */
     PyObject *tree_ref;
     PyObject *env_capsule;
+    struct env_handle *handle; /* inside env_capsule */
     PyObject *defaults;   /* tuple or NULL */
     PyObject *kwdefaults; /* dict or NULL */
     PyObject *closure;    /* tuple of cells or NULL */

@@ -10,7 +10,7 @@
 static struct exec_run *
 current_run(struct exec_function *f)
 {
-    struct exec_env *env = exec_handle_env(f->env_capsule);
+    struct exec_env *env = f->handle->env;
     if (!env || !env->run) {
         PyErr_SetString(PyExc_RuntimeError,
                         "a function defined by a snippet can only run while a snippet runs");
@@ -391,6 +391,7 @@ exec_function_new(struct exec_run *r, const struct node *n)
     f->code = c;
     f->tree_ref = Py_NewRef(exec_cur_tree(r));
     f->env_capsule = Py_NewRef(r->env->capsule);
+    f->handle = r->env->handle;
     f->defaults = defaults;
     f->kwdefaults = kwdefaults;
     f->closure = closure;

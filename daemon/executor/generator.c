@@ -1,6 +1,6 @@
 /* Generators (functions with yield, generator expressions) as stackful coroutines: each
- * generator body runs on its own C stack (mmap'd, with a guard page), entered with
- * swapcontext() when the generator is resumed and left when it yields or ends.
+ * generator body runs on its own C stack (mmap'd, with a guard page), switched to
+ * (stack_switch.h) when the generator is resumed and away from when it yields or ends.
  *
  * Why this is sound with CPython: switching is strictly nested (resume is a call, yield is its
  * return), and a yield is only reachable from the generator's own frame, never from inside a
@@ -15,7 +15,8 @@
 #include <string.h>
 #include <structmember.h>
 #include <sys/mman.h>
-#include <ucontext.h>
+
+#include "stack_switch.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #    include <sanitizer/common_interface_defs.h>
@@ -43,7 +44,7 @@ struct exec_generator {
     bool throwing; /* resumed by throw(): the exception is set */
     PyObject *sent, *yielded, *retval;
     PyObject *handling;
-    ucontext_t ctx, caller;
+    struct exec_stack_ctx ctx, caller;
     char *stack;
     const void *caller_stack_bottom;
     size_t caller_stack_size;
@@ -71,7 +72,8 @@ gen_entry(void)
     g->retval = res;
     g->state = GEN_DONE;
     ASAN_START(NULL, g->caller_stack_bottom, g->caller_stack_size);
-    setcontext(&g->caller);
+    exec_stack_switch(&g->ctx, &g->caller);
+    __builtin_unreachable();
 }
 
 static int
@@ -85,14 +87,10 @@ gen_start(struct exec_generator *g)
         return -1;
     }
     mprotect(g->stack, 4096, PROT_NONE); /* guard page */
-    if (getcontext(&g->ctx) < 0) {
+    if (exec_stack_ctx_init(&g->ctx, g->stack, GEN_STACK_SIZE, gen_entry) < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
-    g->ctx.uc_stack.ss_sp = g->stack;
-    g->ctx.uc_stack.ss_size = GEN_STACK_SIZE;
-    g->ctx.uc_link = NULL;
-    makecontext(&g->ctx, gen_entry, 0);
     return 0;
 }
 
@@ -162,7 +160,7 @@ gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
     starting = first ? g : NULL;
     void *fake = NULL;
     ASAN_START(&fake, g->stack, GEN_STACK_SIZE);
-    swapcontext(&g->caller, &g->ctx);
+    exec_stack_switch(&g->caller, &g->ctx);
     ASAN_FINISH(fake, NULL, NULL);
     g->handling = r->handling;
     r->frame = caller_frame;
@@ -202,7 +200,7 @@ exec_gen_yield(struct exec_run *r, PyObject *value)
     Py_CLEAR(g->sent);
     void *fake = NULL;
     ASAN_START(&fake, g->caller_stack_bottom, g->caller_stack_size);
-    swapcontext(&g->ctx, &g->caller);
+    exec_stack_switch(&g->ctx, &g->caller);
     ASAN_FINISH(fake, &g->caller_stack_bottom, &g->caller_stack_size);
     if (g->throwing)
         return NULL;
