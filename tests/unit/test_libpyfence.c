@@ -2,7 +2,6 @@
  * way a server can misbehave (unexpected id, duplicate keys, bad length, id-less refusal, close
  * mid-frame). Only the public pyfence.h API is used. */
 #include <cjson/cJSON.h>
-#include <cmocka.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +13,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
 
 #include "pyfence.h"
 
