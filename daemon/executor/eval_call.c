@@ -1,11 +1,27 @@
 /* Calls. The common shape (no *args, no **kwargs) goes through vectorcall with the arguments
  * on the C stack and the keyword-name tuple built at compile time; method calls on objects skip
  * the bound-method allocation with PyObject_VectorcallMethod. */
+#include <stdarg.h>
 #include <string.h>
 
 #include "exec_internal.h"
 
 #define SMALL_ARGS 8
+
+/* TypeError "<callee>() <message>", naming the callee as CPython does ("__main__.f()"). */
+static void
+call_error(PyObject *func, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    PyObject *name = msg ? _PyObject_FunctionStr(func) : NULL;
+    if (name)
+        PyErr_Format(PyExc_TypeError, "%U %U", name, msg);
+    Py_XDECREF(name);
+    Py_XDECREF(msg);
+}
 
 /* Builds (args tuple, kwargs dict) for a call with * or ** arguments. */
 static int
@@ -23,8 +39,8 @@ build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObje
             goto fail;
         int rc;
         if (star && !Py_TYPE(v)->tp_iter && !PySequence_Check(v)) {
-            PyErr_Format(PyExc_TypeError, "%.200s%.200s argument after * must be an iterable, not %.200s",
-                         PyEval_GetFuncName(func), PyEval_GetFuncDesc(func), Py_TYPE(v)->tp_name);
+            call_error(func, "argument after * must be an iterable, not %.200s",
+                       Py_TYPE(v)->tp_name);
             rc = -1;
         } else if (star) {
             PyObject *none = _PyList_Extend((PyListObject *) list, v);
@@ -54,9 +70,8 @@ build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObje
         } else if (PyMapping_Check(v) && PyObject_HasAttrString(v, "keys")) {
             items = PyMapping_Items(v);
         } else {
-            PyErr_Format(PyExc_TypeError,
-                         "%.200s%.200s argument after ** must be a mapping, not %.200s",
-                         PyEval_GetFuncName(func), PyEval_GetFuncDesc(func), Py_TYPE(v)->tp_name);
+            call_error(func, "argument after ** must be a mapping, not %.200s",
+                       Py_TYPE(v)->tp_name);
         }
         Py_DECREF(v);
         if (!items)
@@ -70,13 +85,10 @@ build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObje
             PyObject *k = PyTuple_GET_ITEM(pair, 0);
             int dup = 0;
             if (!PyUnicode_Check(k)) {
-                PyErr_Format(PyExc_TypeError, "%.200s%.200s keywords must be strings",
-                             PyEval_GetFuncName(func), PyEval_GetFuncDesc(func));
+                call_error(func, "keywords must be strings");
                 dup = -1;
             } else if ((dup = PyDict_Contains(kwargs, k)) > 0) {
-                PyErr_Format(PyExc_TypeError,
-                             "%.200s%.200s got multiple values for keyword argument '%U'",
-                             PyEval_GetFuncName(func), PyEval_GetFuncDesc(func), k);
+                call_error(func, "got multiple values for keyword argument '%U'", k);
                 dup = -1;
             }
             if (dup < 0 || PyDict_SetItem(kwargs, k, PyTuple_GET_ITEM(pair, 1)) < 0) {

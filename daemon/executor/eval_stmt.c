@@ -468,8 +468,17 @@ exec_import_from(struct exec_run *r, const struct node *s)
         PyObject *v = PyObject_GetAttr(mod, alias->obj);
         if (!v && PyErr_ExceptionMatches(PyExc_AttributeError)) {
             PyErr_Clear();
-            PyErr_Format(PyExc_ImportError, "cannot import name '%U' from '%s'", alias->obj,
-                         modname);
+            PyObject *file = PyModule_GetFilenameObject(mod);
+            if (!file)
+                PyErr_Clear();
+            if (file)
+                PyErr_Format(PyExc_ImportError, "cannot import name '%U' from '%s' (%U)",
+                             alias->obj, modname, file);
+            else
+                PyErr_Format(PyExc_ImportError,
+                             "cannot import name '%U' from '%s' (unknown location)", alias->obj,
+                             modname);
+            Py_XDECREF(file);
         }
         if (v && PyModule_Check(v) && !exec_import_allowed(r->env, PyModule_GetName(v))) {
             exec_raise_import_refused(r->env, PyModule_GetName(v));

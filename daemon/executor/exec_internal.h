@@ -276,7 +276,7 @@ struct exec_function {
     PyObject *defaults;   /* tuple or NULL */
     PyObject *kwdefaults; /* dict or NULL */
     PyObject *closure;    /* tuple of cells or NULL */
-    PyObject *name, *qualname, *doc;
+    PyObject *name, *qualname, *doc, *module;
     PyObject *dict;
 };
 extern PyTypeObject exec_function_type;

@@ -282,6 +282,7 @@ function_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(f->name);
     Py_VISIT(f->qualname);
     Py_VISIT(f->doc);
+    Py_VISIT(f->module);
     return 0;
 }
 
@@ -296,6 +297,7 @@ function_clear(PyObject *self)
     Py_CLEAR(f->name);
     Py_CLEAR(f->qualname);
     Py_CLEAR(f->doc);
+    Py_CLEAR(f->module);
     return 0;
 }
 
@@ -322,20 +324,14 @@ static PyMemberDef function_members[] = {
         {"__name__", T_OBJECT, offsetof(struct exec_function, name), 0, NULL},
         {"__qualname__", T_OBJECT, offsetof(struct exec_function, qualname), 0, NULL},
         {"__doc__", T_OBJECT, offsetof(struct exec_function, doc), 0, NULL},
+        {"__module__", T_OBJECT, offsetof(struct exec_function, module), 0, NULL},
         {"__dictoffset__", T_PYSSIZET, offsetof(PyTypeObject, tp_dictoffset), READONLY, NULL},
         {"__vectorcalloffset__", T_PYSSIZET, offsetof(struct exec_function, vectorcall),
          READONLY, NULL},
         {NULL, 0, 0, 0, NULL},
 };
 
-static PyObject *
-function_get_module(PyObject *self, void *closure)
-{
-    return PyUnicode_FromString("__main__");
-}
-
 static PyGetSetDef function_getset[] = {
-        {"__module__", function_get_module, NULL, NULL, NULL},
         {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
         {NULL, NULL, NULL, NULL, NULL},
 };
@@ -399,6 +395,10 @@ exec_function_new(struct exec_run *r, const struct node *n)
     f->qualname = Py_NewRef(c->qualname);
     f->doc = Py_NewRef(c->doc ? c->doc : Py_None);
     f->dict = NULL;
+    if (!(f->module = PyUnicode_FromString("__main__"))) {
+        Py_DECREF(f);
+        return NULL;
+    }
     PyObject_GC_Track((PyObject *) f);
     return (PyObject *) f;
 fail:
