@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -305,6 +306,11 @@ main(int argc, char **argv)
     }
     struct counts n = {0};
     for (int i = optind; i < argc; i++) {
+        if (access(argv[i], R_OK) < 0) {
+            printf("FAIL %s: %s\n", argv[i], strerror(errno));
+            n.fail++;
+            continue;
+        }
         const char *base = strrchr(argv[i], '/');
         run_tree(argv[i], base ? base + 1 : argv[i], filter, &n);
     }
