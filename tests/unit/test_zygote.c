@@ -32,6 +32,7 @@ static char zygote_path[PATH_MAX];
 struct job {
     pid_t pid;
     bool spawned, exited, spawn_failed;
+    char error[256];
     struct zygote_exit exit;
 };
 
@@ -43,7 +44,7 @@ on_spawned(void *ctx, pid_t pid, const struct pf_error *err)
     j->pid = pid;
     if (err) {
         j->spawn_failed = true;
-        print_message("spawn failed: %s\n", err->msg);
+        snprintf(j->error, sizeof(j->error), "%s", err->msg);
     }
 }
 
@@ -651,6 +652,54 @@ test_control_channel_strict(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static void
+test_required_cgroup_without_cgroups(void **state)
+{
+    (void) state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    /* The rlimits-only fallback, forced: a worker whose profile requires the cgroup layer
+     * refuses to run, and says why on its channel; one that asks best-effort runs. */
+    struct zygote_config cfg = {.path = zygote_path, .log_level = 3, .cgroup_mode = "none"};
+    struct zygote *z = NULL;
+    struct pf_error *err = NULL;
+    if (zygote_start(&loop, &cfg, on_spawned, on_exit_cb, &z, &err) < 0)
+        fail_msg("zygote_start: %s", err->msg);
+    struct harden_params p;
+    harden_params_init(&p);
+    p.level[HARDEN_LAYER_CGROUP] = HARDEN_REQUIRED;
+    struct job j = {0};
+    int fd = spawn_with(z, 21, &p, &j);
+    send_run(fd, "print('must not run')", NULL);
+    struct frames f = {0};
+    read_frames(fd, &f);
+    close(fd);
+    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_int_equal(j.exit.exit_code, 70);
+    assert_int_equal(f.data_len, 0);
+    assert_non_null(f.result);
+    assert_string_equal(msg_get_string(f.result, "outcome", ""), "internal");
+    const char *m = msg_get_string(cJSON_GetObjectItem(f.result, "error"), "message", "");
+    if (!strstr(m, "hardening layer 'cgroup'"))
+        fail_msg("\"%s\" does not name the cgroup layer", m);
+    cJSON_Delete(f.result);
+
+    p.level[HARDEN_LAYER_CGROUP] = HARDEN_BEST_EFFORT;
+    struct job k = {0};
+    fd = spawn_with(z, 22, &p, &k);
+    send_run(fd, "1+1", NULL);
+    memset(&f, 0, sizeof(f));
+    read_frames(fd, &f);
+    close(fd);
+    assert_true(run_until(&loop, &k.exited, 10000));
+    assert_false(k.spawn_failed);
+    assert_false(k.exit.have_cgroup);
+    assert_non_null(f.result);
+    assert_int_equal(msg_get_int(f.result, "output", 0), 2);
+    cJSON_Delete(f.result);
+    stop(&loop, z);
+}
+
 static bool
 find_zygote(const char *argv0)
 {
@@ -697,6 +746,7 @@ main(int argc, char **argv)
             cmocka_unit_test(test_stop_with_live_worker),
             cmocka_unit_test(test_bad_binary),
             cmocka_unit_test(test_cpu_limit),
+            cmocka_unit_test(test_required_cgroup_without_cgroups),
             cmocka_unit_test(test_many_jobs),
             cmocka_unit_test(test_control_channel_strict),
             cmocka_unit_test(test_output_batching),
