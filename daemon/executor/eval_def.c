@@ -91,6 +91,33 @@ out:
     return rc;
 }
 
+/* type.__new__ makes these implicitly static or class methods, but only when they are
+ * CPython functions: do it for executor functions too. */
+static int
+implicit_methods(PyObject *ns)
+{
+    static const char *const names[] = {"__new__", "__init_subclass__", "__class_getitem__"};
+    for (int i = 0; i < 3; i++) {
+        PyObject *f = PyMapping_GetItemString(ns, names[i]);
+        if (!f) {
+            if (!PyErr_ExceptionMatches(PyExc_KeyError))
+                return -1;
+            PyErr_Clear();
+            continue;
+        }
+        int rc = 0;
+        if (Py_IS_TYPE(f, &exec_function_type)) {
+            PyObject *w = i == 0 ? PyStaticMethod_New(f) : PyClassMethod_New(f);
+            rc = w ? PyMapping_SetItemString(ns, names[i], w) : -1;
+            Py_XDECREF(w);
+        }
+        Py_DECREF(f);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 build_class(struct exec_run *r, const struct node *s, PyObject *bases, PyObject *kw)
 {
@@ -132,7 +159,8 @@ build_class(struct exec_run *r, const struct node *s, PyObject *bases, PyObject 
             (c->doc && PyMapping_SetItemString(ns, "__doc__", c->doc) < 0))
             goto out;
     }
-    if (run_class_body(r, c, ns) < 0 || !(args = PyTuple_Pack(3, c->name, bases, ns)))
+    if (run_class_body(r, c, ns) < 0 || implicit_methods(ns) < 0 ||
+        !(args = PyTuple_Pack(3, c->name, bases, ns)))
         goto out;
     cls = PyObject_Call(meta, args, kw);
 out:

@@ -85,10 +85,15 @@ exec_raise_import_refused(const struct exec_env *env, const char *name)
     Py_DECREF(list);
 }
 
-/* Dunders the snippet may use: names and docs, and the constructor protocol classes need. */
-static const char *const allowed_dunders[] = {"__init__", "__name__",  "__qualname__",
-                                              "__doc__",  "__new__",   "__str__",
-                                              "__repr__", "__module__"};
+/* Dunders the snippet may use: names, docs and versions, the constructor protocol classes
+ * need, exception chaining, and data-only attributes. Everything else (__class__, __dict__,
+ * __globals__, __subclasses__, __self__, ...) leads to objects the policy keeps away. */
+static const char *const allowed_dunders[] = {
+        "__init__",    "__new__",       "__name__",    "__qualname__",        "__doc__",
+        "__module__",  "__str__",       "__repr__",    "__version__",         "__all__",
+        "__cause__",   "__context__",   "__wrapped__", "__suppress_context__", "__match_args__",
+        "__slots__",
+};
 
 bool
 exec_is_allowed_dunder(const char *name)

@@ -142,6 +142,12 @@ test_classes(void **state)
                 "[1, 2, 3]");
     assert_eval("class E(Exception):\n    pass\ntry:\n    raise E('x')\nexcept E as e:\n    r = e.args\nr",
                 "('x',)");
+    assert_eval("class Base:\n    def __init_subclass__(cls, **kw):\n        cls.tag = kw.get('tag')\n"
+                "class Sub(Base, tag='x'):\n    pass\nSub.tag",
+                "'x'");
+    assert_eval("class S:\n    def __new__(cls, v):\n        o = super().__new__(cls)\n        o.v = v\n"
+                "        return o\nS(4).v, S.__new__(S, 5).v",
+                "(4, 5)");
     assert_eval("class A:\n    def __init__(self):\n        self.__p = 1\n    def get(self):\n"
                 "        return self.__p\nA().get()",
                 "1");
@@ -155,8 +161,11 @@ test_exceptions(void **state)
                 "finally:\n    r += '!'\nr",
                 "'division by zero!'");
     assert_eval("try:\n    raise ValueError('a') from KeyError('b')\nexcept ValueError as e:\n"
-                "    r = repr(e.__cause__) if False else type(e).__name__\nr",
-                "'ValueError'");
+                "    r = repr(e.__cause__), e.__suppress_context__\nr",
+                "(\"KeyError('b')\", True)");
+    assert_eval("try:\n    try:\n        1/0\n    except ZeroDivisionError:\n        raise KeyError('k')\n"
+                "except KeyError as e:\n    r = type(e.__context__).__name__\nr",
+                "'ZeroDivisionError'");
     assert_eval("try:\n    try:\n        raise KeyError('k')\n    except KeyError:\n        raise\n"
                 "except LookupError as e:\n    out = repr(e)\nout",
                 "\"KeyError('k')\"");
