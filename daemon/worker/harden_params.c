@@ -69,9 +69,10 @@ harden_params_init(struct harden_params *p)
             .file_size_mb = (uint64_t) limit_default(POLICY_LIMIT_FILE_SIZE_MB),
             .open_files = (uint64_t) limit_default(POLICY_LIMIT_OPEN_FILES),
             .pids = (uint64_t) limit_default(POLICY_LIMIT_PIDS),
-            /* nobody/nogroup until the identity layer allocates ids per worker */
-            .uid = 65534,
-            .gid = 65534,
+            /* 0: one id per concurrent worker from the zygote's range (harden_zygote.h), so
+             * that no two workers share a uid */
+            .uid = 0,
+            .gid = 0,
     };
     for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
         p->level[i] = HARDEN_OFF;
