@@ -512,6 +512,14 @@ pyfence_hello(struct pyfence_conn *conn, const char *client_name,
     int r = simple_request(conn, req, &reply, err);
     if (r < 0)
         return r;
+    const cJSON *proto = cJSON_GetObjectItemCaseSensitive(reply, "protocol");
+    if (!cJSON_IsNumber(proto) || proto->valuedouble != PYFENCE_PROTOCOL_VERSION) {
+        /* Nothing it sends later can be trusted to mean what we think. */
+        mark_broken(conn, PYFENCE_E_PROTOCOL,
+                    "pyfenced at '%s' speaks protocol %g; this libpyfence speaks %d", conn->path,
+                    cJSON_IsNumber(proto) ? proto->valuedouble : 0.0, PYFENCE_PROTOCOL_VERSION);
+        return fail(err, conn->broken_code, "%s", conn->broken_msg);
+    }
     const cJSON *limits = cJSON_GetObjectItemCaseSensitive(reply, "limits");
     const cJSON *mfb = cJSON_GetObjectItemCaseSensitive(limits, "max_frame_bytes");
     if (cJSON_IsNumber(mfb) && mfb->valuedouble >= FRAME_HEADER_BYTES &&
@@ -522,8 +530,7 @@ pyfence_hello(struct pyfence_conn *conn, const char *client_name,
         copy_string_field(info.server, sizeof(info.server), reply, "server");
         copy_string_field(info.version, sizeof(info.version), reply, "version");
         copy_string_field(info.python, sizeof(info.python), reply, "python");
-        const cJSON *proto = cJSON_GetObjectItemCaseSensitive(reply, "protocol");
-        info.protocol = cJSON_IsNumber(proto) ? proto->valueint : 0;
+        info.protocol = proto->valueint;
         info.reply_json = cJSON_PrintUnformatted(reply);
         if (!info.reply_json)
             return fail(err, PYFENCE_E_INTERNAL, "out of memory");

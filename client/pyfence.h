@@ -25,6 +25,8 @@ extern "C" {
 #endif
 
 #define PYFENCE_VERSION_STRING "0.1.0"
+/* The wire protocol this library speaks (proto/PROTOCOL.md); pyfence_hello() checks it. */
+#define PYFENCE_PROTOCOL_VERSION 1
 
 /* Error codes. 1..20 are the server's codes (proto/PROTOCOL.md "Error codes"), with the same
  * wire names, returned by pyfence_code_name(). PYFENCE_E_PROTOCOL is client-side only. */
@@ -87,7 +89,8 @@ struct pyfence_server_info {
     char *reply_json; /* the whole reply, malloc'd; free() it */
 };
 
-/* `client_name` may be NULL. ret_info may be NULL. */
+/* `client_name` may be NULL. ret_info may be NULL. Fails with PYFENCE_E_PROTOCOL when the
+ * daemon speaks another protocol version. */
 int pyfence_hello(struct pyfence_conn *conn, const char *client_name,
                   struct pyfence_server_info *ret_info, struct pyfence_error *err);
 int pyfence_ping(struct pyfence_conn *conn, struct pyfence_error *err);

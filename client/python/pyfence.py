@@ -444,7 +444,13 @@ class Client:
     # -- operations --
 
     def hello(self, client="pyfence.py"):
-        return self.request("hello", client=client)
+        """The daemon's versions and limits; PyfenceError("protocol") if it speaks another
+        protocol version than this client."""
+        reply = self.request("hello", client=client)
+        if reply.get("protocol") != PROTOCOL_VERSION:
+            raise PyfenceError("protocol", f"pyfenced at '{self.socket_path}' speaks protocol "
+                                           f"{reply.get('protocol')}; this client speaks {PROTOCOL_VERSION}", reply)
+        return reply
 
     def ping(self):
         self.request("ping")

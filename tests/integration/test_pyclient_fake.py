@@ -68,6 +68,13 @@ def test_hello_ping_stats(fake):
     assert len(set(ids)) == 3 and all(type(i) is int for i in ids)
 
 
+def test_hello_checks_protocol_version(fake):
+    srv = fake(lambda conn, req: conn.send({"id": req["id"], "ok": True, "protocol": 2}))
+    with pyfence.Client(srv.path) as c, pytest.raises(pyfence.PyfenceError, match="speaks protocol 2") as e:
+        c.hello()
+    assert e.value.code == "protocol"
+
+
 def test_exec_request_shape_and_streaming(fake):
     srv = fake(standard)
     chunks = []

@@ -457,6 +457,34 @@ test_connect_errors(void **state)
 }
 
 static void
+test_hello(void **state)
+{
+    const struct step s[] = {{.json = "{\"id\": %1$llu, \"ok\": true, \"server\": \"pyfenced\", "
+                                      "\"version\": \"0.1.0\", \"python\": \"3.11.2\", "
+                                      "\"protocol\": 1, \"limits\": {\"max_frame_bytes\": 4096}}"},
+                             {.json = "{\"id\": %1$llu, \"ok\": true, \"protocol\": 2}"}};
+    struct fake *f = fake_start(s, 2);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_server_info info;
+    struct pyfence_error err = {0};
+    assert_int_equal(pyfence_hello(conn, "unit", &info, &err), 0);
+    assert_string_equal(info.server, "pyfenced");
+    assert_string_equal(info.python, "3.11.2");
+    assert_int_equal(info.protocol, 1);
+    free(info.reply_json);
+    /* The daemon's max_frame_bytes now bounds requests, checked before sending. */
+    char code[5000];
+    memset(code, 'x', sizeof(code) - 1);
+    code[sizeof(code) - 1] = '\0';
+    uint64_t id;
+    assert_int_equal(pyfence_submit(conn, code, NULL, &id, &err), -PYFENCE_E_TOO_LARGE);
+    assert_int_equal(pyfence_hello(conn, NULL, NULL, &err), -PYFENCE_E_PROTOCOL);
+    assert_non_null(strstr(err.message, "speaks protocol 2; this libpyfence speaks 1"));
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
 test_code_names(void **state)
 {
     assert_string_equal(pyfence_code_name(PYFENCE_OK), "ok");
@@ -488,6 +516,7 @@ main(void)
             cmocka_unit_test(test_failure_reply_for_ping),
             cmocka_unit_test(test_bad_options_are_caught_locally),
             cmocka_unit_test(test_connect_errors),
+            cmocka_unit_test(test_hello),
             cmocka_unit_test(test_code_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
