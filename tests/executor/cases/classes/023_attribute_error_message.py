@@ -1,0 +1,4 @@
+# expect: native
+class A:
+    pass
+A().missing

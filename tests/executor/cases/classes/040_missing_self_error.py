@@ -1,0 +1,5 @@
+# expect: native
+class A:
+    def m():
+        return 1
+A().m()

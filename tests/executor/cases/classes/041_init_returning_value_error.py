@@ -1,0 +1,5 @@
+# expect: native
+class A:
+    def __init__(self):
+        return 5
+A()

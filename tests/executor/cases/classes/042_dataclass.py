@@ -1,0 +1,13 @@
+# skip: executor bug: class-body annotations are not recorded in __annotations__, so dataclasses see no fields
+# imports: dataclasses
+from dataclasses import dataclass, field
+@dataclass
+class Item:
+    name: str
+    price: float = 0.0
+    tags: list = field(default_factory=list)
+i = Item('pen', 1.5)
+j = Item('pen', 1.5)
+print(i, i == j)
+i.tags.append('x')
+(i.tags, j.tags, Item('a') < Item('b') if False else 'unordered')

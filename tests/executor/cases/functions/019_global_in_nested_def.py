@@ -1,0 +1,7 @@
+def outer():
+    def inner():
+        global g
+        g = 'set by inner'
+    inner()
+outer()
+g

@@ -1,0 +1,2 @@
+# expect: error SyntaxError
+nonlocal x

@@ -1,0 +1,6 @@
+def f():
+    try:
+        return 'try'
+    finally:
+        print('finally runs')
+f()

@@ -1,0 +1,4 @@
+# expect: error SyntaxError
+def f():
+    x = 1
+    global x

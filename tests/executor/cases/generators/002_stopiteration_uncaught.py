@@ -1,0 +1,6 @@
+# expect: native
+def g():
+    yield 1
+it = g()
+next(it)
+next(it)

@@ -1,0 +1,4 @@
+# expect: error NameError
+def f():
+    return (x for x in undefined_iterable_name)
+f()

@@ -1,0 +1,5 @@
+# expect: native
+def g():
+    yield 1
+    raise StopIteration
+list(g())

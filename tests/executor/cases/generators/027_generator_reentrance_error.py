@@ -1,0 +1,5 @@
+# expect: native
+def g():
+    yield next(it)
+it = g()
+next(it)
