@@ -163,7 +163,7 @@ exec_nesting_enter(struct cstate *cs)
 {
     if (++cs->depth <= EXEC_MAX_NESTING)
         return 0;
-    PyErr_Format(exec_InterpreterError,
+    PyErr_Format(PyExc_SyntaxError,
                  "the code nests deeper than %d levels; split it into smaller pieces",
                  EXEC_MAX_NESTING);
     return -1;

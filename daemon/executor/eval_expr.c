@@ -417,11 +417,22 @@ eval_binop_node(struct exec_run *r, const struct node *n)
     return v;
 }
 
+static PyObject *
+stack_full(void)
+{
+    PyErr_SetString(PyExc_RecursionError,
+                    "maximum recursion depth exceeded (the executor's C stack is full)");
+    return NULL;
+}
+
 PyObject *
 exec_eval(struct exec_run *r, const struct node *n)
 {
     if (exec_tick(r) < 0)
         return NULL;
+    /* deep expressions in a generator's smaller stack: one compare per node keeps it safe */
+    if (unlikely((char *) __builtin_frame_address(0) < r->stack_limit))
+        return stack_full();
     switch (n->kind) {
     case NK_E_CONST:
         return Py_NewRef(n->obj);

@@ -16,7 +16,7 @@
 
 /* How deep the compiled tree may nest: the walk recurses once per level, so this bounds the C
  * stack the walk of one statement can use. */
-#define EXEC_MAX_NESTING 400
+#define EXEC_MAX_NESTING 1000 /* CPython's own AST construction stops near there too */
 /* The clock is read once per this many operations. */
 #define EXEC_CLOCK_EVERY 1024
 

@@ -106,6 +106,34 @@ test_decorators_and_recursion(void **state)
     free(got);
 }
 
+/* Deep nesting and deep recursion end in a clean error, on the main stack and on a
+ * generator's smaller one, never in a crash. */
+static void
+test_stack_guards(void **state)
+{
+    (void) state;
+    char code[16384];
+    strcpy(code, "def g():\n    yield ");
+    for (int i = 0; i < 900; i++)
+        strcat(code, i ? "+1" : "1");
+    strcat(code, "\nnext(g())");
+    assert_eval(code, "900");
+    strcpy(code, "x = ");
+    for (int i = 0; i < 1500; i++)
+        strcat(code, i ? "+1" : "1");
+    assert_eval_fails(code, "Code parsing failed on line 1 due to: SyntaxError: the code nests "
+                            "deeper than 1000 levels");
+    struct exec_policy p = {.max_recursion = 5000};
+    char *got = t_eval("def r(n):\n    return 0 if n == 0 else 1 + r(n - 1)\n"
+                       "def g():\n    yield r(4900)\nnext(g())",
+                       &p);
+    assert_non_null(strstr(got, "RecursionError: maximum recursion depth exceeded"));
+    free(got);
+    got = t_eval("def r(n):\n    return 0 if n == 0 else 1 + r(n - 1)\nr(4900)", &p);
+    assert_string_equal(got, "4900");
+    free(got);
+}
+
 static void
 test_classes(void **state)
 {
@@ -287,6 +315,7 @@ main(void)
         cmocka_unit_test(test_scopes),
         cmocka_unit_test(test_compile_time_errors),
         cmocka_unit_test(test_decorators_and_recursion),
+        cmocka_unit_test(test_stack_guards),
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_exceptions),
         cmocka_unit_test(test_with),
