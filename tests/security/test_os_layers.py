@@ -193,8 +193,9 @@ def test_read_shadow(zygote, layer, err):
 
 
 def test_daemon_environment(zygote):
-    # The zygote's own environment (the daemon's, minus what it scrubbed) is out of reach.
-    code = attempt(f"print('env', dict(os.environ))\nopen('/proc/{zygote.pid}/environ').read()")
+    # The environment of the process that started the zygote (this test, standing for pyfenced,
+    # with a real environment) is out of reach; the worker's own is empty.
+    code = attempt(f"print('env', dict(os.environ))\nopen('/proc/{os.getpid()}/environ').read()")
     prints(zygote.run(code, alone("fds")), "env {}")
     prints(zygote.run(code, alone("identity")), "blocked EACCES")
     prints(zygote.run(code, alone("namespaces")), "blocked ENOENT")
@@ -249,6 +250,19 @@ def test_kernel_module(zygote):
     # EPERM without CAP_SYS_MODULE; ENOSYS on a kernel built without module support.
     r = zygote.run(code, alone("privileges"))
     assert "blocked EPERM" in r.logs or "blocked ENOSYS" in r.logs, r
+
+
+def test_kill_another_worker(zygote):
+    # Worker A sleeps; worker B, with one layer, tries to signal it (signal 0: existence).
+    for levels, want in [(alone("identity"), "blocked EPERM"), (alone("landlock"), "blocked EPERM"),
+                         (alone("namespaces"), "blocked ESRCH"), ({}, "DONE")]:
+        a = zygote.start("import time\ntime.sleep(20)", alone("identity"))
+        try:
+            r = zygote.run(attempt(f"os.kill({a[2]}, 0)"), levels)
+            prints(r, want)
+        finally:
+            os.kill(a[2], signal.SIGKILL)
+            zygote.finish(a)
 
 
 def test_kill_another_process(zygote):

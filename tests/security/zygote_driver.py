@@ -67,8 +67,14 @@ class Zygote:
         assert ready["event"] == "ready", ready
         self.pid = ready["pid"]
         self.next_job = 1
+        self.exited = {}  # job -> its exited event, when it came while waiting for another
 
     def run(self, code, levels=None, raw=True, timeout=60, **harden):
+        return self.finish(self.start(code, levels, raw, **harden), timeout)
+
+    def start(self, code, levels=None, raw=True, **harden):
+        """Spawns a worker and sends it the snippet; finish() collects it. Returns a handle
+        (job id, daemon's end of the channel, worker pid)."""
         lv = {layer: "off" for layer in LAYERS}
         lv.update(levels or {})
         h = dict(DEFAULT_HARDEN)
@@ -89,6 +95,10 @@ class Zygote:
             run["raw"] = True
         payload = json.dumps(run).encode()
         daemon_end.sendall(struct.pack(">I", len(payload)) + payload)
+        return job, daemon_end, spawned["pid"]
+
+    def finish(self, handle, timeout=60):
+        job, daemon_end, _ = handle
         daemon_end.settimeout(timeout)
         buf = b""
         while True:
@@ -102,10 +112,11 @@ class Zygote:
             n = struct.unpack(">I", buf[:4])[0]
             frames.append(json.loads(buf[4:4 + n]))
             buf = buf[4 + n:]
-        while True:
+        while job not in self.exited:
             ev = json.loads(self.ctl.recv(65536))
-            if ev.get("event") == "exited" and ev.get("job") == job:
-                return Result(frames, ev)
+            if ev.get("event") == "exited":
+                self.exited[ev["job"]] = ev
+        return Result(frames, self.exited.pop(job))
 
     def close(self):
         self.ctl.close()
