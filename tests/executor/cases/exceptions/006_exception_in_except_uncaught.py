@@ -1,0 +1,5 @@
+# expect: native
+try:
+    1 / 0
+except ZeroDivisionError:
+    [][1]

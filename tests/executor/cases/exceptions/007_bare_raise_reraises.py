@@ -1,0 +1,10 @@
+def f():
+    try:
+        raise KeyError('orig')
+    except KeyError:
+        raise
+try:
+    f()
+except KeyError as e:
+    print('reraised', repr(e))
+'ok'

@@ -1,0 +1,4 @@
+# expect: native
+class QuotaExceeded(Exception):
+    pass
+raise QuotaExceeded('used 11 of 10')

@@ -1,0 +1,8 @@
+state = []
+def f():
+    try:
+        state.append('try')
+        return len(state)
+    finally:
+        state.append('finally')
+(f(), state)

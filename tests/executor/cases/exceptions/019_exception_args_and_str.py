@@ -1,0 +1,5 @@
+e1 = ValueError()
+e2 = ValueError('one')
+e3 = ValueError('a', 2)
+e4 = KeyError('key')
+(str(e1), str(e2), str(e3), str(e4), e3.args, repr(e2))

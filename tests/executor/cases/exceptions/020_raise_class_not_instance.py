@@ -1,0 +1,5 @@
+try:
+    raise ValueError
+except ValueError as e:
+    print(repr(e), e.args)
+'ok'

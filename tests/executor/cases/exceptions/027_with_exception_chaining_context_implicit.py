@@ -1,0 +1,8 @@
+try:
+    try:
+        raise KeyError('a')
+    except KeyError:
+        raise ValueError('b')
+except ValueError as e:
+    print('outer got', e)
+'ok'

@@ -1,0 +1,5 @@
+try:
+    int('abc')
+except ValueError as e:
+    err = e
+(type(err).__name__, str(err), err.args[0])

@@ -1,0 +1,2 @@
+# expect: native
+raise ExceptionGroup('several', [ValueError('x'), KeyError('y')])

@@ -1,0 +1,6 @@
+# expect: native
+log = []
+try:
+    raise KeyError('k')
+finally:
+    print('cleanup ran')

@@ -1,0 +1,3 @@
+# expect: native
+result = None
+result.append(1)

@@ -1,0 +1,3 @@
+# expect: native
+with 5:
+    pass
