@@ -1,0 +1,3 @@
+x = 6 * 7
+final_answer(x)
+print('never printed')

@@ -1,0 +1,5 @@
+try:
+    final_answer('done')
+except Exception:
+    print('should not catch')
+'after'

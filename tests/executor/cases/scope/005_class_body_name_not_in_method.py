@@ -1,0 +1,6 @@
+# expect: error NameError
+class C:
+    secret = 1
+    def get(self):
+        return secret
+C().get()

@@ -1,0 +1,5 @@
+name = 'global'
+def f():
+    name = 'local'
+    return name
+(f(), name)

@@ -1,0 +1,4 @@
+def f():
+    sum = 'mine'
+    return sum
+(f(), sum([1, 2]))
