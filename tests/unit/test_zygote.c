@@ -307,8 +307,17 @@ test_zygote_death_and_restart(void **state)
     assert_int_equal(j.exit.signal, SIGKILL);
     assert_false(j.exit.killed_by_request);
     close(fd);
-    /* The worker dies with its zygote (PR_SET_PDEATHSIG). */
+    /* The worker dies with its zygote (PR_SET_PDEATHSIG, and the client's pidfd kill). */
     assert_reaped(j.pid);
+    /* Until the back-off has passed there is no zygote: a spawn is refused as busy. */
+    struct harden_params hp;
+    harden_params_init(&hp);
+    struct pf_error *err = NULL;
+    int busy_fd = -1;
+    assert_int_equal(zygote_spawn(z, 5, &hp, NULL, &busy_fd, &err), -1);
+    assert_int_equal(err->code, PF_E_BUSY);
+    assert_int_equal(busy_fd, -1);
+    pf_error_free(err);
 
     /* A new zygote after the back-off; it serves jobs. */
     bool restarted = false;
