@@ -153,8 +153,9 @@ call_method(struct exec_run *r, const struct node *n)
         Py_DECREF(stack[0]);
         goto out;
     }
-    if (needs_checked_method(stack[0], fn->obj) ||
-        ((fn->flags & NF_PRIVATE) && PyModule_Check(stack[0]))) {
+    /* modules' attributes go through the checks too (private names, submodules, the
+     * operator getters); module functions are no bound methods, so nothing is lost */
+    if (PyModule_Check(stack[0]) || needs_checked_method(stack[0], fn->obj)) {
         PyObject *m = exec_getattr(r, stack[0], fn->obj);
         if (m) {
             res = PyObject_Vectorcall(m, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET,

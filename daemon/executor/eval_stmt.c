@@ -428,6 +428,7 @@ import_star(struct exec_run *r, PyObject *mod)
         if (!s || s[0] == '_')
             continue;
         PyObject *v = PyObject_GetAttr(mod, name);
+        v = v ? exec_guard_getters(v) : NULL;
         rc = v && exec_check_value(r, v) == 0 ? exec_store_global_or_frame(r, name, v) : -1;
         Py_XDECREF(v);
     }
@@ -490,6 +491,7 @@ exec_import_from(struct exec_run *r, const struct node *s)
                       an, modname);
             Py_CLEAR(v);
         }
+        v = v ? exec_guard_getters(v) : NULL;
         rc = v && exec_check_value(r, v) == 0 ? exec_name_store(r, alias->a, v) : -1;
         Py_XDECREF(v);
     }

@@ -333,6 +333,8 @@ exec_check_value(struct exec_run *r, PyObject *v)
  * the getattr family of builtins). */
 PyObject *exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name);
 int exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value);
+/* Replaces operator.attrgetter/methodcaller by checking versions; steals v. */
+PyObject *exec_guard_getters(PyObject *v);
 /* Raises InterpreterError (fmt is PyUnicode_FromFormat's: %U, %R...). Unless abort is
  * ABORT_NONE, also ends the run: the snippet cannot catch it (r may be NULL then). */
 PyObject *exec_fail(struct exec_run *r, int abort, const char *fmt, ...);

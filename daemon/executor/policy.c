@@ -9,6 +9,8 @@
 #include <time.h>
 
 PyObject *exec_InterpreterError;
+static PyObject *attrgetter_type, *methodcaller_type; /* once _operator is loaded */
+static bool load_getter_types(void);
 
 int
 exec_policy_init_types(void)
@@ -148,6 +150,12 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         }
         return 0;
     }
+    if (PyType_Check(v) && load_getter_types() &&
+        (v == attrgetter_type || v == methodcaller_type)) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to the %s class itself",
+                  ((PyTypeObject *) v)->tp_name);
+        return -1;
+    }
     if (PyFrame_Check(v) || PyCode_Check(v) || PyTraceBack_Check(v)) {
         exec_fail(r, ABORT_NONE, "Forbidden access to %s object", Py_TYPE(v)->tp_name);
         return -1;
@@ -249,7 +257,7 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
     if (exec_dunder_forbidden(s))
         return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
     PyObject *v = PyObject_GetAttr(obj, name);
-    if (v && exec_check_value(r, v) < 0)
+    if (v && ((v = exec_guard_getters(v)) == NULL || exec_check_value(r, v) < 0))
         Py_CLEAR(v);
     if (v && s[0] == '_' && PyModule_Check(obj) && !exec_is_allowed_dunder(s)) {
         /* a module's private names are its implementation: often other modules' functions */
@@ -264,6 +272,83 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
         v = g;
     }
     return v;
+}
+
+/* operator.attrgetter("__class__") and methodcaller("__reduce__") would read dunders with
+ * CPython's getattr: when a profile allows the operator module, the snippet gets checking
+ * versions of the two classes instead. */
+static int
+check_getter_name(PyObject *name)
+{
+    static PyObject *dot;
+    if (!PyUnicode_Check(name))
+        return 0; /* the real class raises its own TypeError */
+    if (!dot && !(dot = PyUnicode_InternFromString(".")))
+        return -1;
+    PyObject *parts = PyUnicode_Split(name, dot, -1);
+    if (!parts)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(parts); i++) {
+        const char *p = PyUnicode_AsUTF8(PyList_GET_ITEM(parts, i));
+        if (!p || exec_dunder_forbidden(p)) {
+            if (p)
+                exec_fail(NULL, ABORT_NONE, "Forbidden access to dunder attribute: %s", p);
+            rc = -1;
+        }
+    }
+    Py_DECREF(parts);
+    return rc;
+}
+
+/* self = the real class */
+static PyObject *
+guarded_getter(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t names = self == methodcaller_type ? (nargs > 0) : nargs;
+    for (Py_ssize_t i = 0; i < names; i++)
+        if (check_getter_name(args[i]) < 0)
+            return NULL;
+    return PyObject_Vectorcall(self, args, nargsf, kwnames);
+}
+
+static PyMethodDef guarded_getter_def = {
+        "attrgetter", (PyCFunction) (void (*)(void)) guarded_getter, METH_FASTCALL | METH_KEYWORDS,
+        "operator.attrgetter/methodcaller with the executor's dunder check"};
+
+/* Finds the two classes once _operator is loaded; false while it is not. */
+static bool
+load_getter_types(void)
+{
+    if (attrgetter_type)
+        return true;
+    PyObject *name = PyUnicode_FromString("_operator");
+    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (mod) {
+        attrgetter_type = PyObject_GetAttrString(mod, "attrgetter");
+        methodcaller_type = PyObject_GetAttrString(mod, "methodcaller");
+        Py_DECREF(mod);
+    }
+    if (!attrgetter_type || !methodcaller_type) {
+        Py_CLEAR(attrgetter_type);
+        Py_CLEAR(methodcaller_type);
+    }
+    PyErr_Clear();
+    return attrgetter_type != NULL;
+}
+
+PyObject *
+exec_guard_getters(PyObject *v)
+{
+    if (!PyType_Check(v) || !load_getter_types())
+        return v;
+    if (v != attrgetter_type && v != methodcaller_type)
+        return v;
+    PyObject *g = PyCFunction_New(&guarded_getter_def, v);
+    Py_DECREF(v);
+    return g;
 }
 
 int

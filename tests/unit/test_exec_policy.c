@@ -347,6 +347,25 @@ test_budgets_cannot_be_caught(void **state)
 }
 
 static void
+test_operator_getters(void **state)
+{
+    (void) state;
+    const char *op[] = {"operator"};
+    struct exec_policy p = {.imports = op, .n_imports = 1};
+    assert_policy(&p, "import operator\noperator.attrgetter('__class__')(1)",
+                  "InterpreterError: Forbidden access to dunder attribute: __class__");
+    assert_policy(&p, "from operator import attrgetter\nattrgetter('real.__class__')(1)",
+                  "Forbidden access to dunder attribute: __class__");
+    assert_policy(&p, "import operator as o\no.methodcaller('__reduce_ex__', 2)(1)",
+                  "Forbidden access to dunder attribute: __reduce_ex__");
+    assert_policy(&p, "import operator\ntype(operator.attrgetter('real'))('__class__')(1)",
+                  "Forbidden access to the operator.attrgetter class itself");
+    assert_policy(&p, "import operator\noperator.attrgetter('real', 'imag')(3), "
+                      "operator.methodcaller('upper')('a'), operator.itemgetter(1)([5, 6])",
+                  "((3, 0), 'A', 6)");
+}
+
+static void
 test_final_answer_from_function(void **state)
 {
     (void) state;
@@ -383,6 +402,7 @@ main(void)
         cmocka_unit_test(test_match_class_dunder),
         cmocka_unit_test(test_budgets_cannot_be_caught),
         cmocka_unit_test(test_final_answer_from_function),
+        cmocka_unit_test(test_operator_getters),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
