@@ -317,3 +317,26 @@ def test_write_flood(zygote, tmp_path):
     assert target.stat().st_size == 1024 * 1024
     scratch = attempt("f = open('/tmp/flood', 'wb')\nfor i in range(64):\n    f.write(b'x' * 65536)\n    f.flush()")
     prints(zygote.run(scratch, alone("namespaces"), file_size_mb=1), "blocked ENOSPC")
+
+
+# ---- the degraded path: no cgroup (crun-style fallback run) --------------------------------
+
+@pytest.fixture(scope="module")
+def zygote_no_cgroup():
+    z = zygote_driver.Zygote(ZYGOTE, cgroup="none")
+    yield z
+    z.close()
+
+
+def test_no_cgroup_required_refuses(zygote_no_cgroup):
+    r = zygote_no_cgroup.run("print('ran')", alone("cgroup"))
+    assert "ran" not in r.logs, r
+    assert "hardening layer 'cgroup'" in r.error and "rlimits only" in r.error, r
+
+
+def test_no_cgroup_best_effort_rlimits_hold(zygote_no_cgroup):
+    code = "try:\n" + "".join("    " + l + "\n" for l in MEMORY_BOMB.splitlines()) + \
+           "except MemoryError:\n    print('MemoryError')\n"
+    r = zygote_no_cgroup.run(code, {"cgroup": "best-effort", "rlimits": "required"}, memory_mb=64)
+    prints(r, "MemoryError")
+    assert "oom_killed" not in r.exited, r

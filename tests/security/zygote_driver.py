@@ -87,14 +87,21 @@ class Zygote:
         self.ctl.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
                                   array.array("i", [worker_end.fileno()]))])
         worker_end.close()
-        spawned = json.loads(self.ctl.recv(65536))
+        while True:
+            spawned = json.loads(self.ctl.recv(65536))
+            if spawned.get("event") != "exited":
+                break
+            self.exited[spawned["job"]] = spawned
         if spawned["event"] != "spawned":
             raise RuntimeError(f"spawn failed: {spawned}")
         run = {"op": "run", "code": code, "limits": {}}
         if raw:
             run["raw"] = True
         payload = json.dumps(run).encode()
-        daemon_end.sendall(struct.pack(">I", len(payload)) + payload)
+        try:
+            daemon_end.sendall(struct.pack(">I", len(payload)) + payload)
+        except BrokenPipeError:
+            pass  # the worker is gone already (its hardening failed): finish() says why
         return job, daemon_end, spawned["pid"]
 
     def finish(self, handle, timeout=60):
@@ -102,7 +109,11 @@ class Zygote:
         daemon_end.settimeout(timeout)
         buf = b""
         while True:
-            chunk = daemon_end.recv(65536)
+            try:
+                chunk = daemon_end.recv(65536)
+            except ConnectionResetError:
+                # The worker died without reading its run frame (hardening failed, say).
+                break
             if not chunk:
                 break
             buf += chunk
