@@ -580,7 +580,9 @@ parse_object_option(const char *text, const char *name, cJSON **ret, struct pyfe
 {
     struct pf_error *pe = NULL;
     cJSON *obj = NULL;
-    if (msg_parse(text, strlen(text), MSG_MAX_DEPTH, &obj, &pe) < 0) {
+    /* The option sits one level down in the request, which may nest MSG_MAX_DEPTH levels:
+     * catch a too-deep value here rather than have the daemon refuse the whole frame. */
+    if (msg_parse(text, strlen(text), MSG_MAX_DEPTH - 1, &obj, &pe) < 0) {
         /* The caller's mistake, not the wire's: bad_request rather than msg_parse's bad_frame. */
         int r = fail(err, PYFENCE_E_BAD_REQUEST, "exec option %s: %s", name,
                      pe && pe->msg ? pe->msg : "out of memory");

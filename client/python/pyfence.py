@@ -230,6 +230,20 @@ def encode_frame(obj):
     return struct.pack(">I", len(payload)) + payload
 
 
+def _json_depth(obj):
+    """Nesting depth of a JSON-compatible value, counted like pyfenced does (an object is 1)."""
+    deepest, todo = 0, [(obj, 1)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, dict):
+            deepest = max(deepest, d)
+            todo.extend((c, d + 1) for c in v.values())
+        elif isinstance(v, list):
+            deepest = max(deepest, d)
+            todo.extend((c, d + 1) for c in v)
+    return deepest
+
+
 def default_socket_path():
     """$PYFENCE_SOCKET; else /run/pyfence/pyfence.sock as root; else $XDG_RUNTIME_DIR/pyfence.sock."""
     path = os.environ.get("PYFENCE_SOCKET")
@@ -309,9 +323,16 @@ class Client:
         with self._send_lock:
             if self._broken is not None:
                 raise self._broken
+            req = {"id": self._next_id, "op": op, **fields}
+            depth = _json_depth(req)
+            if depth > MAX_DEPTH:
+                # pyfenced would refuse the whole frame without being able to say for which id.
+                raise PyfenceError("bad_request", f"{op} request nests {depth} JSON levels; pyfenced "
+                                                  f"accepts {MAX_DEPTH} (a tagged container takes 2-3 "
+                                                  "levels: are the variables nested too deep?)")
             rid = self._next_id
             self._next_id += 1
-            frame = encode_frame({"id": rid, "op": op, **fields})
+            frame = encode_frame(req)
             with self._cond:
                 self._inflight[rid] = deque()
             try:

@@ -108,11 +108,17 @@ def test_deep_result_is_cut_to_repr(client):
         assert isinstance(v, pyfence.Repr) and 30 <= depth <= 64, (inner, depth, v)
 
 
-@pytest.mark.xfail(reason="proto contract: a request may nest only 64 JSON levels, but a variable "
-                          "of 64 containers (PROTOCOL.md Values) takes up to 3 JSON levels each")
-def test_deep_variable_accepted(client):
+def test_too_deep_variable_refused_locally(client):
+    """A request may nest 64 JSON levels (PROTOCOL.md); a value of 64 tagged containers needs
+    more. The client refuses it before sending, naming the problem, and stays usable."""
     x = ()
     for _ in range(40):
         x = (x,)
-    r = client.exec("x", variables={"x": x})
-    assert r.ok and r.output == x
+    with pytest.raises(pyfence.PyfenceError, match="nests .* JSON levels") as e:
+        client.exec("x", variables={"x": x})
+    assert e.value.code == "bad_request"
+    y = ()
+    for _ in range(20):
+        y = (y,)
+    r = client.exec("x", variables={"x": y})
+    assert r.ok and r.output == y
