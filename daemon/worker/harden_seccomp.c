@@ -22,6 +22,7 @@
 #include "harden_internal.h"
 #include "harden_zygote.h"
 #include "pf_cleanup.h"
+#include "pf_log.h"
 
 static inline void
 seccomp_releasep(scmp_filter_ctx *ctx)
@@ -290,7 +291,8 @@ rule_error(int rc, const char *what, const char *name, struct pf_error **err)
 }
 
 static int
-add_simple_rules(scmp_filter_ctx ctx, bool strict, unsigned *n_unknown, struct pf_error **err)
+add_simple_rules(scmp_filter_ctx ctx, bool strict, bool threads, unsigned *n_unknown,
+                 struct pf_error **err)
 {
     for (size_t i = 0; i < PF_ELEMENTSOF(allowed_syscalls); i++) {
         int nr = seccomp_syscall_resolve_name(allowed_syscalls[i]);
@@ -300,6 +302,10 @@ add_simple_rules(scmp_filter_ctx ctx, bool strict, unsigned *n_unknown, struct p
                                     "seccomp: syscall '%s' is unknown on this architecture "
                                     "(strict mode)",
                                     allowed_syscalls[i]);
+            /* Named once: both variants share the list, only the first compile logs. */
+            if (!threads)
+                pf_log_notice(SECCOMP, "syscall '%s' is unknown on this architecture, skipped",
+                              allowed_syscalls[i]);
             (*n_unknown)++;
             continue;
         }
@@ -390,7 +396,7 @@ compile(bool threads, bool strict, struct sock_fprog *ret, unsigned *n_unknown,
     rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
     if (rc < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, -rc, "seccomp: NNP attribute");
-    if (add_simple_rules(ctx, strict, n_unknown, err) < 0 ||
+    if (add_simple_rules(ctx, strict, threads, n_unknown, err) < 0 ||
         add_argument_rules(ctx, threads, err) < 0)
         return -1;
 
