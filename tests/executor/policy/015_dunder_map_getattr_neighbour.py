@@ -1,0 +1,2 @@
+# expect: native
+list(map(getattr, [1, 2.5], ['real', 'imag']))

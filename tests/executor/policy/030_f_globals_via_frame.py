@@ -1,0 +1,5 @@
+# expect: refused object has no attribute 'gi_frame'
+def g():
+    yield 1
+gen = g()
+gen.gi_frame.f_globals

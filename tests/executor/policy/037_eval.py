@@ -1,0 +1,2 @@
+# expect: refused Forbidden function evaluation: 'eval'
+eval('1 + 1')

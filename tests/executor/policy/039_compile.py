@@ -1,0 +1,2 @@
+# expect: refused Forbidden function evaluation: 'compile'
+compile('1', 'f', 'eval')

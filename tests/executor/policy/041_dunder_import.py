@@ -1,0 +1,2 @@
+# expect: refused Forbidden function evaluation: '__import__'
+__import__('os')

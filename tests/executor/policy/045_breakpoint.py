@@ -1,0 +1,2 @@
+# expect: refused Forbidden function evaluation: 'breakpoint'
+breakpoint()

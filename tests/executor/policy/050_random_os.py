@@ -1,0 +1,3 @@
+# expect: refused Forbidden access to module: os
+import random
+random._os

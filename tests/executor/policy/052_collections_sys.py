@@ -1,0 +1,3 @@
+# expect: refused Forbidden access to module: sys
+import collections
+collections._sys

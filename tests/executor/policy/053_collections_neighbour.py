@@ -1,0 +1,3 @@
+# expect: native
+import collections
+collections.Counter('aab').most_common(1)

@@ -1,0 +1,3 @@
+# expect: refused Forbidden access to module: sys
+import datetime
+datetime.sys

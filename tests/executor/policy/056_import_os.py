@@ -1,0 +1,2 @@
+# expect: refused Import of os is not allowed
+import os

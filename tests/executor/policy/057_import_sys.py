@@ -1,0 +1,2 @@
+# expect: refused Import of sys is not allowed
+import sys

@@ -1,0 +1,2 @@
+# expect: refused Import of importlib is not allowed
+import importlib

@@ -1,0 +1,2 @@
+# expect: refused Import of ctypes is not allowed
+import ctypes

@@ -1,0 +1,2 @@
+# expect: refused Import of gc is not allowed
+import gc

@@ -1,0 +1,2 @@
+# expect: refused Import of inspect is not allowed
+import inspect

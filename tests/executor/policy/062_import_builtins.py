@@ -1,0 +1,2 @@
+# expect: refused Import of builtins is not allowed
+import builtins

@@ -1,0 +1,2 @@
+# expect: refused Import of os.path is not allowed
+import os.path

@@ -1,0 +1,2 @@
+# expect: refused Import of collections.abc is not allowed
+import collections.abc

@@ -1,0 +1,3 @@
+# expect: refused Forbidden assignment to an attribute of module math
+import math
+math.pi = 3

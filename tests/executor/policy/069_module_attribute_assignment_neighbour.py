@@ -1,0 +1,5 @@
+# expect: native
+import math
+pi = math.pi
+pi = 3
+(pi, math.pi)

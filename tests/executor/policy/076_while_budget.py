@@ -1,0 +1,4 @@
+# expect: refused iterations
+n = 0
+while True:
+    n += 1

@@ -1,0 +1,8 @@
+# expect: refused Forbidden access to dunder attribute: __class__
+# A refusal is a catchable InterpreterError (as in smolagents), but catching it grants nothing.
+try:
+    x = (1).__class__
+except Exception as e:
+    x = None
+    print('caught', type(e).__name__)
+getattr(1, '__class__')

@@ -1,0 +1,5 @@
+# expect: refused object has no attribute 'gi_frame'
+class K:
+    def gen(self):
+        yield 1
+[x for x in [K().gen()]][0].gi_frame
