@@ -122,3 +122,19 @@ def test_too_deep_variable_refused_locally(client):
         y = (y,)
     r = client.exec("x", variables={"x": y})
     assert r.ok and r.output == y
+
+
+def test_example_agent(daemon):
+    import os
+    import subprocess
+
+    from conftest import REPO
+
+    env = dict(os.environ, PYTHONPATH=str(REPO / "client" / "python"), PYFENCE_SOCKET=daemon.socket_path)
+    r = subprocess.run(["/usr/bin/python3", str(REPO / "examples" / "agent.py")], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "step 2\nresult: (2, {2: 'last'})" in r.stdout
+    assert "result: ('2024-03-01', ['a', 'b'])" in r.stdout
+    assert "outcome: timeout" in r.stdout and "final answer: 4" in r.stdout
+    assert "agent sees: Code execution failed at line 'undefined_name'" in r.stdout
