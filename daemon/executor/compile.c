@@ -227,6 +227,27 @@ set_ctx(struct node *n, PyObject *ast)
     return 0;
 }
 
+PyObject *
+exec_mangle(struct cstate *cs, PyObject *name)
+{
+    if (!cs->class_name || !name)
+        return name;
+    const char *s = PyUnicode_AsUTF8(name);
+    size_t len = s ? strlen(s) : 0;
+    if (len < 3 || s[0] != '_' || s[1] != '_' || (s[len - 1] == '_' && s[len - 2] == '_') ||
+        strchr(s, '.'))
+        return name;
+    const char *cls = PyUnicode_AsUTF8(cs->class_name);
+    while (cls && *cls == '_')
+        cls++;
+    if (!cls || !*cls)
+        return name;
+    PyObject *m = PyUnicode_FromFormat("_%s%s", cls, s);
+    if (m)
+        PyUnicode_InternInPlace(&m);
+    return exec_keep(cs, m);
+}
+
 struct node *
 exec_name_target(struct cstate *cs, PyObject *ast, PyObject *name)
 {
@@ -244,7 +265,7 @@ static struct node *
 conv_name(struct cstate *cs, PyObject *ast, struct node *n)
 {
     n->kind = NK_E_NAME;
-    if (!(n->obj = exec_field_str(cs, ast, "id")) || set_ctx(n, ast) < 0)
+    if (!(n->obj = exec_mangle(cs, exec_field_str(cs, ast, "id"))) || set_ctx(n, ast) < 0)
         return NULL;
     if ((n->flags & (NF_STORE | NF_DEL)) && exec_scope_add(cs->scope, n->obj, SYM_LOCAL) < 0)
         return NULL;
@@ -327,7 +348,7 @@ conv_attribute(struct cstate *cs, PyObject *ast, struct node *n)
 {
     n->kind = NK_E_ATTR;
     if (exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) < 0 || set_ctx(n, ast) < 0 ||
-        !(n->obj = exec_field_str(cs, ast, "attr")))
+        !(n->obj = exec_mangle(cs, exec_field_str(cs, ast, "attr"))))
         return NULL;
     const char *name = PyUnicode_AsUTF8(n->obj);
     if (exec_dunder_forbidden(name))

@@ -35,6 +35,7 @@ struct cstate {
     struct cscope *scope; /* the scope being converted */
     struct cscope *all;   /* every scope, for resolution */
     uint32_t lineno, col; /* of the statement being converted, for errors */
+    PyObject *class_name; /* innermost enclosing class, for __private name mangling */
 };
 
 typedef struct node *(*conv_fn)(struct cstate *cs, PyObject *ast);
@@ -52,6 +53,8 @@ int exec_conv_list(struct cstate *cs, PyObject *ast, const char *name, conv_fn f
 struct node *exec_conv_expr(struct cstate *cs, PyObject *ast);
 struct node *exec_conv_stmt(struct cstate *cs, PyObject *ast);
 int exec_nesting_enter(struct cstate *cs);
+/* __x inside class C becomes _C__x (CPython's private name mangling); returns a kept name. */
+PyObject *exec_mangle(struct cstate *cs, PyObject *name);
 /* A Name node in store context bound in the current scope (def, class, import, except...). */
 struct node *exec_name_target(struct cstate *cs, PyObject *ast, PyObject *name);
 /* Defaults of an ast.arguments into n->w (n->op = how many are positional), in the current

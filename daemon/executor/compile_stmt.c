@@ -109,12 +109,13 @@ conv_funcdef(struct cstate *cs, PyObject *ast, struct node *n)
 {
     n->kind = NK_S_FUNCDEF;
     PyObject *name = exec_field_str(cs, ast, "name");
+    PyObject *bound = exec_mangle(cs, name);
     PyObject *args = name ? PyObject_GetAttrString(ast, "args") : NULL;
     struct node *ret = NULL;
     if (!args || exec_conv_list(cs, ast, "decorator_list", exec_conv_expr, &n->v, &n->nv) < 0 ||
         !(n->code = exec_code_new(cs, CODE_FUNCTION, name, n->lineno)) ||
-        exec_conv_defaults(cs, args, n) < 0 || !(n->c = exec_name_target(cs, ast, name)) ||
-        !exec_scope_push(cs, CODE_FUNCTION))
+        exec_conv_defaults(cs, args, n) < 0 || !bound ||
+        !(n->c = exec_name_target(cs, ast, bound)) || !exec_scope_push(cs, CODE_FUNCTION))
         goto out;
     cs->scope->code = n->code;
     if (exec_bind_params(cs, args, n->code) == 0 &&
@@ -151,7 +152,10 @@ conv_classdef(struct cstate *cs, PyObject *ast, struct node *n)
         !(n->c = exec_name_target(cs, ast, name)) || !exec_scope_push(cs, CODE_CLASS))
         return NULL;
     cs->scope->code = n->code;
+    PyObject *outer_class = cs->class_name;
+    cs->class_name = name;
     int rc = exec_conv_list(cs, ast, "body", exec_conv_stmt, &n->code->body, &n->code->nbody);
+    cs->class_name = outer_class;
     exec_scope_pop(cs);
     set_doc(n->code);
     return rc < 0 ? NULL : n;

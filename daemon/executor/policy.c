@@ -11,6 +11,15 @@
 PyObject *exec_InterpreterError;
 static PyObject *attrgetter_type, *methodcaller_type; /* once _operator is loaded */
 static bool load_getter_types(void);
+static PyObject *formatter_type, *checked_formatter_type; /* string.Formatter, guarded */
+
+/* Cheap pre-check before looking the classes up in sys.modules. */
+static bool
+is_getter_name(PyObject *type)
+{
+    const char *n = ((PyTypeObject *) type)->tp_name;
+    return strcmp(n, "operator.attrgetter") == 0 || strcmp(n, "operator.methodcaller") == 0;
+}
 
 int
 exec_policy_init_types(void)
@@ -150,8 +159,9 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         }
         return 0;
     }
-    if (PyType_Check(v) && load_getter_types() &&
-        (v == attrgetter_type || v == methodcaller_type)) {
+    if (PyType_Check(v) && ((is_getter_name(v) && load_getter_types() &&
+                              (v == attrgetter_type || v == methodcaller_type)) ||
+                             (formatter_type && v == formatter_type))) {
         exec_fail(r, ABORT_NONE, "Forbidden access to the %s class itself",
                   ((PyTypeObject *) v)->tp_name);
         return -1;
@@ -218,19 +228,30 @@ static PyMethodDef guarded_format_def = {"format", (PyCFunction) (void (*)(void)
                                          METH_FASTCALL | METH_KEYWORDS,
                                          "str.format with the executor's field-name checks"};
 
+static int
+load_string_helpers(void)
+{
+    if (formatter_parser)
+        return 0;
+    PyObject *mod = PyImport_ImportModule("_string");
+    if (!mod)
+        return -1;
+    formatter_parser = PyObject_GetAttrString(mod, "formatter_parser");
+    field_name_split = PyObject_GetAttrString(mod, "formatter_field_name_split");
+    Py_DECREF(mod);
+    if (!formatter_parser || !field_name_split) {
+        Py_CLEAR(formatter_parser);
+        Py_CLEAR(field_name_split);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *
 guard_format(PyObject *obj, PyObject *method)
 {
-    if (!formatter_parser) {
-        PyObject *mod = PyImport_ImportModule("_string");
-        if (!mod)
-            return NULL;
-        formatter_parser = PyObject_GetAttrString(mod, "formatter_parser");
-        field_name_split = PyObject_GetAttrString(mod, "formatter_field_name_split");
-        Py_DECREF(mod);
-        if (!formatter_parser || !field_name_split)
-            return NULL;
-    }
+    if (load_string_helpers() < 0)
+        return NULL;
     PyObject *self = PyTuple_Pack(2, method, PyUnicode_Check(obj) ? obj : Py_None);
     if (!self)
         return NULL;
@@ -339,10 +360,84 @@ load_getter_types(void)
     return attrgetter_type != NULL;
 }
 
+/* string.Formatter resolves "0.attr" fields with CPython's getattr in get_field (which
+ * format and vformat call): the snippet gets a subclass whose get_field checks the field
+ * first. Built once, when string is first seen loaded. */
+
+static PyObject *
+checked_get_field(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "get_field(field_name, args, kwargs)");
+        return NULL;
+    }
+    PyObject *field = args[1];
+    if (PyUnicode_Check(field)) {
+        /* "{" + field + "}" goes through the same check as str.format's fields */
+        PyObject *fmt = PyUnicode_FromFormat("{%U}", field);
+        int rc = fmt ? check_format_string(fmt, 0) : -1;
+        Py_XDECREF(fmt);
+        if (rc < 0)
+            return NULL;
+    }
+    PyObject *real = PyObject_GetAttrString(formatter_type, "get_field");
+    PyObject *res = real ? PyObject_Vectorcall(real, args, 4, NULL) : NULL;
+    Py_XDECREF(real);
+    return res;
+}
+
+static PyMethodDef checked_get_field_def = {"get_field",
+                                            (PyCFunction) (void (*)(void)) checked_get_field,
+                                            METH_FASTCALL, "get_field with the dunder check"};
+
+static PyObject *
+guard_formatter(PyObject *v)
+{
+    if (strcmp(((PyTypeObject *) v)->tp_name, "Formatter") != 0)
+        return v;
+    if (!formatter_type) {
+        PyObject *name = PyUnicode_FromString("string");
+        PyObject *mod = name ? PyImport_GetModule(name) : NULL;
+        Py_XDECREF(name);
+        formatter_type = mod ? PyObject_GetAttrString(mod, "Formatter") : NULL;
+        Py_XDECREF(mod);
+        PyErr_Clear();
+        if (!formatter_type)
+            return v;
+    }
+    if (v != formatter_type)
+        return v;
+    if (!checked_formatter_type) {
+        if (load_string_helpers() < 0) {
+            Py_DECREF(v);
+            return NULL;
+        }
+        PyObject *cf = PyCFunction_New(&checked_get_field_def, NULL);
+        PyObject *meth = cf ? PyInstanceMethod_New(cf) : NULL;
+        Py_XDECREF(cf);
+        if (!meth) {
+            Py_DECREF(v);
+            return NULL;
+        }
+        checked_formatter_type = PyObject_CallFunction((PyObject *) &PyType_Type, "s(O){sOss}",
+                                                       "Formatter", formatter_type, "get_field",
+                                                       meth, "__module__", "string");
+        Py_DECREF(meth);
+        if (!checked_formatter_type) {
+            Py_DECREF(v);
+            return NULL;
+        }
+    }
+    Py_DECREF(v);
+    return Py_NewRef(checked_formatter_type);
+}
+
 PyObject *
 exec_guard_getters(PyObject *v)
 {
-    if (!PyType_Check(v) || !load_getter_types())
+    if (!PyType_Check(v))
+        return v;
+    if (!(v = guard_formatter(v)) || !is_getter_name(v) || !load_getter_types())
         return v;
     if (v != attrgetter_type && v != methodcaller_type)
         return v;

@@ -177,8 +177,10 @@ test_classes(void **state)
                 "        return o\nS(4).v, S.__new__(S, 5).v",
                 "(4, 5)");
     assert_eval("class A:\n    def __init__(self):\n        self.__p = 1\n    def get(self):\n"
-                "        return self.__p\nA().get()",
-                "1");
+                "        return self.__p\n    def __m(self):\n        return 'm'\n"
+                "    def call(self):\n        return self.__m()\na = A()\n"
+                "a.get(), a._A__p, hasattr(a, '__p'), a.call()",
+                "(1, 1, False, 'm')");
 }
 
 static void

@@ -366,6 +366,26 @@ test_operator_getters(void **state)
 }
 
 static void
+test_string_formatter(void **state)
+{
+    (void) state;
+    const char *str[] = {"string"};
+    struct exec_policy p = {.imports = str, .n_imports = 1};
+    assert_policy(&p, "import string\nimport random\n"
+                      "string.Formatter().get_field('0.__func__.__globals__', [random.randint], {})",
+                  "InterpreterError: Forbidden access to dunder attribute: __func__");
+    assert_policy(&p, "import string\nstring.Formatter().vformat('{0.__class__}', [1], {})",
+                  "Forbidden access to dunder attribute: __class__");
+    assert_policy(&p, "import string\nclass F(string.Formatter):\n    pass\n"
+                      "F().format('{0.__class__}', 1)",
+                  "Forbidden access to dunder attribute: __class__");
+    assert_policy(&p, "import string\ntype(string.Formatter()).mro()[1]",
+                  "Forbidden access to the Formatter class itself");
+    assert_policy(&p, "from string import Formatter\nFormatter().format('{0.real}-{x}', 3, x='y')",
+                  "'3-y'");
+}
+
+static void
 test_final_answer_from_function(void **state)
 {
     (void) state;
@@ -403,6 +423,7 @@ main(void)
         cmocka_unit_test(test_budgets_cannot_be_caught),
         cmocka_unit_test(test_final_answer_from_function),
         cmocka_unit_test(test_operator_getters),
+        cmocka_unit_test(test_string_formatter),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
