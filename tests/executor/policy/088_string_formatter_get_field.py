@@ -1,6 +1,6 @@
-# skip: SECURITY GAP (when `string` is allowed): string.Formatter().get_field/vformat resolve dotted fields with the real getattr, so '0.__func__.__globals__' reaches random's globals, then __builtins__['eval'] runs arbitrary CPython code; guard string.Formatter like str.format
 # imports: string
 # expect: refused Forbidden access to dunder attribute: __func__
+# Was an escape before string.Formatter was guarded: the real getattr reached random's globals, then __builtins__["eval"].
 import string
 import random
 g = string.Formatter().get_field('0.__func__.__globals__', [random.randint], {})[0]

@@ -1,4 +1,3 @@
-# skip: SECURITY GAP (when `string` is allowed): string.Formatter().vformat is not guarded like str.format
 # imports: string
 # expect: refused Forbidden access to dunder attribute: __class__
 import string
