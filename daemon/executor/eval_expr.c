@@ -437,6 +437,8 @@ exec_eval(struct exec_run *r, const struct node *n)
     case NK_E_CONST:
         return Py_NewRef(n->obj);
     case NK_E_NAME:
+        if (n->op == NAME_FAST && r->frame->slots[n->slot])
+            return Py_NewRef(r->frame->slots[n->slot]);
         return exec_name_load(r, n, false);
     case NK_E_BINOP:
         return eval_binop_node(r, n);

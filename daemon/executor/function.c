@@ -240,8 +240,16 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
     if (!slots)
         return PyErr_NoMemory();
     PyObject *res = NULL;
-    if (bind_args(f, slots, args, PyVectorcall_NARGS(nargsf), kwnames) < 0 ||
-        exec_frame_cells(c, slots, f->closure) < 0)
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!kwnames && nargs == (Py_ssize_t) c->argcount && c->vararg < 0 && c->kwarg < 0 &&
+        !c->kwonlycount) {
+        /* the common call: exactly the positional parameters */
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            slots[i] = Py_NewRef(args[i]);
+    } else if (bind_args(f, slots, args, nargs, kwnames) < 0) {
+        goto out;
+    }
+    if ((c->ncells || c->nfree) && exec_frame_cells(c, slots, f->closure) < 0)
         goto out;
     if (c->is_generator) {
         res = exec_generator_new(r, c, NULL, slots, f->tree_ref);
