@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conn.h"
 #include "exec.h"
@@ -23,6 +24,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts
     dlist_init(&d->conns);
     dlist_init(&d->jobs);
     d->start_ns = uv_hrtime();
+    d->privileged = geteuid() == 0;
     uv_timer_init(loop, &d->flush_timer);
     d->flush_timer.data = d;
     uv_signal_init(loop, &d->sig_term);
@@ -123,6 +125,12 @@ daemon_start(struct daemon *d, struct pf_error **err)
 {
     if (daemon_reload_policy(d, err) < 0)
         return -1;
+    if (!d->privileged)
+        pf_log_warning(MAIN,
+                       "running as uid %u, not root: workers keep this uid and the full "
+                       "bounding set, so the identity and privileges layers are best-effort "
+                       "whatever the profiles say",
+                       (unsigned) geteuid());
     if (listener_start(&d->listener, d->loop, d->opts.socket_path, d->opts.socket_mode,
                        conn_on_connection, d, err) < 0)
         return -1;

@@ -45,6 +45,7 @@ struct daemon {
     uint64_t jobs_by_outcome[_PF_E_MAX]; /* index 0 counts "ok", others by enum pf_code */
 
     uint64_t start_ns; /* uv_hrtime() at daemon_init */
+    bool privileged;   /* euid 0: workers can get uids of their own */
     bool shutting_down;
     bool stopped; /* the final stage of the shutdown ran */
     uv_signal_t sig_term, sig_int, sig_hup;

@@ -101,6 +101,16 @@ resolve_spec(struct daemon *d, const struct policy_profile *p, const cJSON *req,
         spec->levels[HARDEN_LAYER_RLIMITS] = HARDEN_REQUIRED;
         spec->levels[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
     }
+    /* Without root there is no other uid to become and no CAP_SETPCAP to shrink the bounding
+     * set (user namespaces are not used yet): required, these layers would fail every job.
+     * daemon_start warned about it once. */
+    if (!d->privileged) {
+        static const enum harden_layer need_root[] = {HARDEN_LAYER_IDENTITY,
+                                                      HARDEN_LAYER_PRIVILEGES};
+        for (size_t i = 0; i < PF_ELEMENTSOF(need_root); i++)
+            if (spec->levels[need_root[i]] == HARDEN_REQUIRED)
+                spec->levels[need_root[i]] = HARDEN_BEST_EFFORT;
+    }
     if (policy_limits_tighten(&spec->limits, cJSON_GetObjectItemCaseSensitive(req, "limits"),
                               "limits", err) < 0)
         return -1;

@@ -325,6 +325,15 @@ test_profile_sets_limits_levels_imports(void **state)
                         "imports: 'numpy' is not allowed by profile 'default' (see its "
                         "extra_imports)");
     cJSON_Delete(r);
+
+    /* Not root: the layers that need root are best-effort, the others stay required. */
+    f->d.privileged = false;
+    job = start_exec(f, "{\"id\":4,\"op\":\"exec\",\"code\":\"1\"}");
+    assert_int_equal(hp->level[HARDEN_LAYER_IDENTITY], HARDEN_BEST_EFFORT);
+    assert_int_equal(hp->level[HARDEN_LAYER_PRIVILEGES], HARDEN_BEST_EFFORT);
+    assert_int_equal(hp->level[HARDEN_LAYER_SECCOMP], HARDEN_REQUIRED);
+    end_worker(f, job, 0, SIGKILL, false, 0);
+    cJSON_Delete(expect_error(f, "4", "worker_crashed"));
 }
 
 static void
