@@ -1,6 +1,7 @@
 /* libpyfence: blocking client of pyfenced over the framed-JSON Unix socket (pyfence.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,9 +230,22 @@ static int
 send_all(struct pyfence_conn *conn, const char *buf, size_t len, struct pyfence_error *err)
 {
     while (len > 0) {
-        ssize_t n = send(conn->fd, buf, len, MSG_NOSIGNAL);
+        ssize_t n = send(conn->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* The daemon is not reading us, maybe because we are not reading its replies to
+             * earlier requests: take those in while we wait, or both sides would block. */
+            struct pollfd pfd = {.fd = conn->fd, .events = POLLIN | POLLOUT};
+            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+                n = -1;
+            else if (!(pfd.revents & POLLIN) || read_more(conn, MSG_DONTWAIT) >= 0)
+                continue;
+            else if (conn->orphan_error)
+                return take_orphan(conn, err);
+            else
+                return fail(err, conn->broken_code, "%s", conn->broken_msg);
+        }
         if (n < 0) {
             int e = errno;
             /* The daemon may have said why before closing (busy, shutting_down): prefer its

@@ -18,7 +18,7 @@
 
 #include "pyfence.h"
 
-#define MAX_STEPS 8
+#define MAX_STEPS 256
 
 /* One scripted answer per request: a printf format for the reply bytes' JSON, where every %1$llu
  * is the request's id; or raw bytes sent as they are; then optionally close. */
@@ -87,12 +87,14 @@ serve(void *userdata)
             if (write(fd, s->raw, s->raw_len) != (ssize_t) s->raw_len)
                 fprintf(stderr, "fake server: short write\n");
         } else if (s->json) {
-            char buf[4096];
+            char *buf = NULL;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-            int n = snprintf(buf, sizeof(buf), s->json, id);
+            int n = asprintf(&buf, s->json, id);
 #pragma GCC diagnostic pop
+            assert_true(n > 0);
             send_frame(fd, buf, (size_t) n);
+            free(buf);
         }
         if (s->close_after)
             break;
@@ -262,6 +264,46 @@ test_pipelined_reverse(void **state)
     pyfence_result_finish(&res);
     pyfence_close(conn);
     fake_stop(f);
+}
+
+/* Many large requests sent before any reply is read, each answered with a large reply: the server
+ * blocks writing and stops reading, so a client that only sent would block too. libpyfence takes
+ * replies in while it sends. */
+static void
+test_pipelining_does_not_deadlock(void **state)
+{
+    enum { N = 200, LOGS = 60000 };
+    char *json = malloc(LOGS + 128);
+    assert_non_null(json);
+    int n = sprintf(json, "{\"id\": %%1$llu, \"ok\": true, \"outcome\": \"ok\", \"logs\": \"");
+    memset(json + n, 'x', LOGS);
+    strcpy(json + n + LOGS, "\"}");
+    struct step *steps = calloc(N, sizeof(*steps));
+    assert_non_null(steps);
+    for (size_t i = 0; i < N; i++)
+        steps[i].json = json;
+    struct fake *f = fake_start(steps, N);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_error err = {0};
+    uint64_t ids[N];
+    char *code = malloc(LOGS + 1); /* big requests too, so that sending blocks */
+    assert_non_null(code);
+    memset(code, '#', LOGS);
+    code[LOGS] = '\0';
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(pyfence_submit(conn, code, NULL, &ids[i], &err), 0);
+    free(code);
+    struct pyfence_result res;
+    pyfence_result_init(&res);
+    for (size_t i = N; i-- > 0;) {
+        assert_int_equal(pyfence_wait(conn, ids[i], NULL, NULL, &res, &err), 0);
+        assert_int_equal(strlen(res.logs), LOGS);
+    }
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    fake_stop(f);
+    free(steps);
+    free(json);
 }
 
 static void
@@ -514,6 +556,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_exec_request_and_result),
             cmocka_unit_test(test_pipelined_reverse),
+            cmocka_unit_test(test_pipelining_does_not_deadlock),
             cmocka_unit_test(test_request_shape),
             cmocka_unit_test(test_refused_exec_is_a_result),
             cmocka_unit_test(test_unexpected_id),
