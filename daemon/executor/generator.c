@@ -62,6 +62,8 @@ gen_entry(void)
     PyObject *res = NULL;
     if (g->comp) {
         res = exec_comp_body(r, g->comp, NULL) < 0 ? NULL : Py_NewRef(Py_None);
+    } else if (g->code->expr) {
+        res = exec_eval(r, g->code->expr); /* lambda: (yield x) */
     } else {
         int flow = exec_block(r, g->code->body, g->code->nbody);
         if (flow == FLOW_RETURN)
