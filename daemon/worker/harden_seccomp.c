@@ -113,9 +113,6 @@ static const char *const allowed_syscalls[] = {
         "rt_sigsuspend",
         "sigaltstack",
         "restart_syscall",
-        "kill",
-        "tgkill",
-        "tkill",
         /* time */
         "clock_gettime",
         "clock_getres",
@@ -324,10 +321,25 @@ add_simple_rules(scmp_filter_ctx ctx, bool strict, bool threads, unsigned *n_unk
     return 0;
 }
 
+/* Stands for the worker's own pid in the compiled filter: the filter is compiled once, in the
+ * zygote, before any worker pid exists; each worker writes its pid over it before loading
+ * (with_own_pid). Far above any pid (pid_max is at most 2^22) and any syscall number. */
+#define PID_PLACEHOLDER 0x7fa5c3e1u
+
 static int
 add_argument_rules(scmp_filter_ctx ctx, bool threads, struct pf_error **err)
 {
     int rc;
+    /* Signals to itself only (raise, os.kill(os.getpid(), ...)): not to the zygote, the daemon
+     * or another worker, whatever the uid. tkill is not needed: glibc uses tgkill. */
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1,
+                          SCMP_A0(SCMP_CMP_EQ, PID_PLACEHOLDER));
+    if (rc < 0)
+        return rule_error(rc, "own-pid", "kill", err);
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+                          SCMP_A0(SCMP_CMP_EQ, PID_PLACEHOLDER));
+    if (rc < 0)
+        return rule_error(rc, "own-pid", "tgkill", err);
     for (size_t i = 0; i < PF_ELEMENTSOF(channel_syscalls); i++) {
         int nr = seccomp_syscall_resolve_name(channel_syscalls[i]);
         if (nr == __NR_SCMP_ERROR)
@@ -417,9 +429,33 @@ compile(bool threads, bool strict, struct sock_fprog *ret, unsigned *n_unknown,
         return pf_error_set(err, PF_E_INTERNAL, "seccomp: out of memory");
     if (pread(fd, insns, n * sizeof(*insns), 0) != (ssize_t) (n * sizeof(*insns)))
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "seccomp: read back BPF");
+    /* The own-pid rules must be patchable, or every self-signal would trap. (libseccomp shares
+     * one block between kill and tgkill: identical argument checks are merged.) */
+    bool placeholder = false;
+    for (size_t i = 0; i < n; i++)
+        if (insns[i].code == (BPF_JMP | BPF_JEQ | BPF_K) && insns[i].k == PID_PLACEHOLDER)
+            placeholder = true;
+    if (!placeholder)
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "seccomp: the compiled filter lost its own-pid placeholder");
     ret->len = (unsigned short) n;
     ret->filter = TAKE_PTR(insns);
     return 0;
+}
+
+/* A copy of prog with the worker's pid written over the placeholder. */
+static struct sock_filter *
+with_own_pid(const struct sock_fprog *prog)
+{
+    struct sock_filter *insns = malloc(prog->len * sizeof(*insns));
+    if (!insns)
+        return NULL;
+    memcpy(insns, prog->filter, prog->len * sizeof(*insns));
+    uint32_t pid = (uint32_t) getpid();
+    for (unsigned i = 0; i < prog->len; i++)
+        if (insns[i].code == (BPF_JMP | BPF_JEQ | BPF_K) && insns[i].k == PID_PLACEHOLDER)
+            insns[i].k = pid;
+    return insns;
 }
 
 int
@@ -469,7 +505,12 @@ harden_seccomp_apply(const struct harden_params *p, struct pf_error **err)
     if (harden_seccomp_prepare(false, NULL, err) < 0)
         return -1;
     /* Threads count against the pids limit, so a worker limited to one task gets none. */
-    const struct sock_fprog *prog = &the_filter.prog[p->pids > 1 ? 1 : 0];
+    const struct sock_fprog *compiled = &the_filter.prog[p->pids > 1 ? 1 : 0];
+    _cleanup_free_ struct sock_filter *insns = with_own_pid(compiled);
+    if (!insns)
+        return pf_error_set(err, PF_E_INTERNAL, "seccomp: out of memory");
+    struct sock_fprog own = {.len = compiled->len, .filter = insns};
+    const struct sock_fprog *prog = &own;
 
     struct sigaction sa = {.sa_sigaction = sigsys_handler, .sa_flags = SA_SIGINFO};
     sigfillset(&sa.sa_mask);

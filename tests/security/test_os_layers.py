@@ -255,11 +255,15 @@ def test_kernel_module(zygote):
 def test_kill_another_worker(zygote):
     # Worker A sleeps; worker B, with one layer, tries to signal it (signal 0: existence).
     for levels, want in [(alone("identity"), "blocked EPERM"), (alone("landlock"), "blocked EPERM"),
-                         (alone("namespaces"), "blocked ESRCH"), ({}, "DONE")]:
+                         (alone("namespaces"), "blocked ESRCH"), (alone("seccomp"), "trap"),
+                         ({}, "DONE")]:
         a = zygote.start("import time\ntime.sleep(20)", alone("identity"))
         try:
             r = zygote.run(attempt(f"os.kill({a[2]}, 0)"), levels)
-            prints(r, want)
+            if want == "trap":
+                trapped(r, "kill")
+            else:
+                prints(r, want)
         finally:
             os.kill(a[2], signal.SIGKILL)
             zygote.finish(a)

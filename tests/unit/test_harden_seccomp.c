@@ -158,6 +158,35 @@ test_unshare_traps(void **state)
     expect_trap(do_unshare, "unshare");
 }
 
+static volatile sig_atomic_t got_usr1;
+
+static void
+on_usr1(int sig)
+{
+    got_usr1 = 1;
+}
+
+static int
+do_signal_others(void *arg)
+{
+    signal(SIGUSR1, on_usr1);
+    pid_t parent = getppid();
+    if (apply(16))
+        return 2;
+    /* The neighbours: signals to itself, by kill and by raise (tgkill). */
+    if (kill(getpid(), 0) < 0 || raise(SIGUSR1) != 0 || !got_usr1)
+        return 3;
+    child_say("ok");
+    kill(parent, 0);
+    return 4;
+}
+
+static void
+test_signals_to_self_only(void **state)
+{
+    expect_trap(do_signal_others, "kill");
+}
+
 static void *
 thread_main(void *arg)
 {
@@ -288,6 +317,7 @@ main(void)
         cmocka_unit_test(test_sigsys_handler_stays),
         cmocka_unit_test(test_sigsys_handler_readable),
         cmocka_unit_test(test_unshare_traps),
+        cmocka_unit_test(test_signals_to_self_only),
         cmocka_unit_test(test_threads_only_when_allowed),
         cmocka_unit_test(test_allowed_neighbours),
 #if defined(__x86_64__)
