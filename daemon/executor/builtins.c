@@ -177,9 +177,15 @@ builtin_hasattr(PyObject *self, PyObject *args)
     struct exec_run *r = run_of(self);
     if (!r || !PyArg_UnpackTuple(args, "hasattr", 2, 2, &obj, &name) || name_arg(name) < 0)
         return NULL;
-    if (exec_dunder_forbidden(PyUnicode_AsUTF8(name)))
+    PyObject *exact = exec_exact_str(name);
+    if (!exact)
+        return NULL;
+    if (exec_dunder_forbidden(PyUnicode_AsUTF8(exact))) {
+        Py_DECREF(exact);
         return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", name);
-    PyObject *v = PyObject_GetAttr(obj, name);
+    }
+    PyObject *v = PyObject_GetAttr(obj, exact);
+    Py_DECREF(exact);
     if (v) {
         Py_DECREF(v);
         Py_RETURN_TRUE;
@@ -208,14 +214,18 @@ builtin_delattr(PyObject *self, PyObject *args)
     struct exec_run *r = run_of(self);
     if (!r || !PyArg_UnpackTuple(args, "delattr", 2, 2, &obj, &name) || name_arg(name) < 0)
         return NULL;
-    if (exec_dunder_forbidden(PyUnicode_AsUTF8(name)))
-        return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", name);
-    if (PyModule_Check(obj))
-        return exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U",
-                         name);
-    if (PyObject_DelAttr(obj, name) < 0)
+    PyObject *exact = exec_exact_str(name);
+    if (!exact)
         return NULL;
-    Py_RETURN_NONE;
+    PyObject *res = NULL;
+    if (exec_dunder_forbidden(PyUnicode_AsUTF8(exact)))
+        exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", exact);
+    else if (PyModule_Check(obj))
+        exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U", exact);
+    else if (PyObject_DelAttr(obj, exact) == 0)
+        res = Py_NewRef(Py_None);
+    Py_DECREF(exact);
+    return res;
 }
 
 static PyMethodDef env_functions[] = {

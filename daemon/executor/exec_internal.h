@@ -316,6 +316,8 @@ bool exec_import_allowed(const struct exec_env *env, const char *name);
 /* Raises InterpreterError with the allow-list, as smolagents words it. */
 void exec_raise_import_refused(const struct exec_env *env, const char *name);
 bool exec_dunder_forbidden(const char *name);
+/* name as a plain str (new reference): a str subclass could fake its hash and == */
+PyObject *exec_exact_str(PyObject *name);
 bool exec_is_allowed_dunder(const char *name);
 /* Refuses values the snippet must never hold: modules outside the allow-list, frames, code
  * objects, tracebacks. Returns 0, or -1 with InterpreterError set. */

@@ -97,10 +97,27 @@ self_matching(PyObject *cls)
     return false;
 }
 
+static int match_attr_exact(struct exec_run *r, PyObject *v, PyObject *name,
+                            const struct node *sub);
+
 static int
 match_attr(struct exec_run *r, PyObject *v, PyObject *name, const struct node *sub)
 {
-    const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "__match_args__ elements must be strings (got %s)",
+                     Py_TYPE(name)->tp_name);
+        return -1;
+    }
+    PyObject *exact = exec_exact_str(name);
+    int m = exact ? match_attr_exact(r, v, exact, sub) : -1;
+    Py_XDECREF(exact);
+    return m;
+}
+
+static int
+match_attr_exact(struct exec_run *r, PyObject *v, PyObject *name, const struct node *sub)
+{
+    const char *s = PyUnicode_AsUTF8(name);
     if (!s)
         return -1;
     if (exec_dunder_forbidden(s)) {

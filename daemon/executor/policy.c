@@ -9,6 +9,14 @@
 #include <time.h>
 
 PyObject *exec_InterpreterError;
+
+/* A str subclass can make its hash and == match another name ("__class__") in CPython's
+ * attribute lookup: the checks and the lookup must both see a plain str. */
+PyObject *
+exec_exact_str(PyObject *name)
+{
+    return PyUnicode_CheckExact(name) ? Py_NewRef(name) : PyUnicode_FromObject(name);
+}
 static PyObject *attrgetter_type, *methodcaller_type; /* once _operator is loaded */
 static bool load_getter_types(void);
 static PyObject *formatter_type, *checked_formatter_type; /* string.Formatter, guarded */
@@ -272,6 +280,12 @@ is_format_method(PyObject *obj, const char *name)
 PyObject *
 exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
 {
+    if (!PyUnicode_CheckExact(name)) {
+        PyObject *exact = exec_exact_str(name);
+        PyObject *v = exact ? exec_getattr(r, obj, exact) : NULL;
+        Py_XDECREF(exact);
+        return v;
+    }
     const char *s = PyUnicode_AsUTF8(name);
     if (!s)
         return NULL;
@@ -328,10 +342,23 @@ guarded_getter(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObjec
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t names = self == methodcaller_type ? (nargs > 0) : nargs;
-    for (Py_ssize_t i = 0; i < names; i++)
-        if (check_getter_name(args[i]) < 0)
-            return NULL;
-    return PyObject_Vectorcall(self, args, nargsf, kwnames);
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject **copy = PyMem_Calloc(total + 1, sizeof(PyObject *));
+    if (!copy)
+        return PyErr_NoMemory();
+    PyObject *res = NULL;
+    for (Py_ssize_t i = 0; i < total; i++) {
+        bool is_name = i < names && PyUnicode_Check(args[i]);
+        if (!(copy[i] = is_name ? exec_exact_str(args[i]) : Py_NewRef(args[i])) ||
+            (is_name && check_getter_name(copy[i]) < 0))
+            goto out;
+    }
+    res = PyObject_Vectorcall(self, copy, nargs, kwnames);
+out:
+    for (Py_ssize_t i = 0; i < total; i++)
+        Py_XDECREF(copy[i]);
+    PyMem_Free(copy);
+    return res;
 }
 
 static PyMethodDef guarded_getter_def = {
@@ -449,6 +476,12 @@ exec_guard_getters(PyObject *v)
 int
 exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value)
 {
+    if (!PyUnicode_CheckExact(name)) {
+        PyObject *exact = exec_exact_str(name);
+        int rc = exact ? exec_setattr(r, obj, exact, value) : -1;
+        Py_XDECREF(exact);
+        return rc;
+    }
     const char *s = PyUnicode_AsUTF8(name);
     if (!s)
         return -1;

@@ -39,19 +39,17 @@ datetime_api(void)
     return true;
 }
 
-/* Calls binascii.NAME(arg, **kwargs-free), binascii being built into CPython, so this works in
- * a worker that can no longer open files. New reference, or NULL with an exception set. */
+/* binascii.NAME(arg, KW=flag): binascii is built into CPython, so this works in a worker that
+ * can no longer open files. New reference, or NULL with an exception set. */
 static PyObject *
-binascii_call(const char *name, PyObject *arg, const char *kw)
+binascii_call(const char *name, PyObject *arg, const char *kw, PyObject *flag)
 {
     static PyObject *mod;
     if (!mod && !(mod = PyImport_ImportModule("binascii")))
         return NULL;
     _cleanup_pyobj_ PyObject *fn = PyObject_GetAttrString(mod, name);
     _cleanup_pyobj_ PyObject *args = fn ? PyTuple_Pack(1, arg) : NULL;
-    _cleanup_pyobj_ PyObject *kwargs = args ? Py_BuildValue("{sO}", kw, Py_False) : NULL;
-    if (kwargs && strcmp(kw, "strict_mode") == 0 && PyDict_SetItemString(kwargs, kw, Py_True) < 0)
-        return NULL;
+    _cleanup_pyobj_ PyObject *kwargs = args ? Py_BuildValue("{sO}", kw, flag) : NULL;
     return kwargs ? PyObject_Call(fn, args, kwargs) : NULL;
 }
 
@@ -219,7 +217,7 @@ str_utf8(PyObject *s)
 static cJSON *
 bytes_node(PyObject *obj)
 {
-    _cleanup_pyobj_ PyObject *b64 = binascii_call("b2a_base64", obj, "newline");
+    _cleanup_pyobj_ PyObject *b64 = binascii_call("b2a_base64", obj, "newline", Py_False);
     if (!b64) {
         PyErr_Clear();
         return NULL;
@@ -663,7 +661,8 @@ bytes_from_tag(const cJSON *o, const char *tag, int depth, struct path *p, struc
     if (!b64)
         return NULL;
     _cleanup_pyobj_ PyObject *text = PyBytes_FromString(b64);
-    _cleanup_pyobj_ PyObject *raw = text ? binascii_call("a2b_base64", text, "strict_mode") : NULL;
+    _cleanup_pyobj_ PyObject *raw =
+            text ? binascii_call("a2b_base64", text, "strict_mode", Py_True) : NULL;
     if (!raw)
         return bad_from_exception(p, err, "field \"base64\" is not padded standard base64");
     PyObject *v = strcmp(tag, "bytes") == 0 ? Py_NewRef(raw) : PyByteArray_FromObject(raw);

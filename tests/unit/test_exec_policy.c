@@ -90,6 +90,27 @@ test_dunders(void **state)
     assert_eval_fails("getattr(1, 'nope')", "AttributeError: 'int' object has no attribute 'nope'");
 }
 
+/* A str subclass whose hash and == mimic "__class__" fools CPython's attribute lookup (natively,
+ * getattr(1, S('zzz')) is int): every name reaches the lookup as a plain str. */
+static void
+test_str_subclass_names(void **state)
+{
+    (void) state;
+    const char *S = "class S(str):\n    def __hash__(self):\n        return hash('__class__')\n"
+                    "    def __eq__(self, o):\n        return True\n";
+    char code[1024];
+    snprintf(code, sizeof(code), "%sgetattr(1, S('zzz'))", S);
+    assert_eval_fails(code, "AttributeError: 'int' object has no attribute 'zzz'");
+    snprintf(code, sizeof(code), "%shasattr(1, S('zzz'))", S);
+    assert_eval(code, "False");
+    snprintf(code, sizeof(code), "%sclass P:\n    __match_args__ = (S('zzz'),)\nmatch 1:\n"
+                                 "    case P(x):\n        r = x\n    case _:\n        r = 'no'\nr",
+             S);
+    assert_eval(code, "'no'");
+    snprintf(code, sizeof(code), "%sclass A:\n    pass\na = A()\nsetattr(a, S('zzz'), 1)\na.zzz", S);
+    assert_eval(code, "1");
+}
+
 static void
 test_builtins_refused(void **state)
 {
@@ -360,6 +381,10 @@ test_operator_getters(void **state)
                   "Forbidden access to dunder attribute: __reduce_ex__");
     assert_policy(&p, "import operator\ntype(operator.attrgetter('real'))('__class__')(1)",
                   "Forbidden access to the operator.attrgetter class itself");
+    assert_policy(&p, "class S(str):\n    def __hash__(self):\n        return hash('__class__')\n"
+                      "    def __eq__(self, o):\n        return True\n"
+                      "import operator\noperator.attrgetter(S('zzz'))(1)",
+                  "AttributeError: 'int' object has no attribute 'zzz'");
     assert_policy(&p, "import operator\noperator.attrgetter('real', 'imag')(3), "
                       "operator.methodcaller('upper')('a'), operator.itemgetter(1)([5, 6])",
                   "((3, 0), 'A', 6)");
@@ -408,6 +433,7 @@ main(void)
         cmocka_unit_test(test_modules_through_attributes),
         cmocka_unit_test(test_dunders),
         cmocka_unit_test(test_builtins_refused),
+        cmocka_unit_test(test_str_subclass_names),
         cmocka_unit_test(test_budget_ops),
         cmocka_unit_test(test_budget_while),
         cmocka_unit_test(test_budget_timeout),
