@@ -485,6 +485,7 @@ bad_from_exception(struct path *p, struct pf_error **err, const char *what)
 {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
     _cleanup_pyobj_ PyObject *s = value ? PyObject_Str(value) : NULL;
     const char *text = s ? PyUnicode_AsUTF8(s) : NULL;
     PyErr_Clear();
