@@ -11,10 +11,13 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "harden_zygote.h"
+#include "load.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
 
-#define EXIT_USAGE 2
+/* pyfenced(8): a bad command line is a start-up failure like any other. */
+#define EXIT_USAGE 1
 
 struct options {
     struct daemon_options d;
@@ -47,7 +50,7 @@ help(void)
            "  --log-level LEVEL      crit, err, warning, notice, info or debug (default notice)\n"
            "  --zygote PATH          the pyfence-zygote binary (default: next to pyfenced,\n"
            "                         then worker/ below it, then " PYFENCE_LIBEXECDIR ")\n"
-           "  --policy-dir DIR       load the profiles (*.json, pyfence-profile(5)) from DIR;\n"
+           "  --policy DIR           load the profiles (*.json, pyfence-profile(5)) from DIR;\n"
            "                         SIGHUP reloads them (default: the built-in profiles)\n");
     for (size_t i = 0; i < PF_ELEMENTSOF(limit_options); i++) {
         const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
@@ -67,8 +70,9 @@ help(void)
            "\n"
            "Signals: SIGTERM, SIGINT stop gracefully; SIGHUP reloads the policy.\n"
            "\n"
-           "Exit status: 0 after a clean stop (SIGTERM or SIGINT), 1 when pyfenced cannot\n"
-           "start or stop cleanly, 2 for a bad command line.\n");
+           "Exit status: 0 after a clean stop (SIGTERM or SIGINT), or when --check or\n"
+           "--check-policy found nothing wrong; 1 otherwise (bad option, socket in use,\n"
+           "zygote missing, a layer that cannot be applied, an invalid profile).\n");
 }
 
 static int
@@ -108,6 +112,29 @@ parse_limit(struct options *o, int opt, const char *arg)
     return -1;
 }
 
+/* Prints every profile of dir as it will be applied; exit status. */
+static int
+check_policy(const char *dir)
+{
+    struct policy *p = NULL;
+    struct pf_error *err = NULL;
+    if (policy_load_dir(dir, &p, &err) < 0) {
+        fprintf(stderr, "pyfenced: %s\n", err ? err->msg : "out of memory");
+        pf_error_free(err);
+        return EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        cJSON *json = policy_profile_to_json(p->profiles[i]);
+        char *text = json ? cJSON_Print(json) : NULL;
+        printf("%s\n", text ? text : "(out of memory)");
+        free(text);
+        cJSON_Delete(json);
+    }
+    fprintf(stderr, "pyfenced: %zu profiles in '%s' are valid\n", p->n, dir);
+    policy_free(p);
+    return EXIT_SUCCESS;
+}
+
 /* Returns 0 to go on, or an exit status + 1 (so 1 means "exit 0"). */
 static int
 parse_args(int argc, char **argv, struct options *o)
@@ -117,7 +144,9 @@ parse_args(int argc, char **argv, struct options *o)
             {"socket-mode", required_argument, NULL, 'm'},
             {"log-level", required_argument, NULL, 'l'},
             {"zygote", required_argument, NULL, 'z'},
-            {"policy-dir", required_argument, NULL, 'p'},
+            {"policy", required_argument, NULL, 'p'},
+            {"check", no_argument, NULL, 'C'},
+            {"check-policy", required_argument, NULL, 'P'},
             {"max-connections", required_argument, NULL, 0x100},
             {"max-inflight", required_argument, NULL, 0x101},
             {"max-frame-bytes", required_argument, NULL, 0x102},
@@ -156,6 +185,10 @@ parse_args(int argc, char **argv, struct options *o)
         case 'p':
             o->d.policy_dir = optarg;
             break;
+        case 'C':
+            return harden_check_host(stdout) + 1;
+        case 'P':
+            return check_policy(optarg) + 1;
         case 'V':
             printf("pyfenced %s (protocol %d)\n", PYFENCE_VERSION, 1);
             return EXIT_SUCCESS + 1;
