@@ -42,8 +42,12 @@ exec_output(struct exec_run *r, const char *data, size_t len)
 {
     uint64_t max = r->env->policy.max_output_bytes;
     bool over = r->out_bytes + len > max;
-    if (over)
+    if (over) {
         len = (size_t) (max - r->out_bytes);
+        /* never cut a UTF-8 sequence: logs and output events must stay valid UTF-8 */
+        while (len > 0 && ((unsigned char) data[len] & 0xC0) == 0x80)
+            len--;
+    }
     if (r->logs_len + len + 1 > r->logs_cap) {
         size_t cap = r->logs_cap ? r->logs_cap : 4096;
         while (cap < r->logs_len + len + 1)

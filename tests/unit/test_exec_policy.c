@@ -253,6 +253,11 @@ test_output_limit(void **state)
     assert_int_equal(c.len, 100);
     assert_non_null(strstr(t_err(res, "message"), "max_output_bytes (100 bytes)"));
     cJSON_Delete(res);
+    /* the cut never splits a UTF-8 sequence */
+    res = t_run_in(env, "print('a' + 'é' * 60)");
+    assert_string_equal(t_str(res, "outcome"), "output_limit");
+    assert_int_equal(strlen(t_str(res, "logs")), 99);
+    cJSON_Delete(res);
     exec_env_free(env);
 }
 
