@@ -34,6 +34,7 @@ import datetime
 import json
 import math
 import os
+import select
 import socket
 import struct
 import threading
@@ -336,9 +337,9 @@ class Client:
             with self._cond:
                 self._inflight[rid] = deque()
             try:
-                self._sock.sendall(frame)
-            except OSError as e:
-                err = self._salvage_refusal() or \
+                self._send_frame(frame)
+            except (OSError, PyfenceError) as e:
+                err = e if isinstance(e, PyfenceError) else self._salvage_refusal() or \
                     PyfenceError("connect", f"connection to pyfenced at '{self.socket_path}' lost: {e}")
                 with self._cond:
                     self._inflight.pop(rid, None)
@@ -346,6 +347,56 @@ class Client:
                     self._cond.notify_all()
                 raise err from None
         return rid
+
+    def _send_frame(self, frame):
+        """sendall, but taking replies in while the daemon is not reading us: it may have stopped
+        because we are not reading its replies to earlier requests, and then both would block."""
+        view = memoryview(frame)
+        while view:
+            try:
+                view = view[self._sock.send(view, socket.MSG_DONTWAIT):]
+                continue
+            except (BlockingIOError, InterruptedError):
+                pass
+            with self._cond:
+                someone_reads = self._reading
+            if someone_reads:  # that thread drains the socket; just wait for room
+                select.select([], [self._sock], [], 0.05)
+            elif select.select([self._sock], [self._sock], [])[0]:
+                self._pump()
+
+    def _pump(self):
+        """Reads what is available without blocking and files the complete frames."""
+        with self._cond:
+            if self._reading:
+                return
+            self._reading = True
+        msgs, err = [], None
+        try:
+            try:
+                chunk = self._sock.recv(262144, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                chunk = None
+            if chunk == b"":
+                raise PyfenceError("connect", f"pyfenced at '{self.socket_path}' closed the connection")
+            if chunk:
+                self._buf += chunk
+            while (m := self._parse_buffered()) is not None:
+                msgs.append(m)
+        except PyfenceError as e:
+            err = e
+        except OSError as e:
+            err = PyfenceError("connect", f"reading from pyfenced at '{self.socket_path}': {e}")
+        finally:
+            with self._cond:
+                self._reading = False
+                for m in msgs:
+                    self._dispatch(m)
+                if err is not None:
+                    self._broken = self._broken or err
+                self._cond.notify_all()
+        if err is not None:
+            raise err
 
     def _salvage_refusal(self):
         """After a failed send: the daemon may have said why before closing (busy,
@@ -376,17 +427,23 @@ class Client:
             raise PyfenceError("connect", f"pyfenced at '{self.socket_path}' closed the connection{pending}")
         self._buf += chunk
 
-    def _read_frame(self):
-        while len(self._buf) < 4:
-            self._recv_into_buf()
+    def _parse_buffered(self):
+        """The next complete frame in the receive buffer, or None."""
+        if len(self._buf) < 4:
+            return None
         (n,) = struct.unpack(">I", self._buf[:4])
         if n == 0 or n > MAX_FRAME_BYTES:
             raise PyfenceError("protocol", f"pyfenced sent a frame length of {n} bytes")
-        while len(self._buf) < 4 + n:
-            self._recv_into_buf()
+        if len(self._buf) < 4 + n:
+            return None
         payload = bytes(self._buf[4:4 + n])
         del self._buf[:4 + n]
         return _loads(payload)
+
+    def _read_frame(self):
+        while (msg := self._parse_buffered()) is None:
+            self._recv_into_buf()
+        return msg
 
     def _dispatch(self, msg):
         """Files a received frame under its id (called with self._cond held)."""

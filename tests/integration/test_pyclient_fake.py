@@ -171,6 +171,21 @@ def test_replies_out_of_order_are_matched(fake):
             assert r.output == f"job{i}" and seen == [f"job{i}"]
 
 
+def test_pipelining_large_requests_does_not_deadlock(fake):
+    """Large requests submitted without reading, each answered with a large reply: the server
+    blocks writing and stops reading, so a client that only sent would block too."""
+    big = "x" * 200_000
+
+    def answer(conn, req):
+        conn.send(ok_exec_reply(req["id"], None, logs=big))
+
+    srv = fake(answer)
+    with pyfence.Client(srv.path) as c:
+        ids = [c.submit("#" * 200_000) for _ in range(60)]
+        for rid in reversed(ids):
+            assert c.wait(rid).logs == big
+
+
 def test_threads_share_one_client(fake):
     lock = threading.Lock()
 
