@@ -1,0 +1,5 @@
+# expect: native
+class L:
+    def __len__(self):
+        return -1
+len(L())

@@ -1,0 +1,2 @@
+# expect: native
+sum(1 / (x - 2) for x in range(5))

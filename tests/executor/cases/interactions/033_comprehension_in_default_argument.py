@@ -1,0 +1,3 @@
+def f(a=[i * 2 for i in range(3)]):
+    return a
+f()

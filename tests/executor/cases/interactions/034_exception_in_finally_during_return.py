@@ -1,0 +1,7 @@
+# expect: native
+def f():
+    try:
+        return 1
+    finally:
+        {}['finally-key']
+f()
