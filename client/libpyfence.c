@@ -661,6 +661,11 @@ pyfence_submit(struct pyfence_conn *conn, const char *code, const struct pyfence
     }
     if (!code)
         return fail(err, PYFENCE_E_BAD_REQUEST, "exec: no code given");
+    /* pyfenced refuses a frame that is not UTF-8 without being able to name its request. */
+    size_t bad;
+    if (!msg_utf8_valid(code, strlen(code), &bad))
+        return fail(err, PYFENCE_E_BAD_REQUEST, "exec: the code is not valid UTF-8 (byte %zu)",
+                    bad);
     _cleanup_json_ cJSON *req = NULL;
     int r = build_exec_request(code, opts, &req, err);
     if (r < 0)

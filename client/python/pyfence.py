@@ -231,18 +231,32 @@ def encode_frame(obj):
     return struct.pack(">I", len(payload)) + payload
 
 
-def _json_depth(obj):
-    """Nesting depth of a JSON-compatible value, counted like pyfenced does (an object is 1)."""
-    deepest, todo = 0, [(obj, 1)]
+def _check_request(req):
+    """Refuses, before sending, what pyfenced would refuse for the whole frame without being
+    able to say for which request id: nesting over MAX_DEPTH, NUL characters, lone surrogates."""
+    op, deepest, todo = req.get("op"), 0, [(req, 1)]
     while todo:
         v, d = todo.pop()
         if isinstance(v, dict):
             deepest = max(deepest, d)
             todo.extend((c, d + 1) for c in v.values())
+            todo.extend((k, d) for k in v)
         elif isinstance(v, list):
             deepest = max(deepest, d)
             todo.extend((c, d + 1) for c in v)
-    return deepest
+        elif isinstance(v, str):
+            if "\0" in v:
+                raise PyfenceError("bad_request", f"{op} request: a string contains a NUL character, "
+                                                  "which pyfenced does not accept")
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise PyfenceError("bad_request", f"{op} request: a string is not valid Unicode "
+                                                  f"({e.reason} at index {e.start})") from None
+    if deepest > MAX_DEPTH:
+        raise PyfenceError("bad_request", f"{op} request nests {deepest} JSON levels; pyfenced "
+                                          f"accepts {MAX_DEPTH} (a tagged container takes 2-3 levels: "
+                                          "are the variables nested too deep?)")
 
 
 def default_socket_path():
@@ -325,12 +339,7 @@ class Client:
             if self._broken is not None:
                 raise self._broken
             req = {"id": self._next_id, "op": op, **fields}
-            depth = _json_depth(req)
-            if depth > MAX_DEPTH:
-                # pyfenced would refuse the whole frame without being able to say for which id.
-                raise PyfenceError("bad_request", f"{op} request nests {depth} JSON levels; pyfenced "
-                                                  f"accepts {MAX_DEPTH} (a tagged container takes 2-3 "
-                                                  "levels: are the variables nested too deep?)")
+            _check_request(req)
             rid = self._next_id
             self._next_id += 1
             frame = encode_frame(req)

@@ -101,3 +101,10 @@ def test_deep_result_reply_accepted(daemon):
     assert r.returncode == 0 and r.stdout.startswith("{1: {1: {1: "), r.stderr
     r = daemon.cli("exec", "--json", "-c", "x = []\nfor i in range(1000):\n    x = [x]\nx")
     assert r.returncode == 0 and '"$type":\t"repr"' in r.stdout, r.stderr
+
+
+def test_exec_latin1_file_is_refused_locally(daemon, tmpdir_short):
+    f = tmpdir_short / "latin1.py"
+    f.write_bytes("print('caf\u00e9')".encode("latin-1"))
+    r = daemon.cli("exec", str(f))
+    assert r.returncode == 2 and "not valid UTF-8" in r.stderr, r.stderr

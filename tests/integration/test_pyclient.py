@@ -138,3 +138,11 @@ def test_example_agent(daemon):
     assert "result: ('2024-03-01', ['a', 'b'])" in r.stdout
     assert "outcome: timeout" in r.stdout and "final answer: 4" in r.stdout
     assert "agent sees: Code execution failed at line 'undefined_name'" in r.stdout
+
+
+def test_strings_pyfenced_refuses_are_caught_locally(client):
+    for code, needle in (("x = '\0'", "NUL"), ("'\ud800'", "not valid Unicode")):
+        with pytest.raises(pyfence.PyfenceError, match=needle) as e:
+            client.exec(code)
+        assert e.value.code == "bad_request"
+    assert client.exec("'ok'").output == "ok"

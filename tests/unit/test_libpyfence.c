@@ -474,6 +474,8 @@ test_bad_options_are_caught_locally(void **state)
     assert_int_equal(pyfence_submit(conn, "1", &opts, &id, &err), -PYFENCE_E_BAD_REQUEST);
     assert_non_null(strstr(err.message, "variables_json"));
     assert_int_equal(pyfence_submit(conn, NULL, NULL, &id, &err), -PYFENCE_E_BAD_REQUEST);
+    assert_int_equal(pyfence_submit(conn, "x = '\xe9'", NULL, &id, &err), -PYFENCE_E_BAD_REQUEST);
+    assert_non_null(strstr(err.message, "not valid UTF-8 (byte 5)"));
     /* A request may nest 64 levels; the option sits one level down in it. */
     char deep[200] = "{\"x\": ";
     for (int i = 0; i < 63; i++)
