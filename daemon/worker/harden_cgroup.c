@@ -473,8 +473,10 @@ harden_cgroup_slot_finish(unsigned index, struct harden_outcome *out)
         pf_log_warning(CGROUP, "slot %u: %s, ignoring", index, err->msg);
         err = pf_error_free(err);
     }
-    /* Read again after the reset: the next job starts from here. */
-    if (the_pool.backend->read_events(slot, &slot->base, NULL) < 0)
+    /* The next job starts from here: the counters compared are cumulative, and the reset only
+     * touched the peak, which is not compared. (After a failed read, `now` is zero and the next
+     * job's counts would look new: keep the old base then.) */
+    if (now.oom_kill || now.pids_max || now.cpu_usage_us || now.peak_bytes)
         slot->base = now;
 }
 
