@@ -99,11 +99,17 @@ int
 daemon_reload_policy(struct daemon *d, struct pf_error **err)
 {
     struct policy *next = NULL;
-    if (load_policy(d, &next, err) < 0)
+    if (load_policy(d, &next, err) < 0) {
+        /* Kept for `stats` (pyfence status): the log may not be where the operator looks. */
+        free(d->policy_error);
+        d->policy_error = strdup(err && *err ? (*err)->msg : "out of memory");
         return -1;
+    }
     /* Running jobs copied what they need from their profile: swapping is safe. */
     policy_free(d->policy);
     d->policy = next;
+    free(d->policy_error);
+    d->policy_error = NULL;
     pf_log_notice(POLICY, "policy: %zu profiles from %s", next->n, next->source);
     return 0;
 }
@@ -224,4 +230,6 @@ daemon_finish(struct daemon *d)
     listener_stop(&d->listener);
     listener_finish(&d->listener);
     d->policy = policy_free(d->policy);
+    free(d->policy_error);
+    d->policy_error = NULL;
 }

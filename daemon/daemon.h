@@ -34,6 +34,7 @@ struct daemon {
     struct listener listener;
     struct zygote *zygote; /* owned; NULL until started (and in tests) */
     struct policy *policy; /* owned; NULL until started: then jobs get the table's defaults */
+    char *policy_error;    /* owned; why the last reload failed, NULL once one succeeds */
 
     struct dlist conns; /* struct conn.link */
     unsigned n_conns;   /* accepted connections, not counting ones refused with busy */
@@ -68,7 +69,8 @@ void daemon_shutdown(struct daemon *d);
 /* After uv_run returned: unlinks the socket if we created it. */
 void daemon_finish(struct daemon *d);
 
-/* Loads the policy again (SIGHUP): all-or-nothing, a bad file keeps the old policy. */
+/* Loads the policy again (SIGHUP): all-or-nothing, a bad file keeps the old policy, and the
+ * reason stays in d->policy_error (shown by `stats`) until a reload succeeds. */
 int daemon_reload_policy(struct daemon *d, struct pf_error **err);
 
 /* Counts a finished job under its outcome (0 = ok, else enum pf_code). */

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "conn.h"
 #include "daemon.h"
+#include "load.h"
 #include "ops.h"
 #include "profile.h"
 #include "zygote.h"
@@ -87,6 +88,20 @@ jobs_json(const struct daemon *d)
     return jobs;
 }
 
+/* {"source", "profiles": [names], "reload_error": TEXT | null} */
+static bool
+policy_json(const struct daemon *d, cJSON *pol)
+{
+    if (!d->policy)
+        return cJSON_AddNullToObject(pol, "source") != NULL;
+    cJSON *names = cJSON_AddArrayToObject(pol, "profiles");
+    for (size_t i = 0; names && i < d->policy->n; i++)
+        cJSON_AddItemToArray(names, cJSON_CreateString(d->policy->profiles[i]->name));
+    return names && cJSON_AddStringToObject(pol, "source", d->policy->source) &&
+           (d->policy_error ? cJSON_AddStringToObject(pol, "reload_error", d->policy_error)
+                            : cJSON_AddNullToObject(pol, "reload_error")) != NULL;
+}
+
 int
 op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct pf_error **err)
 {
@@ -103,6 +118,8 @@ op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struc
         cJSON_Delete(jobs);
         ok = false;
     }
+    cJSON *pol = cJSON_AddObjectToObject(reply, "policy");
+    ok = ok && pol && policy_json(d, pol);
     cJSON *zyg = cJSON_AddObjectToObject(reply, "zygote");
     ok = ok && zyg && cJSON_AddNumberToObject(zyg, "pid", d->zygote ? zygote_pid(d->zygote) : 0) &&
          cJSON_AddNumberToObject(zyg, "restarts", d->zygote ? zygote_restarts(d->zygote) : 0);

@@ -373,6 +373,17 @@ test_reload_keeps_old_policy_on_error(void **state)
     cJSON *jl = cJSON_GetObjectItem(r, "job_limits");
     assert_int_equal(cJSON_GetObjectItem(jl, "timeout_ms")->valueint, 1234);
     cJSON_Delete(r);
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"stats\"}");
+    r = recv_frame(f, &f->client, 2000);
+    cJSON *pol = cJSON_GetObjectItem(r, "policy");
+    assert_string_equal(cJSON_GetObjectItem(pol, "source")->valuestring, dir);
+    assert_non_null(strstr(cJSON_GetObjectItem(pol, "reload_error")->valuestring,
+                           "memory_mb: 9000 exceeds maximum 4096"));
+    cJSON_Delete(r);
+    /* Fixed: the next reload succeeds and the error is gone. */
+    write_file(dir, "broken.json", "{\"name\":\"broken\"}");
+    assert_int_equal(daemon_reload_policy(&f->d, &err), 0);
+    assert_null(f->d.policy_error);
     char cmd[64];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
