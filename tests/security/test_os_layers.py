@@ -95,6 +95,22 @@ def test_neighbour_runs_with_every_layer(zygote):
     prints(r, "[3.141592653589793, \"bb\"]")
 
 
+def test_default_modules_through_the_executor(zygote):
+    # The seccomp allow-list and the mount view must leave smolagents' base imports working,
+    # through the executor (not raw), with every layer required.
+    code = ("import collections, datetime, itertools, math, queue, random, re, stat, statistics, "
+            "time, unicodedata\n"
+            "print(collections.Counter('abca').most_common(1), math.factorial(20))\n"
+            "print(re.findall(r'\\d+', 'a1b22'), statistics.mean([1, 2, 3]), unicodedata.name('a'))\n"
+            "time.sleep(0.01)\n"
+            "print(datetime.datetime.now(datetime.timezone.utc).tzinfo, random.randint(1, 6) > 0)\n"
+            "q = queue.Queue()\nq.put(1)\nprint(q.get(timeout=0.1), stat.S_ISDIR(0o040000))\n")
+    r = zygote.run(code, ALL, raw=False)
+    assert r.result and r.result["outcome"] == "ok", r
+    assert r.logs == ("[('a', 2)] 2432902008176640000\n['1', '22'] 2 LATIN SMALL LETTER A\n"
+                      "UTC True\n1 True\n"), r
+
+
 # ---- exec ---------------------------------------------------------------------------------
 
 EXEC = attempt("os.execv('/bin/sh', ['sh', '-c', 'echo pwned'])")
