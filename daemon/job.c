@@ -294,7 +294,7 @@ static void
 keep_log_head(struct job *j, const char *data, size_t len)
 {
     size_t cap = (size_t) j->limits.v[POLICY_LIMIT_MAX_LOG_CHARS];
-    if (j->logs_len >= cap)
+    if (j->logs_full || j->logs_len >= cap)
         return;
     if (!j->logs) {
         j->logs = malloc(cap);
@@ -302,8 +302,14 @@ keep_log_head(struct job *j, const char *data, size_t len)
             return;
     }
     size_t n = len < cap - j->logs_len ? len : cap - j->logs_len;
+    /* Never cut a UTF-8 sequence: clients parse replies strictly. */
+    if (n < len)
+        while (n > 0 && ((unsigned char) data[n] & 0xC0) == 0x80)
+            n--;
     memcpy(j->logs + j->logs_len, data, n);
     j->logs_len += n;
+    /* Full: a later, shorter chunk must not fill the gap left by the cut. */
+    j->logs_full = n < len;
 }
 
 static void

@@ -61,6 +61,7 @@ struct job {
     uint64_t output_bytes;
     char *logs; /* head of the printed output, for replies the daemon makes itself */
     size_t logs_len;
+    bool logs_full;
     char seccomp_syscall[64];
     enum job_kill_reason kill_reason;
     struct zygote_exit exit_info;

@@ -98,6 +98,27 @@ test_exec_timeout(void **state)
 }
 
 static void
+test_exec_logs_cut_on_utf8_boundary(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\",\"stream\":false,"
+                                 "\"limits\":{\"timeout_ms\":1,\"max_log_chars\":100}}");
+    /* 99 ASCII bytes, then a 2-byte character that would straddle the 100-byte cap. */
+    char ev[256];
+    int n = snprintf(ev, sizeof(ev), "{\"event\":\"output\",\"data\":\"");
+    memset(ev + n, 'a', 99);
+    snprintf(ev + n + 99, sizeof(ev) - (size_t) n - 99, "\xc3\xa9\"}");
+    send_frame(f->worker.fd, ev);
+    send_frame(f->worker.fd, "{\"event\":\"output\",\"data\":\"b\"}");
+    cJSON *r = expect_error(f, "1", "timeout");
+    const char *logs = cJSON_GetObjectItem(r, "logs")->valuestring;
+    assert_int_equal(strlen(logs), 99);
+    assert_true(msg_utf8_valid(logs, strlen(logs), NULL));
+    cJSON_Delete(r);
+    end_worker(f, job, 0, SIGKILL, true, 0);
+}
+
+static void
 test_exec_output_limit(void **state)
 {
     struct fx *f = *state;
@@ -408,6 +429,7 @@ main(void)
             T(test_exec_loosened_limit_refused),
             T(test_exec_timeout),
             T(test_exec_output_limit),
+            T(test_exec_logs_cut_on_utf8_boundary),
             T(test_exec_worker_crash),
             T(test_exec_internal_result_waits_for_exit),
             T(test_exec_spawn_failures),
