@@ -7,14 +7,57 @@
 #include "exec_internal.h"
 
 static const char *const safe_builtins[] = {
-        "abs",       "all",     "any",      "ascii",      "bin",       "bool",     "bytearray",
-        "bytes",     "callable", "chr",     "complex",    "dict",      "divmod",   "enumerate",
-        "filter",    "float",   "format",   "frozenset",  "hash",      "hex",      "int",
-        "isinstance", "issubclass", "iter", "len",        "list",      "map",      "max",
-        "min",       "next",    "object",   "oct",        "ord",       "pow",      "range",
-        "repr",      "reversed", "round",   "set",        "slice",     "sorted",   "str",
-        "sum",       "tuple",   "type",     "zip",        "NotImplemented", "Ellipsis",
-        "property",  "staticmethod", "classmethod",
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "bool",
+        "bytearray",
+        "bytes",
+        "callable",
+        "chr",
+        "complex",
+        "dict",
+        "divmod",
+        "enumerate",
+        "filter",
+        "float",
+        "format",
+        "frozenset",
+        "hash",
+        "hex",
+        "int",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "len",
+        "list",
+        "map",
+        "max",
+        "min",
+        "next",
+        "object",
+        "oct",
+        "ord",
+        "pow",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "slice",
+        "sorted",
+        "str",
+        "sum",
+        "tuple",
+        "type",
+        "zip",
+        "NotImplemented",
+        "Ellipsis",
+        "property",
+        "staticmethod",
+        "classmethod",
 };
 
 struct exec_env *
@@ -31,7 +74,8 @@ run_of(PyObject *self)
     if (!h)
         return NULL;
     if (!h->env || !h->env->run) {
-        PyErr_SetString(PyExc_RuntimeError, "this function can only be called by a running snippet");
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this function can only be called by a running snippet");
         return NULL;
     }
     return h->env->run;

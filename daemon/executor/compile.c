@@ -3,9 +3,9 @@
  * interned names, where each name lives (scope.c), constants, keyword-name tuples for
  * vectorcall, forbidden attribute names. This file: infrastructure and expressions;
  * compile_stmt.c: statements and patterns. */
-#include "compile_internal.h"
-
 #include <string.h>
+
+#include "compile_internal.h"
 
 struct arena_chunk {
     struct arena_chunk *next;
@@ -179,10 +179,10 @@ find_name(const char *const *names, size_t n, const char *name)
 }
 
 static const char *const binop_names[_BOP_MAX] = {
-        [BOP_ADD] = "Add",         [BOP_SUB] = "Sub",       [BOP_MULT] = "Mult",
-        [BOP_MATMULT] = "MatMult", [BOP_DIV] = "Div",       [BOP_MOD] = "Mod",
-        [BOP_POW] = "Pow",         [BOP_LSHIFT] = "LShift", [BOP_RSHIFT] = "RShift",
-        [BOP_BITOR] = "BitOr",     [BOP_BITXOR] = "BitXor", [BOP_BITAND] = "BitAnd",
+        [BOP_ADD] = "Add",           [BOP_SUB] = "Sub",       [BOP_MULT] = "Mult",
+        [BOP_MATMULT] = "MatMult",   [BOP_DIV] = "Div",       [BOP_MOD] = "Mod",
+        [BOP_POW] = "Pow",           [BOP_LSHIFT] = "LShift", [BOP_RSHIFT] = "RShift",
+        [BOP_BITOR] = "BitOr",       [BOP_BITXOR] = "BitXor", [BOP_BITAND] = "BitAnd",
         [BOP_FLOORDIV] = "FloorDiv",
 };
 static const char *const unop_names[_UOP_MAX] = {
@@ -380,15 +380,17 @@ static struct node *
 conv_comp(struct cstate *cs, PyObject *ast, struct node *n, const char *type)
 {
     n->kind = NK_E_COMP;
-    n->op = type[0] == 'L' ? COMP_LIST : type[0] == 'S' ? COMP_SET : type[0] == 'D' ? COMP_DICT
-                                                                                   : COMP_GEN;
+    n->op = type[0] == 'L'   ? COMP_LIST
+            : type[0] == 'S' ? COMP_SET
+            : type[0] == 'D' ? COMP_DICT
+                             : COMP_GEN;
     PyObject *gens = PyObject_GetAttrString(ast, "generators");
     if (!gens)
         return NULL;
     struct node *first_iter = NULL;
     uint32_t ngens = (uint32_t) PyList_GET_SIZE(gens);
-    if (!ngens || exec_conv_field(cs, PyList_GET_ITEM(gens, 0), "iter", exec_conv_expr,
-                                  &first_iter) < 0) {
+    if (!ngens ||
+        exec_conv_field(cs, PyList_GET_ITEM(gens, 0), "iter", exec_conv_expr, &first_iter) < 0) {
         Py_DECREF(gens);
         return NULL;
     }
@@ -458,9 +460,8 @@ conv_yield(struct cstate *cs, PyObject *ast, struct node *n, bool from)
 {
     int k = cs->scope->kind;
     if (k != CODE_FUNCTION && k != CODE_LAMBDA) {
-        PyErr_SetString(PyExc_SyntaxError, k == CODE_COMP
-                                                   ? "'yield' inside comprehension"
-                                                   : "'yield' outside function");
+        PyErr_SetString(PyExc_SyntaxError, k == CODE_COMP ? "'yield' inside comprehension"
+                                                          : "'yield' outside function");
         return NULL;
     }
     cs->scope->code->is_generator = true;
@@ -581,8 +582,7 @@ conv_expr_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
     }
     if (strcmp(type, "Starred") == 0) {
         n->kind = NK_E_STARRED;
-        return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) == 0 &&
-                               set_ctx(n, ast) == 0
+        return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) == 0 && set_ctx(n, ast) == 0
                        ? n
                        : NULL;
     }
@@ -697,10 +697,10 @@ locate_error(struct exec_tree *t, const struct cstate *cs)
     while (to < t->code_len && t->code[to] != '\n')
         to++;
     PyObject *msg = PyObject_Str(value);
-    PyObject *exc = msg ? PyObject_CallFunction(type, "O(sins#)", msg, "<code>", (int) cs->lineno,
-                                                (int) cs->col + 1, t->code + from,
-                                                (Py_ssize_t) (to - from))
-                        : NULL;
+    PyObject *exc =
+            msg ? PyObject_CallFunction(type, "O(sins#)", msg, "<code>", (int) cs->lineno,
+                                        (int) cs->col + 1, t->code + from, (Py_ssize_t) (to - from))
+                : NULL;
     Py_XDECREF(msg);
     if (exc) {
         PyErr_SetObject(type, exc);
@@ -731,8 +731,7 @@ exec_tree_compile(const char *code)
         PyObject *name = exec_keep(&cs, PyUnicode_InternFromString("<module>"));
         t->module = name ? exec_code_new(&cs, CODE_FUNCTION, name, 1) : NULL;
         cs.scope->code = t->module;
-        if (t->module &&
-            exec_conv_list(&cs, mod, "body", exec_conv_stmt, &t->body, &t->nbody) == 0)
+        if (t->module && exec_conv_list(&cs, mod, "body", exec_conv_stmt, &t->body, &t->nbody) == 0)
             r = exec_scope_resolve(&cs);
     }
     exec_scope_free_all(&cs);

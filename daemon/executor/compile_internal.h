@@ -17,10 +17,10 @@
 
 struct cscope {
     struct cscope *parent, *next_all;
-    int kind;          /* enum code_kind, or SCOPE_MODULE */
-    PyObject *symbols; /* name -> int flags */
-    PyObject *slots;   /* name -> slot */
-    PyObject *params;  /* list of parameter names, in slot order */
+    int kind;           /* enum code_kind, or SCOPE_MODULE */
+    PyObject *symbols;  /* name -> int flags */
+    PyObject *slots;    /* name -> slot */
+    PyObject *params;   /* list of parameter names, in slot order */
     struct node **uses; /* Name nodes to resolve */
     uint32_t nuses, capuses;
     struct exec_code *code;

@@ -1,9 +1,9 @@
 /* Statements and match patterns, from CPython's AST to the executor's nodes. Also the checks
  * CPython's compiler (not its parser) makes, since PyCF_ONLY_AST stops before them:
  * return/yield outside a function, break/continue outside a loop, nonlocal at module level. */
-#include "compile_internal.h"
-
 #include <string.h>
+
+#include "compile_internal.h"
 
 static struct node *
 syntax_error(const char *msg)
@@ -315,8 +315,7 @@ conv_loop(struct cstate *cs, PyObject *ast, const char *type, struct node *n)
     n->kind = type[0] == 'W' ? NK_S_WHILE : NK_S_FOR;
     if (n->kind == NK_S_WHILE ? exec_conv_field(cs, ast, "test", exec_conv_expr, &n->a) < 0
                               : exec_conv_field(cs, ast, "target", exec_conv_expr, &n->a) < 0 ||
-                                        exec_conv_field(cs, ast, "iter", exec_conv_expr, &n->b) <
-                                                0)
+                                        exec_conv_field(cs, ast, "iter", exec_conv_expr, &n->b) < 0)
         return NULL;
     cs->scope->loops++;
     int rc = exec_conv_list(cs, ast, "body", exec_conv_stmt, &n->v, &n->nv);
@@ -332,9 +331,9 @@ conv_stmt_compound(struct cstate *cs, PyObject *ast, const char *type, struct no
     if (strcmp(type, "If") == 0) {
         n->kind = NK_S_IF;
         return exec_conv_field(cs, ast, "test", exec_conv_expr, &n->a) == 0 &&
-                               exec_conv_list(cs, ast, "body", exec_conv_stmt, &n->v, &n->nv) == 0 &&
-                               exec_conv_list(cs, ast, "orelse", exec_conv_stmt, &n->w, &n->nw) ==
-                                       0
+                               exec_conv_list(cs, ast, "body", exec_conv_stmt, &n->v, &n->nv) ==
+                                       0 &&
+                               exec_conv_list(cs, ast, "orelse", exec_conv_stmt, &n->w, &n->nw) == 0
                        ? n
                        : NULL;
     }

@@ -6,11 +6,11 @@
 #include "pf_cleanup.h"
 #include "value.h"
 
-#define DEFAULT_MAX_OPS         10000000ULL
-#define DEFAULT_MAX_WHILE       1000000ULL
-#define DEFAULT_MAX_RECURSION   1000U
-#define DEFAULT_MAX_OUTPUT      (1024ULL * 1024ULL)
-#define DEFAULT_MAX_LOG_CHARS   50000U
+#define DEFAULT_MAX_OPS       10000000ULL
+#define DEFAULT_MAX_WHILE     1000000ULL
+#define DEFAULT_MAX_RECURSION 1000U
+#define DEFAULT_MAX_OUTPUT    (1024ULL * 1024ULL)
+#define DEFAULT_MAX_LOG_CHARS 50000U
 
 static const char *const default_imports[] = {EXEC_DEFAULT_IMPORTS};
 
@@ -73,8 +73,8 @@ exec_preload(const char *const *modules, size_t n, struct pf_error **err)
         PyObject *m = PyImport_ImportModule(modules[i]);
         if (!m) {
             _cleanup_free_ char *t = take_exception_text();
-            return pf_error_set(err, PF_E_CONFIG, "preloading module `%s` failed: %s",
-                                modules[i], t ? t : "?");
+            return pf_error_set(err, PF_E_CONFIG, "preloading module `%s` failed: %s", modules[i],
+                                t ? t : "?");
         }
         Py_DECREF(m);
     }
@@ -183,8 +183,7 @@ exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error 
     if (!cJSON_IsObject(vars))
         return pf_error_set(err, PF_E_BAD_REQUEST, "variables: expected an object of name: value");
     const cJSON *item;
-    cJSON_ArrayForEach(item, vars)
-    {
+    cJSON_ArrayForEach(item, vars) {
         PyObject *name = PyUnicode_FromString(item->string);
         if (!name || !PyUnicode_IsIdentifier(name) || strncmp(item->string, "__", 2) == 0) {
             Py_XDECREF(name);

@@ -158,8 +158,7 @@ call_method(struct exec_run *r, const struct node *n)
     if (PyModule_Check(stack[0]) || needs_checked_method(stack[0], fn->obj)) {
         PyObject *m = exec_getattr(r, stack[0], fn->obj);
         if (m) {
-            res = PyObject_Vectorcall(m, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                      n->obj);
+            res = PyObject_Vectorcall(m, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET, n->obj);
             Py_DECREF(m);
         }
     } else {
@@ -212,8 +211,7 @@ exec_call(struct exec_run *r, const struct node *n)
         return PyErr_NoMemory();
     }
     if (eval_args(r, n, stack) == 0) {
-        res = PyObject_Vectorcall(func, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                  n->obj);
+        res = PyObject_Vectorcall(func, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET, n->obj);
         for (uint32_t i = 0; i < total; i++)
             Py_DECREF(stack[i + 1]);
     }

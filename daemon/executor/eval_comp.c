@@ -99,12 +99,13 @@ exec_eval_comp(struct exec_run *r, const struct node *n)
         slots = NULL;
         goto out;
     }
-    PyObject *acc = n->op == COMP_DICT ? PyDict_New() : n->op == COMP_SET ? PySet_New(NULL)
-                                                                          : PyList_New(0);
+    PyObject *acc = n->op == COMP_DICT  ? PyDict_New()
+                    : n->op == COMP_SET ? PySet_New(NULL)
+                                        : PyList_New(0);
     if (!acc)
         goto out;
-    struct exec_frame frame = {.slots = slots, .code = c, .back = r->frame,
-                               .tree_ref = exec_cur_tree(r)};
+    struct exec_frame frame = {
+            .slots = slots, .code = c, .back = r->frame, .tree_ref = exec_cur_tree(r)};
     r->frame = &frame;
     int rc = exec_comp_body(r, n, acc);
     r->frame = frame.back;

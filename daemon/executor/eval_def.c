@@ -1,9 +1,9 @@
 /* def and class statements, and super(). A class is built the way CPython's __build_class__
  * builds it: metaclass, __prepare__, the body run in its own namespace, __classcell__ for
  * super() without arguments. */
-#include "exec_internal.h"
-
 #include <string.h>
+
+#include "exec_internal.h"
 
 /* Evaluates decorators, in source order, before anything else (CPython's order). */
 static PyObject *
@@ -55,7 +55,9 @@ class_keywords(struct exec_run *r, const struct node *s)
     PyObject *kw = PyDict_New();
     for (uint32_t i = 0; kw && i < s->nw; i++) {
         PyObject *v = exec_eval(r, s->w[i]->a);
-        int rc = !v ? -1 : s->w[i]->obj ? PyDict_SetItem(kw, s->w[i]->obj, v) : PyDict_Update(kw, v);
+        int rc = !v             ? -1
+                 : s->w[i]->obj ? PyDict_SetItem(kw, s->w[i]->obj, v)
+                                : PyDict_Update(kw, v);
         Py_XDECREF(v);
         if (rc < 0)
             Py_CLEAR(kw);

@@ -267,7 +267,7 @@ eval_dict(struct exec_run *r, const struct node *n)
                              Py_TYPE(v)->tp_name);
             }
         }
-    fail:
+fail:
         Py_XDECREF(k);
         Py_XDECREF(v);
         if (rc < 0) {

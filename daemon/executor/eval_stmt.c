@@ -233,8 +233,7 @@ exec_delete(struct exec_run *r, const struct node *t)
         if (!(obj = exec_eval(r, t->a)))
             return -1;
         if (PyModule_Check(obj)) {
-            exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U",
-                      t->obj);
+            exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U", t->obj);
             rc = -1;
         } else {
             rc = PyObject_DelAttr(obj, t->obj);
@@ -380,9 +379,9 @@ exec_import(struct exec_run *r, const struct node *s)
             exec_raise_import_refused(r->env, bound);
             return -1;
         }
-        PyObject *mod = alias->obj2 ? PyImport_Import(alias->obj)
-                                    : PyImport_ImportModuleLevelObject(alias->obj, NULL, NULL,
-                                                                       NULL, 0);
+        PyObject *mod = alias->obj2
+                                ? PyImport_Import(alias->obj)
+                                : PyImport_ImportModuleLevelObject(alias->obj, NULL, NULL, NULL, 0);
         int rc = mod ? exec_name_store(r, alias->a, mod) : -1;
         Py_XDECREF(mod);
         if (rc < 0)
@@ -487,8 +486,8 @@ exec_import_from(struct exec_run *r, const struct node *s)
         }
         const char *an = PyUnicode_AsUTF8(alias->obj);
         if (v && !PyModule_Check(v) && an[0] == '_' && !exec_is_allowed_dunder(an)) {
-            exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s",
-                      an, modname);
+            exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s", an,
+                      modname);
             Py_CLEAR(v);
         }
         v = v ? exec_guard_getters(v) : NULL;

@@ -75,9 +75,7 @@ handle(struct exec_run *r, const struct node *s)
         const struct node *h = s->w[i];
         if (h->a) {
             PyObject *t = exec_eval(r, h->a);
-            int m = t && check_handler_type(t) == 0
-                            ? PyErr_GivenExceptionMatches(e.value, t)
-                            : -1;
+            int m = t && check_handler_type(t) == 0 ? PyErr_GivenExceptionMatches(e.value, t) : -1;
             Py_XDECREF(t);
             if (m < 0) {
                 chain_context(e.value);
@@ -162,8 +160,8 @@ make_exception(PyObject *x)
         PyObject *inst = PyObject_CallNoArgs(x);
         if (inst && !PyExceptionInstance_Check(inst)) {
             PyErr_Format(PyExc_TypeError,
-                         "calling %R should have returned an instance of BaseException, not %s",
-                         x, Py_TYPE(inst)->tp_name);
+                         "calling %R should have returned an instance of BaseException, not %s", x,
+                         Py_TYPE(inst)->tp_name);
             Py_CLEAR(inst);
         }
         return inst;
@@ -291,8 +289,8 @@ with_item(struct exec_run *r, const struct node *s, uint32_t i)
         struct saved_exc e;
         save_exc(&e);
         PyObject *tb = e.value ? PyException_GetTraceback(e.value) : NULL;
-        PyObject *res = PyObject_CallFunctionObjArgs(exit_, e.type, e.value, tb ? tb : Py_None,
-                                                     NULL);
+        PyObject *res =
+                PyObject_CallFunctionObjArgs(exit_, e.type, e.value, tb ? tb : Py_None, NULL);
         Py_XDECREF(tb);
         int suppress = res ? PyObject_IsTrue(res) : -1;
         Py_XDECREF(res);

@@ -4,10 +4,15 @@
 #ifndef DAEMON_EXECUTOR_EXEC_INTERNAL_H
 #define DAEMON_EXECUTOR_EXEC_INTERNAL_H
 
-#define PY_SSIZE_T_CLEAN
+#ifndef PY_SSIZE_T_CLEAN
+#    define PY_SSIZE_T_CLEAN
+#endif
 #include <Python.h>
+/* after Python.h, which they need */
+#include <frameobject.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <structmember.h>
 
 #include "exec.h"
 
@@ -84,8 +89,8 @@ enum node_kind {
     NK_WITHITEM,      /* a = context expression, b = target or NULL */
     NK_COMPREHENSION, /* a = target, b = iter, v = ifs */
     NK_MATCHCASE,     /* a = pattern, b = guard or NULL, v = body */
-    NK_KEYWORD, /* obj = name or NULL for **, a = value */
-    NK_ALIAS,   /* obj = dotted name, obj2 = asname or NULL */
+    NK_KEYWORD,       /* obj = name or NULL for **, a = value */
+    NK_ALIAS,         /* obj = dotted name, obj2 = asname or NULL */
     _NK_MAX,
     _NK_INVALID = -1,
 };
@@ -133,12 +138,12 @@ enum exec_cmpop {
 };
 
 /* Node flags (node->flags). */
-#define NF_HAS_STAR      0x1 /* a display or call holds *x or **x: take the slow path */
-#define NF_STORE         0x2 /* a Name/Attribute/Subscript/Tuple/List in store context */
-#define NF_DEL           0x4 /* ... in del context */
-#define NF_FORBIDDEN     0x8 /* an attribute whose name the policy refuses (dunder) */
-#define NF_BOOL_OR       0x10
-#define NF_PRIVATE       0x20 /* an attribute named _x: refused on modules */
+#define NF_HAS_STAR  0x1 /* a display or call holds *x or **x: take the slow path */
+#define NF_STORE     0x2 /* a Name/Attribute/Subscript/Tuple/List in store context */
+#define NF_DEL       0x4 /* ... in del context */
+#define NF_FORBIDDEN 0x8 /* an attribute whose name the policy refuses (dunder) */
+#define NF_BOOL_OR   0x10
+#define NF_PRIVATE   0x20 /* an attribute named _x: refused on modules */
 
 enum comp_kind { COMP_LIST, COMP_SET, COMP_DICT, COMP_GEN };
 
@@ -155,7 +160,7 @@ enum code_kind { CODE_FUNCTION, CODE_LAMBDA, CODE_CLASS, CODE_COMP };
 /* A function, lambda, class body or comprehension, compiled: its frame layout and parameters.
  * Parameters take the first slots: positional (posonly first), keyword-only, *args, **kwargs. */
 struct exec_code {
-    int kind; /* enum code_kind */
+    int kind;                        /* enum code_kind */
     PyObject *name, *qualname, *doc; /* borrowed from the tree */
     struct node **body;
     uint32_t nbody;
@@ -166,11 +171,11 @@ struct exec_code {
     int32_t vararg, kwarg; /* slot, or -1 */
     uint32_t *cells;       /* slots that hold cells this frame creates */
     uint32_t ncells;
-    uint32_t *frees; /* slots filled from the closure, in order */
+    uint32_t *frees;        /* slots filled from the closure, in order */
     uint32_t *closure_from; /* ... and where each comes from in the defining frame */
     uint32_t nfree;
-    int32_t class_cell;  /* class body: slot of the __class__ cell, or -1 */
-    int32_t super_slot;  /* function: slot of the free __class__ cell for super(), or -1 */
+    int32_t class_cell; /* class body: slot of the __class__ cell, or -1 */
+    int32_t super_slot; /* function: slot of the free __class__ cell for super(), or -1 */
     bool is_generator;
     uint32_t lineno;
 };
@@ -179,9 +184,9 @@ struct exec_code {
  * converters document each). PyObjects are owned by the tree (struct exec_tree.objs); nodes
  * hold borrowed pointers into it. */
 struct node {
-    uint16_t kind;  /* enum node_kind */
-    uint16_t flags; /* NF_* */
-    int32_t op;     /* operator, conversion, level: per kind */
+    uint16_t kind;                             /* enum node_kind */
+    uint16_t flags;                            /* NF_* */
+    int32_t op;                                /* operator, conversion, level: per kind */
     uint32_t lineno, col, end_lineno, end_col; /* col offsets are UTF-8 byte offsets */
     struct node *a, *b, *c;
     struct node **v;
@@ -199,7 +204,7 @@ struct node {
 struct exec_tree {
     struct arena_chunk *chunks;
     struct exec_code *module; /* module-level code (no slots) */
-    PyObject *objs; /* list: every PyObject the nodes point to */
+    PyObject *objs;           /* list: every PyObject the nodes point to */
     struct node **body;
     uint32_t nbody;
     char *code; /* the source, for error messages */
@@ -256,9 +261,9 @@ struct env_handle {
 struct exec_env {
     struct exec_policy policy; /* imports point into import_names */
     char **import_names;
-    PyObject *globals;  /* the snippet's namespace, kept across runs (sessions) */
-    PyObject *builtins; /* name -> object: what the snippet may use without importing */
-    struct exec_run *run; /* the run in progress; NULL between runs */
+    PyObject *globals;         /* the snippet's namespace, kept across runs (sessions) */
+    PyObject *builtins;        /* name -> object: what the snippet may use without importing */
+    struct exec_run *run;      /* the run in progress; NULL between runs */
     struct env_handle *handle; /* owned by capsule; see builtins.c */
     PyObject *capsule;         /* "pyfence.env": lets function objects find the env */
     struct exec_run *rs;       /* the run state, reused by each run: generators keep a pointer */
@@ -267,15 +272,14 @@ struct exec_env {
 
 /* A function defined by the snippet (function.c). */
 struct exec_function {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
+    PyObject_HEAD vectorcallfunc vectorcall;
     const struct exec_code *code; /* lives in the tree that tree_ref keeps alive */
     PyObject *tree_ref;
     PyObject *env_capsule;
     struct env_handle *handle; /* inside env_capsule */
-    PyObject *defaults;   /* tuple or NULL */
-    PyObject *kwdefaults; /* dict or NULL */
-    PyObject *closure;    /* tuple of cells or NULL */
+    PyObject *defaults;        /* tuple or NULL */
+    PyObject *kwdefaults;      /* dict or NULL */
+    PyObject *closure;         /* tuple of cells or NULL */
     PyObject *name, *qualname, *doc, *module;
     PyObject *dict;
 };
@@ -293,15 +297,15 @@ struct exec_run {
     uint64_t max_ops;
     uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none */
     uint64_t start_ns;
-    int abort;            /* enum exec_abort */
-    PyObject *abort_msg;  /* the message of the refusal that set abort */
-    uint32_t depth;       /* executor function calls in progress */
-    struct exec_frame *frame; /* NULL at module level */
-    PyObject *retval;         /* FLOW_RETURN's value */
-    PyObject *handling;       /* the exception an except block is handling (bare raise) */
+    int abort;                  /* enum exec_abort */
+    PyObject *abort_msg;        /* the message of the refusal that set abort */
+    uint32_t depth;             /* executor function calls in progress */
+    struct exec_frame *frame;   /* NULL at module level */
+    PyObject *retval;           /* FLOW_RETURN's value */
+    PyObject *handling;         /* the exception an except block is handling (bare raise) */
     struct exec_generator *gen; /* the generator whose body is running, or NULL */
-    char *stack_limit;        /* the C stack must not grow below this */
-    PyObject *final_value; /* final_answer's argument */
+    char *stack_limit;          /* the C stack must not grow below this */
+    PyObject *final_value;      /* final_answer's argument */
     exec_output_cb cb;
     void *userdata;
     char *logs;
@@ -387,8 +391,8 @@ PyObject *exec_eval_comp(struct exec_run *r, const struct node *n);
 int exec_match(struct exec_run *r, const struct node *s);
 
 /* generator.c: takes ownership of slots (heap, code->nslots) in every case */
-PyObject *exec_generator_new(struct exec_run *r, const struct exec_code *c,
-                             const struct node *comp, PyObject **slots, PyObject *tree_ref);
+PyObject *exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct node *comp,
+                             PyObject **slots, PyObject *tree_ref);
 PyObject *exec_eval_yield(struct exec_run *r, const struct node *n);
 /* Suspends the running generator with value (stolen); returns what it is resumed with. */
 PyObject *exec_gen_yield(struct exec_run *r, PyObject *value);

@@ -2,10 +2,9 @@
  * method-descriptor protocol), so CPython can call them anywhere it calls a function (sorted's
  * key=, map, a class's __eq__ or __repr__ slot): each call enters the executor, under the
  * budgets of the run in progress. */
-#include "exec_internal.h"
-
 #include <string.h>
-#include <structmember.h>
+
+#include "exec_internal.h"
 
 static struct exec_run *
 current_run(struct exec_function *f)
@@ -70,8 +69,8 @@ too_many_positional(struct exec_function *f, Py_ssize_t given)
     Py_ssize_t ndef = f->defaults ? PyTuple_GET_SIZE(f->defaults) : 0;
     if (ndef > 0)
         PyErr_Format(PyExc_TypeError,
-                     "%s() takes from %zd to %u positional arguments but %zd were given",
-                     fname(f), (Py_ssize_t) c->argcount - ndef, c->argcount, given);
+                     "%s() takes from %zd to %u positional arguments but %zd were given", fname(f),
+                     (Py_ssize_t) c->argcount - ndef, c->argcount, given);
     else
         PyErr_Format(PyExc_TypeError, "%s() takes %u positional argument%s but %zd %s given",
                      fname(f), c->argcount, c->argcount == 1 ? "" : "s", given,
@@ -80,8 +79,7 @@ too_many_positional(struct exec_function *f, Py_ssize_t given)
 }
 
 static int
-bind_keyword(struct exec_function *f, PyObject **slots, PyObject *kwdict, PyObject *k,
-             PyObject *v)
+bind_keyword(struct exec_function *f, PyObject **slots, PyObject *kwdict, PyObject *k, PyObject *v)
 {
     const struct exec_code *c = f->code;
     uint32_t end = c->argcount + c->kwonlycount;
@@ -334,8 +332,8 @@ static PyMemberDef function_members[] = {
         {"__doc__", T_OBJECT, offsetof(struct exec_function, doc), 0, NULL},
         {"__module__", T_OBJECT, offsetof(struct exec_function, module), 0, NULL},
         {"__dictoffset__", T_PYSSIZET, offsetof(PyTypeObject, tp_dictoffset), READONLY, NULL},
-        {"__vectorcalloffset__", T_PYSSIZET, offsetof(struct exec_function, vectorcall),
-         READONLY, NULL},
+        {"__vectorcalloffset__", T_PYSSIZET, offsetof(struct exec_function, vectorcall), READONLY,
+         NULL},
         {NULL, 0, 0, 0, NULL},
 };
 
@@ -379,8 +377,8 @@ exec_function_new(struct exec_run *r, const struct node *n)
             continue;
         PyObject *v = exec_eval(r, n->w[i]);
         if (!v || (!kwdefaults && !(kwdefaults = PyDict_New())) ||
-            PyDict_SetItem(kwdefaults, PyTuple_GET_ITEM(c->varnames, c->argcount + i - n->op),
-                           v) < 0) {
+            PyDict_SetItem(kwdefaults, PyTuple_GET_ITEM(c->varnames, c->argcount + i - n->op), v) <
+                    0) {
             Py_XDECREF(v);
             goto fail;
         }

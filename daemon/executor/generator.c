@@ -10,20 +10,18 @@
  * state is exactly as the resumer left it. The executor's own per-context state (current
  * frame, exception being handled, call depth, C stack limit, running generator) is swapped by
  * hand below. Single-threaded, no signals: the zygote's model. */
-#include "exec_internal.h"
-
 #include <string.h>
-#include <structmember.h>
 #include <sys/mman.h>
 
+#include "exec_internal.h"
 #include "stack_switch.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #    include <sanitizer/common_interface_defs.h>
-#    define ASAN_START(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)
+#    define ASAN_START(save, bottom, size)  __sanitizer_start_switch_fiber(save, bottom, size)
 #    define ASAN_FINISH(save, bottom, size) __sanitizer_finish_switch_fiber(save, bottom, size)
 #else
-#    define ASAN_START(save, bottom, size) ((void) (save), (void) (bottom), (void) (size))
+#    define ASAN_START(save, bottom, size)  ((void) (save), (void) (bottom), (void) (size))
 #    define ASAN_FINISH(save, bottom, size) ((void) (save), (void) (bottom), (void) (size))
 #endif
 
@@ -33,8 +31,7 @@
 enum gen_state { GEN_CREATED, GEN_SUSPENDED, GEN_RUNNING, GEN_DONE };
 
 struct exec_generator {
-    PyObject_HEAD
-    const struct exec_code *code;
+    PyObject_HEAD const struct exec_code *code;
     const struct node *comp; /* generator expression, or NULL for a function body */
     struct exec_frame frame;
     PyObject *tree_ref, *env_capsule;

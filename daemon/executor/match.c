@@ -1,8 +1,8 @@
 /* The match statement (PEP 634). Class patterns read attributes by name, so their names go
  * through the same dunder rule as the . operator. */
-#include "exec_internal.h"
-
 #include <string.h>
+
+#include "exec_internal.h"
 
 static int match(struct exec_run *r, const struct node *p, PyObject *v);
 
@@ -87,10 +87,9 @@ match_mapping(struct exec_run *r, const struct node *p, PyObject *v)
 static bool
 self_matching(PyObject *cls)
 {
-    PyTypeObject *const types[] = {&PyBool_Type,  &PyByteArray_Type, &PyBytes_Type,
-                                   &PyDict_Type,  &PyFloat_Type,     &PyFrozenSet_Type,
-                                   &PyLong_Type,  &PyList_Type,      &PySet_Type,
-                                   &PyUnicode_Type, &PyTuple_Type};
+    PyTypeObject *const types[] = {&PyBool_Type,  &PyByteArray_Type, &PyBytes_Type, &PyDict_Type,
+                                   &PyFloat_Type, &PyFrozenSet_Type, &PyLong_Type,  &PyList_Type,
+                                   &PySet_Type,   &PyUnicode_Type,   &PyTuple_Type};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         if (PyType_IsSubtype((PyTypeObject *) cls, types[i]))
             return true;

@@ -1,12 +1,11 @@
 /* The policy checks the walk makes: imports against the allow-list, modules reached through
  * attributes, dunder attributes, frame/code/traceback objects, and the budgets. */
-#include "exec_internal.h"
-
-#include <frameobject.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#include "exec_internal.h"
 
 PyObject *exec_InterpreterError;
 
@@ -36,9 +35,9 @@ exec_policy_init_types(void)
         return 0;
     /* Like smolagents' InterpreterError; an Exception so that `except Exception` behaves as
      * there, but refusals that must stick set r->abort so they cannot be swallowed. */
-    exec_InterpreterError = PyErr_NewExceptionWithDoc(
-            "pyfence.InterpreterError", "Refused by the pyfence executor's policy.",
-            PyExc_Exception, NULL);
+    exec_InterpreterError = PyErr_NewExceptionWithDoc("pyfence.InterpreterError",
+                                                      "Refused by the pyfence executor's policy.",
+                                                      PyExc_Exception, NULL);
     return exec_InterpreterError ? 0 : -1;
 }
 
@@ -78,7 +77,8 @@ exec_import_allowed(const struct exec_env *env, const char *name)
         /* "pkg.*": pkg itself and anything below it */
         if (alen >= 2 && strcmp(a + alen - 2, ".*") == 0) {
             size_t plen = alen - 2;
-            if (len >= plen && strncmp(name, a, plen) == 0 && (name[plen] == '\0' || name[plen] == '.'))
+            if (len >= plen && strncmp(name, a, plen) == 0 &&
+                (name[plen] == '\0' || name[plen] == '.'))
                 return true;
         }
     }
@@ -108,9 +108,9 @@ exec_raise_import_refused(const struct exec_env *env, const char *name)
  * need, exception chaining, and data-only attributes. Everything else (__class__, __dict__,
  * __globals__, __subclasses__, __self__, ...) leads to objects the policy keeps away. */
 static const char *const allowed_dunders[] = {
-        "__init__",    "__new__",       "__name__",    "__qualname__",        "__doc__",
-        "__module__",  "__str__",       "__repr__",    "__version__",         "__all__",
-        "__cause__",   "__context__",   "__wrapped__", "__suppress_context__", "__match_args__",
+        "__init__",   "__new__",     "__name__",    "__qualname__",         "__doc__",
+        "__module__", "__str__",     "__repr__",    "__version__",          "__all__",
+        "__cause__",  "__context__", "__wrapped__", "__suppress_context__", "__match_args__",
         "__slots__",
 };
 
@@ -148,7 +148,7 @@ exec_fail(struct exec_run *r, int abort, const char *fmt, ...)
     if (r && abort != ABORT_NONE && r->abort == ABORT_NONE) {
         r->abort = abort;
         r->abort_msg = Py_NewRef(msg); /* reported even if CPython code swallows the exception */
-        r->ops_check_at = 0; /* every later tick fails too */
+        r->ops_check_at = 0;           /* every later tick fails too */
     }
     Py_DECREF(msg);
     return NULL;
@@ -168,8 +168,8 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         return 0;
     }
     if (PyType_Check(v) && ((is_getter_name(v) && load_getter_types() &&
-                              (v == attrgetter_type || v == methodcaller_type)) ||
-                             (formatter_type && v == formatter_type))) {
+                             (v == attrgetter_type || v == methodcaller_type)) ||
+                            (formatter_type && v == formatter_type))) {
         exec_fail(r, ABORT_NONE, "Forbidden access to the %s class itself",
                   ((PyTypeObject *) v)->tp_name);
         return -1;
@@ -298,8 +298,8 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
         /* a module's private names are its implementation: often other modules' functions */
         Py_CLEAR(v);
         const char *m = PyModule_GetName(obj);
-        return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s",
-                         s, m ? m : "?");
+        return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s", s,
+                         m ? m : "?");
     }
     if (v && is_format_method(obj, s)) {
         PyObject *g = guard_format(obj, v);
@@ -446,9 +446,9 @@ guard_formatter(PyObject *v)
             Py_DECREF(v);
             return NULL;
         }
-        checked_formatter_type = PyObject_CallFunction((PyObject *) &PyType_Type, "s(O){sOss}",
-                                                       "Formatter", formatter_type, "get_field",
-                                                       meth, "__module__", "string");
+        checked_formatter_type =
+                PyObject_CallFunction((PyObject *) &PyType_Type, "s(O){sOss}", "Formatter",
+                                      formatter_type, "get_field", meth, "__module__", "string");
         Py_DECREF(meth);
         if (!checked_formatter_type) {
             Py_DECREF(v);

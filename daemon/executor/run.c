@@ -6,7 +6,7 @@
 #include "value.h"
 
 static const char *const outcome_names[] = {"ok", "error", "timeout", "output_limit",
-                                             "memory_limit"};
+                                            "memory_limit"};
 enum outcome { OUT_OK, OUT_ERROR, OUT_TIMEOUT, OUT_OUTPUT, OUT_MEMORY };
 
 struct run_error {
@@ -50,7 +50,8 @@ logs_json(const char *logs, size_t len, uint32_t max)
     size_t head = utf8_offset(logs, len, max / 2);
     size_t tail = utf8_offset(logs, len, chars - (max - max / 2));
     char *out = NULL;
-    if (asprintf(&out, "%.*s\n..._This content has been truncated to stay below %u characters_...\n%s",
+    if (asprintf(&out,
+                 "%.*s\n..._This content has been truncated to stay below %u characters_...\n%s",
                  (int) head, logs, max, logs + tail) < 0)
         return NULL;
     cJSON *j = cJSON_CreateString(out);
@@ -100,8 +101,8 @@ syntax_error(struct run_error *e)
         rc = asprintf(&e->message, "Code parsing failed on line %ld due to: %s: %s\n%s\n%*s^",
                       lineno, tname, msg ? msg : "?", text, caret, "");
     else
-        rc = asprintf(&e->message, "Code parsing failed on line %ld due to: %s: %s", lineno,
-                      tname, msg ? msg : "?");
+        rc = asprintf(&e->message, "Code parsing failed on line %ld due to: %s: %s", lineno, tname,
+                      msg ? msg : "?");
     e->type = strdup(tname);
     e->source = text ? strdup(text) : NULL;
     e->line = (uint32_t) lineno;

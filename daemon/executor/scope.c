@@ -3,9 +3,9 @@
  * function uses from an enclosing function is reached through a cell, which every scope in
  * between passes along; class bodies bind into their namespace and are skipped when inner
  * functions look for an owner, except for the implicit __class__ cell that super() needs. */
-#include "compile_internal.h"
-
 #include <string.h>
+
+#include "compile_internal.h"
 
 struct cscope *
 exec_scope_push(struct cstate *cs, int kind)
@@ -267,8 +267,7 @@ bind_scope(struct cscope *s)
         } else if ((f & SYM_FREE) && !local) {
             uint32_t from = slot_of(s->parent, name);
             if (from == UINT32_MAX) {
-                PyErr_Format(PyExc_SystemError, "executor: no cell for free variable '%U'",
-                             name);
+                PyErr_Format(PyExc_SystemError, "executor: no cell for free variable '%U'", name);
                 return -1;
             }
             c->frees[c->nfree] = slot;

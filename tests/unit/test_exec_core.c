@@ -42,8 +42,7 @@ test_subscripts_and_slices(void **state)
                 "('b', 'f', 'bcd', 'ace', 'fedcba', 'abcdef')");
     assert_eval("d = {(1, 2): 'x'}\nd[1, 2]", "'x'");
     assert_eval_fails("{}['k']", "KeyError: 'k'");
-    assert_eval("l = list(range(6))\nl[1:3] = ['a']\ndel l[0]\nl[::2] = [9, 9]\nl",
-                "[9, 3, 9, 5]");
+    assert_eval("l = list(range(6))\nl[1:3] = ['a']\ndel l[0]\nl[::2] = [9, 9]\nl", "[9, 3, 9, 5]");
 }
 
 static void
@@ -84,8 +83,7 @@ test_attributes(void **state)
     assert_eval("import collections\nd = collections.OrderedDict()\nd['x'] = 1\nd.popitem()",
                 "('x', 1)");
     assert_eval("z = 1j\nz.imag", "1.0");
-    assert_eval("import datetime\nd = datetime.date(2024, 1, 2)\nd.year + d.month",
-                "2025");
+    assert_eval("import datetime\nd = datetime.date(2024, 1, 2)\nd.year + d.month", "2025");
     assert_eval_fails("(1).nope", "AttributeError: 'int' object has no attribute 'nope'");
 }
 
@@ -110,9 +108,11 @@ test_control_flow(void **state)
                 "12");
     assert_eval("t = []\nfor i in range(2):\n    pass\nelse:\n    t.append('else')\nt", "['else']");
     assert_eval("i = 0\nwhile i < 5:\n    i += 1\nelse:\n    i *= 10\ni", "50");
-    assert_eval("i = 0\nwhile True:\n    i += 1\n    if i == 3:\n        break\nelse:\n    i = -1\ni",
-                "3");
-    assert_eval("x = 5\nif x > 3:\n    y = 'big'\nelif x > 1:\n    y = 'mid'\nelse:\n    y = 'small'\ny",
+    assert_eval(
+            "i = 0\nwhile True:\n    i += 1\n    if i == 3:\n        break\nelse:\n    i = -1\ni",
+            "3");
+    assert_eval("x = 5\nif x > 3:\n    y = 'big'\nelif x > 1:\n    y = 'mid'\nelse:\n    y = "
+                "'small'\ny",
                 "'big'");
     assert_eval("for a, b in [(1, 2), (3, 4)]:\n    pass\na + b", "7");
 }
@@ -144,7 +144,8 @@ test_imports(void **state)
     assert_eval("import math as m\nfrom math import sqrt as s, pi\ns(16) + m.ceil(pi)", "8.0");
     assert_eval("from collections import *\nCounter('aab')['a']", "2");
     assert_eval("import collections\ntype(collections.Counter()).__name__", "'Counter'");
-    assert_eval_fails("from math import nope", "ImportError: cannot import name 'nope' from 'math'");
+    assert_eval_fails("from math import nope",
+                      "ImportError: cannot import name 'nope' from 'math'");
 }
 
 static void
@@ -246,10 +247,12 @@ static void
 test_unsupported_nodes(void **state)
 {
     (void) state;
-    assert_eval_fails("async def f():\n    pass", "InterpreterError: AsyncFunctionDef is not supported");
+    assert_eval_fails("async def f():\n    pass",
+                      "InterpreterError: AsyncFunctionDef is not supported");
     assert_eval_fails("async def f():\n    await g()\nf()",
                       "InterpreterError: AsyncFunctionDef is not supported");
-    assert_eval_fails("x = 1\nasync with x:\n    pass", "InterpreterError: AsyncWith is not supported");
+    assert_eval_fails("x = 1\nasync with x:\n    pass",
+                      "InterpreterError: AsyncWith is not supported");
     assert_eval_fails("for x in []:\n    pass\nasync for y in x:\n    pass",
                       "InterpreterError: AsyncFor is not supported");
     assert_eval_fails("try:\n    pass\nexcept* ValueError:\n    pass",
@@ -274,22 +277,22 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_python_init_idempotent),
-        cmocka_unit_test(test_constants_and_operators),
-        cmocka_unit_test(test_displays),
-        cmocka_unit_test(test_subscripts_and_slices),
-        cmocka_unit_test(test_fstrings),
-        cmocka_unit_test(test_assignment),
-        cmocka_unit_test(test_attributes),
-        cmocka_unit_test(test_delete),
-        cmocka_unit_test(test_control_flow),
-        cmocka_unit_test(test_calls),
-        cmocka_unit_test(test_imports),
-        cmocka_unit_test(test_result_fields),
-        cmocka_unit_test(test_error_fields),
-        cmocka_unit_test(test_syntax_error),
-        cmocka_unit_test(test_session_state),
-        cmocka_unit_test(test_unsupported_nodes),
+            cmocka_unit_test(test_python_init_idempotent),
+            cmocka_unit_test(test_constants_and_operators),
+            cmocka_unit_test(test_displays),
+            cmocka_unit_test(test_subscripts_and_slices),
+            cmocka_unit_test(test_fstrings),
+            cmocka_unit_test(test_assignment),
+            cmocka_unit_test(test_attributes),
+            cmocka_unit_test(test_delete),
+            cmocka_unit_test(test_control_flow),
+            cmocka_unit_test(test_calls),
+            cmocka_unit_test(test_imports),
+            cmocka_unit_test(test_result_fields),
+            cmocka_unit_test(test_error_fields),
+            cmocka_unit_test(test_syntax_error),
+            cmocka_unit_test(test_session_state),
+            cmocka_unit_test(test_unsupported_nodes),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }

@@ -70,7 +70,8 @@ test_scopes(void **state)
     assert_eval("def f():\n    [z := 5 for _ in 'a']\n    return z\nf()", "5");
     assert_eval("(n := 10) + n", "20");
     assert_eval("i = 'kept'\n[i for i in range(3)]\ni", "'kept'");
-    assert_eval_fails("nonlocal q", "SyntaxError: nonlocal declaration not allowed at module level");
+    assert_eval_fails("nonlocal q",
+                      "SyntaxError: nonlocal declaration not allowed at module level");
     assert_eval_fails("x = 1\ndef f():\n    nonlocal q\nf()",
                       "Code parsing failed on line 3 due to: SyntaxError: no binding for nonlocal "
                       "'q' found\n    nonlocal q\n    ^");
@@ -92,9 +93,10 @@ static void
 test_decorators_and_recursion(void **state)
 {
     (void) state;
-    assert_eval("def deco(f):\n    def w(*a, **k):\n        return ('w', f(*a, **k))\n    return w\n"
-                "@deco\ndef h(x):\n    return x * 2\nh(3)",
-                "('w', 6)");
+    assert_eval(
+            "def deco(f):\n    def w(*a, **k):\n        return ('w', f(*a, **k))\n    return w\n"
+            "@deco\ndef h(x):\n    return x * 2\nh(3)",
+            "('w', 6)");
     assert_eval("def tag(t):\n    def d(c):\n        c.tag = t\n        return c\n    return d\n"
                 "@tag('x')\nclass C:\n    pass\nC.tag",
                 "'x'");
@@ -138,12 +140,13 @@ static void
 test_classes(void **state)
 {
     (void) state;
-    assert_eval("class A:\n    z = 1\n    def __init__(self, v):\n        self.v = v\n"
-                "    def get(self):\n        return self.v + self.z\n    def __repr__(self):\n"
-                "        return f'A({self.v})'\n    def __eq__(self, o):\n"
-                "        return isinstance(o, A) and o.v == self.v\n    def __hash__(self):\n"
-                "        return hash(self.v)\nA(3).get(), repr(A(2)), A(1) == A(1), len({A(1), A(1)})",
-                "(4, 'A(2)', True, 1)");
+    assert_eval(
+            "class A:\n    z = 1\n    def __init__(self, v):\n        self.v = v\n"
+            "    def get(self):\n        return self.v + self.z\n    def __repr__(self):\n"
+            "        return f'A({self.v})'\n    def __eq__(self, o):\n"
+            "        return isinstance(o, A) and o.v == self.v\n    def __hash__(self):\n"
+            "        return hash(self.v)\nA(3).get(), repr(A(2)), A(1) == A(1), len({A(1), A(1)})",
+            "(4, 'A(2)', True, 1)");
     assert_eval("class B:\n    def __init__(self):\n        self.x = 1\nclass C(B):\n"
                 "    def __init__(self):\n        super().__init__()\n        self.y = 2\n"
                 "c = C()\n(c.x, c.y, isinstance(c, B), C.__name__, C.__qualname__)",
@@ -155,12 +158,15 @@ test_classes(void **state)
                 "    def s(x):\n        return x + 1\n    @classmethod\n    def c(cls):\n"
                 "        return cls.__name__\nP().p, P.s(1), P.c()",
                 "(42, 2, 'P')");
-    assert_eval("class V:\n    def __init__(self, x):\n        self.x = x\n    def __add__(self, o):\n"
-                "        return V(self.x + o.x)\n    def __lt__(self, o):\n        return self.x < o.x\n"
-                "(V(1) + V(2)).x, sorted([V(3), V(1)])[0].x",
-                "(3, 1)");
+    assert_eval(
+            "class V:\n    def __init__(self, x):\n        self.x = x\n    def __add__(self, o):\n"
+            "        return V(self.x + o.x)\n    def __lt__(self, o):\n        return self.x < "
+            "o.x\n"
+            "(V(1) + V(2)).x, sorted([V(3), V(1)])[0].x",
+            "(3, 1)");
     assert_eval("class M(type):\n    def __new__(mcls, name, bases, ns):\n"
-                "        ns['tag'] = name.lower()\n        return super().__new__(mcls, name, bases, ns)\n"
+                "        ns['tag'] = name.lower()\n        return super().__new__(mcls, name, "
+                "bases, ns)\n"
                 "class X(metaclass=M):\n    pass\nX.tag",
                 "'x'");
     assert_eval("class It:\n    def __init__(self):\n        self.n = 0\n    def __iter__(self):\n"
@@ -168,12 +174,15 @@ test_classes(void **state)
                 "        if self.n > 3:\n            raise StopIteration\n        return self.n\n"
                 "list(It())",
                 "[1, 2, 3]");
-    assert_eval("class E(Exception):\n    pass\ntry:\n    raise E('x')\nexcept E as e:\n    r = e.args\nr",
+    assert_eval("class E(Exception):\n    pass\ntry:\n    raise E('x')\nexcept E as e:\n    r = "
+                "e.args\nr",
                 "('x',)");
-    assert_eval("class Base:\n    def __init_subclass__(cls, **kw):\n        cls.tag = kw.get('tag')\n"
-                "class Sub(Base, tag='x'):\n    pass\nSub.tag",
-                "'x'");
-    assert_eval("class S:\n    def __new__(cls, v):\n        o = super().__new__(cls)\n        o.v = v\n"
+    assert_eval(
+            "class Base:\n    def __init_subclass__(cls, **kw):\n        cls.tag = kw.get('tag')\n"
+            "class Sub(Base, tag='x'):\n    pass\nSub.tag",
+            "'x'");
+    assert_eval("class S:\n    def __new__(cls, v):\n        o = super().__new__(cls)\n        o.v "
+                "= v\n"
                 "        return o\nS(4).v, S.__new__(S, 5).v",
                 "(4, 5)");
     assert_eval("class A:\n    def __init__(self):\n        self.__p = 1\n    def get(self):\n"
@@ -187,25 +196,30 @@ static void
 test_exceptions(void **state)
 {
     (void) state;
-    assert_eval("try:\n    1/0\nexcept ZeroDivisionError as e:\n    r = str(e)\nelse:\n    r = 'no'\n"
-                "finally:\n    r += '!'\nr",
-                "'division by zero!'");
+    assert_eval(
+            "try:\n    1/0\nexcept ZeroDivisionError as e:\n    r = str(e)\nelse:\n    r = 'no'\n"
+            "finally:\n    r += '!'\nr",
+            "'division by zero!'");
     assert_eval("try:\n    raise ValueError('a') from KeyError('b')\nexcept ValueError as e:\n"
                 "    r = repr(e.__cause__), e.__suppress_context__\nr",
                 "(\"KeyError('b')\", True)");
-    assert_eval("try:\n    try:\n        1/0\n    except ZeroDivisionError:\n        raise KeyError('k')\n"
+    assert_eval("try:\n    try:\n        1/0\n    except ZeroDivisionError:\n        raise "
+                "KeyError('k')\n"
                 "except KeyError as e:\n    r = type(e.__context__).__name__\nr",
                 "'ZeroDivisionError'");
     assert_eval("try:\n    try:\n        raise KeyError('k')\n    except KeyError:\n        raise\n"
                 "except LookupError as e:\n    out = repr(e)\nout",
                 "\"KeyError('k')\"");
-    assert_eval("try:\n    raise TypeError('t')\nexcept (ValueError, TypeError):\n    r = 'caught'\nr",
-                "'caught'");
+    assert_eval(
+            "try:\n    raise TypeError('t')\nexcept (ValueError, TypeError):\n    r = 'caught'\nr",
+            "'caught'");
     assert_eval("del_me = 1\ntry:\n    pass\nexcept Exception as del_me:\n    pass\ndel_me", "1");
     assert_eval_fails("try:\n    raise ValueError('v')\nexcept ValueError as e:\n    pass\ne",
                       "NameError: The variable `e` is not defined.");
-    assert_eval("def f():\n    try:\n        return 1\n    finally:\n        print('fin')\nf()", "1");
-    assert_eval("def f():\n    for i in range(3):\n        try:\n            continue\n        finally:\n"
+    assert_eval("def f():\n    try:\n        return 1\n    finally:\n        print('fin')\nf()",
+                "1");
+    assert_eval("def f():\n    for i in range(3):\n        try:\n            continue\n        "
+                "finally:\n"
                 "            return i\nf()",
                 "0");
     assert_eval_fails("raise", "RuntimeError: No active exception to reraise");
@@ -225,12 +239,13 @@ static void
 test_with(void **state)
 {
     (void) state;
-    assert_eval("class CM:\n    def __init__(self, n):\n        self.n = n\n    def __enter__(self):\n"
-                "        log.append('in' + self.n)\n        return self.n\n"
-                "    def __exit__(self, t, v, tb):\n        log.append('out' + self.n)\n"
-                "        return t is ValueError\nlog = []\nwith CM('a') as a, CM('b') as b:\n"
-                "    raise ValueError\nlog, a, b",
-                "(['ina', 'inb', 'outb', 'outa'], 'a', 'b')");
+    assert_eval(
+            "class CM:\n    def __init__(self, n):\n        self.n = n\n    def __enter__(self):\n"
+            "        log.append('in' + self.n)\n        return self.n\n"
+            "    def __exit__(self, t, v, tb):\n        log.append('out' + self.n)\n"
+            "        return t is ValueError\nlog = []\nwith CM('a') as a, CM('b') as b:\n"
+            "    raise ValueError\nlog, a, b",
+            "(['ina', 'inb', 'outb', 'outa'], 'a', 'b')");
     assert_eval_fails("with 5:\n    pass",
                       "TypeError: 'int' object does not support the context manager protocol");
     assert_eval("class CM:\n    def __enter__(self):\n        return self\n"
@@ -258,14 +273,16 @@ test_comprehensions_and_generators(void **state)
     assert_eval("def gen():\n    try:\n        yield 1\n        yield 2\n    finally:\n"
                 "        print('cleanup')\nfor x in gen():\n    break\n'after'",
                 "'after'");
-    assert_eval("def g():\n    try:\n        yield 1\n    except ValueError:\n        yield 'caught'\n"
-                "it = g()\nnext(it), it.throw(ValueError)",
-                "(1, 'caught')");
+    assert_eval(
+            "def g():\n    try:\n        yield 1\n    except ValueError:\n        yield 'caught'\n"
+            "it = g()\nnext(it), it.throw(ValueError)",
+            "(1, 'caught')");
     assert_eval("def g():\n    yield 1\nit = g()\nit.close()\nlist(it)", "[]");
     assert_eval_fails("def g():\n    yield 1\n    raise StopIteration\nlist(g())",
                       "RuntimeError: generator raised StopIteration");
     assert_eval_fails("def g():\n    yield 1\nit = g()\nnext(it)\nnext(it)", "StopIteration");
-    assert_eval("def fib():\n    a, b = 0, 1\n    while True:\n        yield a\n        a, b = b, a + b\n"
+    assert_eval("def fib():\n    a, b = 0, 1\n    while True:\n        yield a\n        a, b = b, "
+                "a + b\n"
                 "f = fib()\n[next(f) for _ in range(10)]",
                 "[0, 1, 1, 2, 3, 5, 8, 13, 21, 34]");
 }
@@ -275,8 +292,9 @@ test_generators_in_sessions(void **state)
 {
     (void) state;
     struct exec_env *env = t_env(NULL);
-    cJSON_Delete(t_run_in(env, "def g():\n    try:\n        for i in range(10):\n            yield i\n"
-                               "    finally:\n        print('closed')\nit = g()\nnext(it)"));
+    cJSON_Delete(t_run_in(env,
+                          "def g():\n    try:\n        for i in range(10):\n            yield i\n"
+                          "    finally:\n        print('closed')\nit = g()\nnext(it)"));
     cJSON *res = t_run_in(env, "next(it), next(it)");
     assert_string_equal(t_str(res, "output_repr"), "(1, 2)");
     cJSON_Delete(res);
@@ -295,11 +313,14 @@ test_match(void **state)
     assert_eval("match {'a': 1, 'b': [1, 2, 3]}:\n    case {'a': 1, 'b': [1, *rest]}:\n"
                 "        r = rest\n    case _:\n        r = None\nr",
                 "[2, 3]");
-    assert_eval("class Pt:\n    __match_args__ = ('x', 'y')\n    def __init__(self, x, y):\n"
-                "        self.x, self.y = x, y\nmatch Pt(1, 2):\n    case Pt(0, y):\n        r = 'a'\n"
-                "    case Pt(x=1, y=yy):\n        r = ('b', yy)\nr",
-                "('b', 2)");
-    assert_eval("match 5:\n    case int(n) if n > 3:\n        r = n\n    case 1 | 2:\n        r = 0\nr", "5");
+    assert_eval(
+            "class Pt:\n    __match_args__ = ('x', 'y')\n    def __init__(self, x, y):\n"
+            "        self.x, self.y = x, y\nmatch Pt(1, 2):\n    case Pt(0, y):\n        r = 'a'\n"
+            "    case Pt(x=1, y=yy):\n        r = ('b', yy)\nr",
+            "('b', 2)");
+    assert_eval(
+            "match 5:\n    case int(n) if n > 3:\n        r = n\n    case 1 | 2:\n        r = 0\nr",
+            "5");
     assert_eval("def f(v):\n    match v:\n        case None:\n            return 'none'\n"
                 "        case [x, y]:\n            return 'pair'\n        case {'k': _, **kw}:\n"
                 "            return kw\n        case str() as s:\n            return s\n"
@@ -312,18 +333,18 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_functions),
-        cmocka_unit_test(test_argument_errors),
-        cmocka_unit_test(test_scopes),
-        cmocka_unit_test(test_compile_time_errors),
-        cmocka_unit_test(test_decorators_and_recursion),
-        cmocka_unit_test(test_stack_guards),
-        cmocka_unit_test(test_classes),
-        cmocka_unit_test(test_exceptions),
-        cmocka_unit_test(test_with),
-        cmocka_unit_test(test_comprehensions_and_generators),
-        cmocka_unit_test(test_generators_in_sessions),
-        cmocka_unit_test(test_match),
+            cmocka_unit_test(test_functions),
+            cmocka_unit_test(test_argument_errors),
+            cmocka_unit_test(test_scopes),
+            cmocka_unit_test(test_compile_time_errors),
+            cmocka_unit_test(test_decorators_and_recursion),
+            cmocka_unit_test(test_stack_guards),
+            cmocka_unit_test(test_classes),
+            cmocka_unit_test(test_exceptions),
+            cmocka_unit_test(test_with),
+            cmocka_unit_test(test_comprehensions_and_generators),
+            cmocka_unit_test(test_generators_in_sessions),
+            cmocka_unit_test(test_match),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }

@@ -8,12 +8,12 @@ eval_with(const struct exec_policy *p, const char *code)
     return t_eval(code, p);
 }
 
-#define assert_policy(p, code, needle)                                                             \
-    do {                                                                                           \
-        char *_got = eval_with((p), (code));                                                       \
-        if (!strstr(_got, (needle)))                                                               \
-            fail_msg("snippet:\n%s\nexpected to contain: %s\ngot: %s", (code), (needle), _got);   \
-        free(_got);                                                                                \
+#define assert_policy(p, code, needle)                                                          \
+    do {                                                                                        \
+        char *_got = eval_with((p), (code));                                                    \
+        if (!strstr(_got, (needle)))                                                            \
+            fail_msg("snippet:\n%s\nexpected to contain: %s\ngot: %s", (code), (needle), _got); \
+        free(_got);                                                                             \
     } while (0)
 
 static void
@@ -46,7 +46,8 @@ static void
 test_modules_through_attributes(void **state)
 {
     (void) state;
-    assert_eval_fails("import random\nrandom._os", "InterpreterError: Forbidden access to module: os");
+    assert_eval_fails("import random\nrandom._os",
+                      "InterpreterError: Forbidden access to module: os");
     assert_eval_fails("import random\nrandom._os.system('true')", "Forbidden access to module: os");
     assert_eval_fails("import datetime\ndatetime.sys", "Forbidden access to module: sys");
     assert_eval_fails("import random\ngetattr(random, '_os')", "Forbidden access to module: os");
@@ -54,7 +55,8 @@ test_modules_through_attributes(void **state)
     assert_eval_fails("import statistics\nx = [statistics.sys]", "Forbidden access to module: sys");
     /* the allowed neighbour */
     assert_eval("import random\nrandom.seed(1)\nrandom.randint(1, 1)", "1");
-    assert_eval_fails("import math\nmath.pi = 3", "Forbidden assignment to an attribute of module math");
+    assert_eval_fails("import math\nmath.pi = 3",
+                      "Forbidden assignment to an attribute of module math");
     assert_eval_fails("import math\ndel math.pi", "Forbidden deletion of an attribute of a module");
 }
 
@@ -63,27 +65,28 @@ test_dunders(void **state)
 {
     (void) state;
     const char *refused[] = {
-        "(1).__class__",
-        "().__class__.__bases__[0].__subclasses__()",
-        "getattr(1, '__class__')",
-        "getattr(1, '__class__', None)",
-        "hasattr(1, '__dict__')",
-        "class_ = 1\nsetattr(class_, '__doc__x__', 1)",
-        "delattr(1, '__x__')",
-        "x = [1]\nx.__len__()",
-        "'{0.__class__}'.format(1)",
-        "str.format('{0.__class__}', 1)",
-        "'{x.__class__}'.format_map({'x': 1})",
-        "'{0:{1.__class__}}'.format(1, 2)",
-        "f = '{0.__class__}'.format\nf(1)",
-        "import math\nmath.__loader__",
-        "x = 1\nx.__class__ = int",
-        "l = [1]\ndel l.__doc__x__",
+            "(1).__class__",
+            "().__class__.__bases__[0].__subclasses__()",
+            "getattr(1, '__class__')",
+            "getattr(1, '__class__', None)",
+            "hasattr(1, '__dict__')",
+            "class_ = 1\nsetattr(class_, '__doc__x__', 1)",
+            "delattr(1, '__x__')",
+            "x = [1]\nx.__len__()",
+            "'{0.__class__}'.format(1)",
+            "str.format('{0.__class__}', 1)",
+            "'{x.__class__}'.format_map({'x': 1})",
+            "'{0:{1.__class__}}'.format(1, 2)",
+            "f = '{0.__class__}'.format\nf(1)",
+            "import math\nmath.__loader__",
+            "x = 1\nx.__class__ = int",
+            "l = [1]\ndel l.__doc__x__",
     };
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
         assert_eval_fails(refused[i], "InterpreterError: Forbidden access to dunder attribute: __");
     /* neighbours */
-    assert_eval("len.__name__, '{0.real}'.format(3), '{:>{}}'.format('a', 3)", "('len', '3', '  a')");
+    assert_eval("len.__name__, '{0.real}'.format(3), '{:>{}}'.format('a', 3)",
+                "('len', '3', '  a')");
     assert_eval("getattr(1, 'real'), getattr(1, 'nope', 'dflt'), hasattr('', 'join')",
                 "(1, 'dflt', True)");
     assert_eval("'{x}-{y[0]}'.format_map({'x': 1, 'y': [2]})", "'1-2'");
@@ -103,11 +106,13 @@ test_str_subclass_names(void **state)
     assert_eval_fails(code, "AttributeError: 'int' object has no attribute 'zzz'");
     snprintf(code, sizeof(code), "%shasattr(1, S('zzz'))", S);
     assert_eval(code, "False");
-    snprintf(code, sizeof(code), "%sclass P:\n    __match_args__ = (S('zzz'),)\nmatch 1:\n"
-                                 "    case P(x):\n        r = x\n    case _:\n        r = 'no'\nr",
+    snprintf(code, sizeof(code),
+             "%sclass P:\n    __match_args__ = (S('zzz'),)\nmatch 1:\n"
+             "    case P(x):\n        r = x\n    case _:\n        r = 'no'\nr",
              S);
     assert_eval(code, "'no'");
-    snprintf(code, sizeof(code), "%sclass A:\n    pass\na = A()\nsetattr(a, S('zzz'), 1)\na.zzz", S);
+    snprintf(code, sizeof(code), "%sclass A:\n    pass\na = A()\nsetattr(a, S('zzz'), 1)\na.zzz",
+             S);
     assert_eval(code, "1");
 }
 
@@ -115,8 +120,9 @@ static void
 test_builtins_refused(void **state)
 {
     (void) state;
-    const char *names[] = {"eval", "exec", "compile", "open", "input", "breakpoint", "help",
-                           "globals", "locals", "vars", "__import__", "exit", "quit", "dir"};
+    const char *names[] = {"eval",       "exec", "compile", "open",   "input",
+                           "breakpoint", "help", "globals", "locals", "vars",
+                           "__import__", "exit", "quit",    "dir"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char code[64], msg[256];
         snprintf(code, sizeof(code), "%s('1')", names[i]);
@@ -153,8 +159,9 @@ test_budget_while(void **state)
                   "InterpreterError: Maximum number of 10 iterations in While loop exceeded");
     assert_policy(&p, "i = 0\nwhile i < 10:\n    i += 1\ni", "10");
     /* the budget is per loop: two loops of 10 are fine */
-    assert_policy(&p, "n = 0\nfor _ in range(3):\n    i = 0\n    while i < 10:\n        i += 1\n"
-                      "        n += 1\nn",
+    assert_policy(&p,
+                  "n = 0\nfor _ in range(3):\n    i = 0\n    while i < 10:\n        i += 1\n"
+                  "        n += 1\nn",
                   "30");
 }
 
@@ -162,8 +169,8 @@ static void
 test_budget_timeout(void **state)
 {
     (void) state;
-    struct exec_policy p = {.timeout_ms = 100, .max_ops = 1ULL << 40,
-                            .max_while_iterations = 1ULL << 40};
+    struct exec_policy p = {
+            .timeout_ms = 100, .max_ops = 1ULL << 40, .max_while_iterations = 1ULL << 40};
     struct exec_env *env = t_env(&p);
     cJSON *res = t_run_in(env, "print('start')\nwhile True:\n    pass");
     assert_string_equal(t_str(res, "outcome"), "timeout");
@@ -228,11 +235,13 @@ test_print_capture(void **state)
     cJSON_Delete(res);
 
     res = t_run_in(env, "print('x')\nimport math\nprint(1, file=math)");
-    assert_non_null(strstr(t_err(res, "message"), "InterpreterError: print(file=...) is not supported"));
+    assert_non_null(
+            strstr(t_err(res, "message"), "InterpreterError: print(file=...) is not supported"));
     assert_string_equal(t_str(res, "logs"), "x\n");
     cJSON_Delete(res);
     res = t_run_in(env, "print(1, sep=2)");
-    assert_non_null(strstr(t_err(res, "message"), "TypeError: sep must be None or a string, not int"));
+    assert_non_null(
+            strstr(t_err(res, "message"), "TypeError: sep must be None or a string, not int"));
     cJSON_Delete(res);
     res = t_run_in(env, "print(1, color=2)");
     assert_non_null(strstr(t_err(res, "message"), "TypeError"));
@@ -330,8 +339,10 @@ test_frames_and_code(void **state)
 {
     (void) state;
     assert_eval_fails("def g():\n    yield 1\ng().gi_frame", "AttributeError");
-    assert_eval_fails("(lambda: 1).__globals__", "Forbidden access to dunder attribute: __globals__");
-    assert_eval_fails("def f():\n    pass\nf.__code__", "Forbidden access to dunder attribute: __code__");
+    assert_eval_fails("(lambda: 1).__globals__",
+                      "Forbidden access to dunder attribute: __globals__");
+    assert_eval_fails("def f():\n    pass\nf.__code__",
+                      "Forbidden access to dunder attribute: __code__");
     assert_eval_fails("try:\n    1/0\nexcept Exception as e:\n    t = e.__traceback__",
                       "Forbidden access to dunder attribute: __traceback__");
     assert_eval_fails("def f():\n    pass\ngetattr(f, '__closure__')",
@@ -355,8 +366,9 @@ test_budgets_cannot_be_caught(void **state)
 {
     (void) state;
     struct exec_policy p = {.max_ops = 2000};
-    assert_policy(&p, "def k(x):\n    while True:\n        pass\ntry:\n    sorted([1, 2], key=k)\n"
-                      "except BaseException as e:\n    print('caught')\n'end'",
+    assert_policy(&p,
+                  "def k(x):\n    while True:\n        pass\ntry:\n    sorted([1, 2], key=k)\n"
+                  "except BaseException as e:\n    print('caught')\n'end'",
                   "Reached the max number of operations of 2000");
     struct exec_policy w = {.max_while_iterations = 5};
     assert_policy(&w, "try:\n    while True:\n        pass\nexcept Exception:\n    pass\n'escaped'",
@@ -386,12 +398,14 @@ test_operator_getters(void **state)
                   "Forbidden access to dunder attribute: __reduce_ex__");
     assert_policy(&p, "import operator\ntype(operator.attrgetter('real'))('__class__')(1)",
                   "Forbidden access to the operator.attrgetter class itself");
-    assert_policy(&p, "class S(str):\n    def __hash__(self):\n        return hash('__class__')\n"
-                      "    def __eq__(self, o):\n        return True\n"
-                      "import operator\noperator.attrgetter(S('zzz'))(1)",
+    assert_policy(&p,
+                  "class S(str):\n    def __hash__(self):\n        return hash('__class__')\n"
+                  "    def __eq__(self, o):\n        return True\n"
+                  "import operator\noperator.attrgetter(S('zzz'))(1)",
                   "AttributeError: 'int' object has no attribute 'zzz'");
-    assert_policy(&p, "import operator\noperator.attrgetter('real', 'imag')(3), "
-                      "operator.methodcaller('upper')('a'), operator.itemgetter(1)([5, 6])",
+    assert_policy(&p,
+                  "import operator\noperator.attrgetter('real', 'imag')(3), "
+                  "operator.methodcaller('upper')('a'), operator.itemgetter(1)([5, 6])",
                   "((3, 0), 'A', 6)");
 }
 
@@ -401,13 +415,15 @@ test_string_formatter(void **state)
     (void) state;
     const char *str[] = {"string"};
     struct exec_policy p = {.imports = str, .n_imports = 1};
-    assert_policy(&p, "import string\nimport random\n"
-                      "string.Formatter().get_field('0.__func__.__globals__', [random.randint], {})",
+    assert_policy(&p,
+                  "import string\nimport random\n"
+                  "string.Formatter().get_field('0.__func__.__globals__', [random.randint], {})",
                   "InterpreterError: Forbidden access to dunder attribute: __func__");
     assert_policy(&p, "import string\nstring.Formatter().vformat('{0.__class__}', [1], {})",
                   "Forbidden access to dunder attribute: __class__");
-    assert_policy(&p, "import string\nclass F(string.Formatter):\n    pass\n"
-                      "F().format('{0.__class__}', 1)",
+    assert_policy(&p,
+                  "import string\nclass F(string.Formatter):\n    pass\n"
+                  "F().format('{0.__class__}', 1)",
                   "Forbidden access to dunder attribute: __class__");
     assert_policy(&p, "import string\ntype(string.Formatter()).mro()[1]",
                   "Forbidden access to the Formatter class itself");
@@ -434,27 +450,27 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_import_allow_list),
-        cmocka_unit_test(test_modules_through_attributes),
-        cmocka_unit_test(test_dunders),
-        cmocka_unit_test(test_builtins_refused),
-        cmocka_unit_test(test_str_subclass_names),
-        cmocka_unit_test(test_budget_ops),
-        cmocka_unit_test(test_budget_while),
-        cmocka_unit_test(test_budget_timeout),
-        cmocka_unit_test(test_memory_error),
-        cmocka_unit_test(test_print_capture),
-        cmocka_unit_test(test_output_limit),
-        cmocka_unit_test(test_logs_truncation),
-        cmocka_unit_test(test_final_answer),
-        cmocka_unit_test(test_budget_survives_swallowing),
-        cmocka_unit_test(test_private_module_attributes),
-        cmocka_unit_test(test_frames_and_code),
-        cmocka_unit_test(test_match_class_dunder),
-        cmocka_unit_test(test_budgets_cannot_be_caught),
-        cmocka_unit_test(test_final_answer_from_function),
-        cmocka_unit_test(test_operator_getters),
-        cmocka_unit_test(test_string_formatter),
+            cmocka_unit_test(test_import_allow_list),
+            cmocka_unit_test(test_modules_through_attributes),
+            cmocka_unit_test(test_dunders),
+            cmocka_unit_test(test_builtins_refused),
+            cmocka_unit_test(test_str_subclass_names),
+            cmocka_unit_test(test_budget_ops),
+            cmocka_unit_test(test_budget_while),
+            cmocka_unit_test(test_budget_timeout),
+            cmocka_unit_test(test_memory_error),
+            cmocka_unit_test(test_print_capture),
+            cmocka_unit_test(test_output_limit),
+            cmocka_unit_test(test_logs_truncation),
+            cmocka_unit_test(test_final_answer),
+            cmocka_unit_test(test_budget_survives_swallowing),
+            cmocka_unit_test(test_private_module_attributes),
+            cmocka_unit_test(test_frames_and_code),
+            cmocka_unit_test(test_match_class_dunder),
+            cmocka_unit_test(test_budgets_cannot_be_caught),
+            cmocka_unit_test(test_final_answer_from_function),
+            cmocka_unit_test(test_operator_getters),
+            cmocka_unit_test(test_string_formatter),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }

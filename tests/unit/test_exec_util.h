@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
+/* cmocka.h needs the headers above */
 #include <cmocka.h>
 
 #include "exec.h"
@@ -64,22 +64,22 @@ t_eval(const char *code, const struct exec_policy *p)
     return out;
 }
 
-#define assert_eval(code, expected)                                                                \
-    do {                                                                                           \
-        char *_got = t_eval((code), NULL);                                                         \
-        if (strcmp(_got, (expected)) != 0)                                                         \
-            fail_msg("snippet:\n%s\nexpected: %s\ngot:      %s", (code), (expected), _got);        \
-        free(_got);                                                                                \
+#define assert_eval(code, expected)                                                         \
+    do {                                                                                    \
+        char *_got = t_eval((code), NULL);                                                  \
+        if (strcmp(_got, (expected)) != 0)                                                  \
+            fail_msg("snippet:\n%s\nexpected: %s\ngot:      %s", (code), (expected), _got); \
+        free(_got);                                                                         \
     } while (0)
 
 /* The error message must contain `needle`. */
-#define assert_eval_fails(code, needle)                                                            \
-    do {                                                                                           \
-        char *_got = t_eval((code), NULL);                                                         \
-        if (!strstr(_got, (needle)))                                                               \
-            fail_msg("snippet:\n%s\nexpected an error containing: %s\ngot: %s", (code),           \
-                     (needle), _got);                                                              \
-        free(_got);                                                                                \
+#define assert_eval_fails(code, needle)                                                           \
+    do {                                                                                          \
+        char *_got = t_eval((code), NULL);                                                        \
+        if (!strstr(_got, (needle)))                                                              \
+            fail_msg("snippet:\n%s\nexpected an error containing: %s\ngot: %s", (code), (needle), \
+                     _got);                                                                       \
+        free(_got);                                                                               \
     } while (0)
 
 /* Embedded CPython is never finalised (the worker exits instead), so LeakSanitizer would report
