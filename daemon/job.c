@@ -399,11 +399,11 @@ on_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
             pf_error_free(err);
             job_fail(j, PF_E_INTERNAL, "the worker broke the channel protocol", JOB_KILL_PROTOCOL);
         }
-        if (j->kill_reason == JOB_KILL_PROTOCOL)
+        /* A frame that broke the protocol stopped the feed: nothing more is read. */
+        if (r < 0 || r < (long) nread) {
             close_channel(j);
-        else
-            return;
-        settle(j);
+            settle(j);
+        }
         return;
     }
     daemon_release_buf(j->d, buf);

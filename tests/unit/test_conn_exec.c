@@ -171,6 +171,22 @@ test_exec_worker_crash(void **state)
 }
 
 static void
+test_exec_worker_protocol_error(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->worker.fd, "{\"event\":");
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}"); /* not read */
+    cJSON *r = expect_error(f, "1", "internal");
+    assert_string_equal(error_message(r), "the worker broke the channel protocol");
+    cJSON_Delete(r);
+    assert_int_equal(fake.kills[job], 1);
+    assert_null(recv_frame(f, &f->client, 30));
+    end_worker(f, job, 0, SIGKILL, true, 0);
+    assert_true(dlist_empty(&f->d.jobs));
+}
+
+static void
 test_exec_internal_result_waits_for_exit(void **state)
 {
     struct fx *f = *state;
@@ -432,6 +448,7 @@ main(void)
             T(test_exec_logs_cut_on_utf8_boundary),
             T(test_exec_worker_crash),
             T(test_exec_internal_result_waits_for_exit),
+            T(test_exec_worker_protocol_error),
             T(test_exec_spawn_failures),
             TW(test_busy_at_max_workers, workers),
             T(test_close_cancels_jobs),
