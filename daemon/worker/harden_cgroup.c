@@ -103,13 +103,12 @@ cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t *re
         return -1;
     size_t klen = strlen(key);
     *ret = 0;
-    for (char *line = buf; line && *line;
-         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
             *ret = strtoull(line + klen + 1, NULL, 10);
-            return 0;
+            break;
         }
-    }
     return 0;
 }
 
