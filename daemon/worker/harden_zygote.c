@@ -72,6 +72,10 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
                       unknown);
 
     int abi = harden_landlock_abi();
+    if (abi <= 0)
+        pf_log_warning(ZYGOTE, "Landlock is not available in this kernel (or disabled at boot): "
+                               "the landlock layer is skipped where best-effort, and a profile "
+                               "that requires it refuses its jobs");
     pf_log_notice(ZYGOTE,
                   "hardening: cgroup %s; network namespace %s; mount view %s; seccomp %u/%u BPF "
                   "instructions (no threads/threads); Landlock %s%d; worker ids from %u",
