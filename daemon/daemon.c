@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "conn.h"
 #include "exec.h"
 #include "job.h"
@@ -11,6 +12,23 @@
 #include "pf_cleanup.h"
 #include "pf_log.h"
 #include "zygote.h"
+
+#if HAVE_LIBSYSTEMD
+#    include <systemd/sd-daemon.h>
+#endif
+
+/* Tells systemd (Type=notify) where we are; nothing happens without $NOTIFY_SOCKET. */
+static void
+notify(const char *state)
+{
+#if HAVE_LIBSYSTEMD
+    int r = sd_notify(0, state);
+    if (r < 0)
+        pf_log_debug(MAIN, "sd_notify(\"%s\"): %s, ignoring", state, strerror(-r));
+#else
+    (void) state;
+#endif
+}
 
 void
 daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts,
@@ -119,11 +137,13 @@ on_sighup(uv_signal_t *sig, int signum)
 {
     struct daemon *d = sig->data;
     struct pf_error *err = NULL;
+    notify("RELOADING=1");
     if (daemon_reload_policy(d, &err) < 0) {
         pf_log_error(POLICY, "reload failed, the old policy stays in force: %s",
                      err ? err->msg : "out of memory");
         pf_error_free(err);
     }
+    notify("READY=1");
 }
 
 int
@@ -157,6 +177,7 @@ daemon_start(struct daemon *d, struct pf_error **err)
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
     uv_signal_start(&d->sig_hup, on_sighup, SIGHUP);
+    notify("READY=1");
     return 0;
 }
 
@@ -206,6 +227,7 @@ daemon_shutdown(struct daemon *d)
     if (d->shutting_down)
         return;
     d->shutting_down = true;
+    notify("STOPPING=1");
     listener_stop(&d->listener);
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
