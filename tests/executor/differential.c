@@ -41,8 +41,7 @@ static bool verbose;
 /* ---- comparison, in the child ---- */
 
 /* Reports a failure through the child's verdict pipe (stdout) and returns false. */
-static bool
-failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static bool
 failf(const char *fmt, ...)
@@ -91,8 +90,8 @@ check_native(const struct exec_case *c, const struct native_result *n, const cJS
         return failf("bad case: expects %s but CPython raised %s", c->expect_arg,
                      n->exc_type ? n->exc_type : "nothing");
     if (n->exc_type && strcmp(outcome, "error") != 0)
-        return failf("CPython raised %s: %s; the executor's outcome is %s (output %s)",
-                     n->exc_type, n->exc_msg, outcome, n->value_text ? "set" : "none");
+        return failf("CPython raised %s: %s; the executor's outcome is %s (output %s)", n->exc_type,
+                     n->exc_msg, outcome, n->value_text ? "set" : "none");
     if (!n->exc_type && strcmp(outcome, "ok") != 0)
         return failf("the executor's outcome is %s (%s: %s); CPython succeeded", outcome,
                      etype ? etype : "?", emsg ? emsg : "?");
@@ -113,10 +112,16 @@ check_native(const struct exec_case *c, const struct native_result *n, const cJS
     const cJSON *fin = cJSON_GetObjectItemCaseSensitive(res, "is_final_answer");
     if (cJSON_IsTrue(fin) != n->is_final)
         return failf("is_final_answer: CPython %d, executor %d", n->is_final, cJSON_IsTrue(fin));
-    _cleanup_free_ char *got = exec_case_value_text(cJSON_GetObjectItemCaseSensitive(res, "output"));
+    _cleanup_free_ char *got =
+            exec_case_value_text(cJSON_GetObjectItemCaseSensitive(res, "output"));
     if (!got || !n->value_text || strcmp(got, n->value_text) != 0)
-        return failf("result differs: CPython %s, executor %s",
-                     n->value_text ? n->value_text : "?", got ? got : "(none)");
+        return failf("result differs: CPython %s, executor %s", n->value_text ? n->value_text : "?",
+                     got ? got : "(none)");
+    const char *shown = json_str(res, "output_repr");
+    _cleanup_free_ char *repr = shown ? exec_case_blank_addresses(strdup(shown)) : NULL;
+    if ((repr == NULL) != (n->value_repr == NULL) || (repr && strcmp(repr, n->value_repr) != 0))
+        return failf("output_repr differs: CPython %s, executor %s",
+                     n->value_repr ? n->value_repr : "null", repr ? repr : "null");
     return true;
 }
 
@@ -137,7 +142,6 @@ child_run(const struct exec_case *c)
     bool ok = c->expect == EXPECT_REFUSED ? check_refused(c, res) : check_native(c, &n, res);
     cJSON_Delete(res);
     exec_case_native_clear(&n);
-    fflush(stdout);
     return ok ? 0 : 1;
 }
 
@@ -212,7 +216,9 @@ run_case(const char *path, const char *shown)
     if (pid == 0) {
         dup2(fds[1], STDOUT_FILENO);
         close(fds[0]);
-        _exit(child_run(c));
+        int rc = child_run(c);
+        fflush(stdout); /* _exit() does not flush stdio */
+        _exit(rc);
     }
     close(fds[1]);
     bool timed_out;

@@ -29,6 +29,7 @@ struct exec_case {
 struct native_result {
     char *logs;
     char *value_text; /* tagged JSON of the result, as exec_case_value_text prints it */
+    char *value_repr; /* repr() of the result, addresses blanked; NULL when it is None */
     bool is_final;
     char *exc_type; /* NULL when nothing was raised */
     char *exc_msg;
@@ -53,5 +54,7 @@ cJSON *exec_case_run(const struct exec_case *c, struct pf_error **err);
 /* Prints a tagged value with repr addresses ("0x7f...") blanked, so that the two sides compare;
  * NULL prints as null. malloc'd. */
 char *exec_case_value_text(const cJSON *v);
+/* Blanks addresses in place ("0x7f3a2c..." -> "0x?"); returns s. */
+char *exec_case_blank_addresses(char *s);
 
 #endif

@@ -40,7 +40,7 @@ def fresh_globals(out):
 
 
 def run(src):
-    """-> (logs, value, is_final_answer, exc_type or None, exc_message or None)"""
+    """-> (logs, value, is_final_answer, exc_type or None, exc_message or None, repr or None)"""
     out = io.StringIO()
     value, final, etype, emsg = None, False, None, None
     try:
@@ -55,7 +55,11 @@ def run(src):
         etype, emsg = "SyntaxError", e.msg
     except BaseException as e:  # noqa: B036 - snippets may raise anything
         etype, emsg = type(e).__name__, str(e)
-    return out.getvalue(), value, final, etype, emsg
+    try:
+        shown = None if value is None else repr(value)
+    except BaseException as e:  # noqa: B036
+        shown = "<repr() raised %s>" % type(e).__name__
+    return out.getvalue(), value, final, etype, emsg, shown
 
 
 def bench(src, runs):
