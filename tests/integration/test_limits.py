@@ -88,3 +88,25 @@ def test_workers_do_not_outlive_their_jobs(daemon, client):
     while time.monotonic() < deadline and len(descendants(daemon.pid)) > before:
         time.sleep(0.05)
     assert len(descendants(daemon.pid)) <= before
+
+
+def test_worker_killed_by_a_signal(daemon, client):
+    """A worker killed mid-job from outside is reported as worker_crashed, and the daemon serves
+    on. (SIGKILL: a worker is the init of its pid namespace, which ignores other signals sent
+    from outside it.)"""
+    import os
+    import signal
+
+    zygote = client.stats()["zygote"]["pid"]
+
+    def crash(_):
+        for pid in descendants(zygote):
+            os.kill(pid, signal.SIGKILL)
+
+    with daemon.client() as c:
+        # The 5 KB print passes the worker's 4 KiB flush threshold: it arrives while the loop runs.
+        rid = c.submit("print('s' * 5000)\nfor i in range(10**12): pass", stream=True)
+        r = c.wait(rid, on_output=crash)
+    assert r.outcome == "worker_crashed", r.reply
+    assert "signal 9" in r.error["message"] or "SIGKILL" in r.error["message"], r.error
+    daemon.assert_serving()
