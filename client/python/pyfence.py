@@ -613,7 +613,8 @@ class PyfenceExecutor:
         out = executor("y = x * 2\\nprint(y)\\nfinal_answer(y)")
         out.output, out.logs, out.is_final_answer      # 6, '6\\n', True
 
-    Each call runs in a fresh worker (no state is kept between calls). A snippet that raises or
+    Each call runs in a fresh worker (no state is kept between calls). A connection the daemon
+    closed while idle is reopened on the next call. A snippet that raises or
     hits a limit raises ExecutionError, whose message is smolagents' ("Code execution failed at
     line ... due to: ...") and whose .logs holds what it printed. Tools cannot cross the
     process boundary: send_tools() accepts only `final_answer`, which the executor provides.
@@ -638,8 +639,19 @@ class PyfenceExecutor:
             raise NotImplementedError(f"pyfenced cannot call Python tools across the sandbox: {', '.join(others)}")
 
     def __call__(self, code_action):
-        r = self._client.exec(code_action, timeout=self.timeout, imports=self.additional_authorized_imports,
-                              limits=self.limits or None, variables=self.state or None)
+        args = dict(timeout=self.timeout, imports=self.additional_authorized_imports,
+                    limits=self.limits or None, variables=self.state or None)
+        try:
+            rid = self._client.submit(code_action, **args)
+        except PyfenceError as e:
+            # pyfenced closes idle connections (conn_idle_timeout_ms): an agent may think for
+            # longer than that. The request was not sent, so sending it again is safe.
+            if e.code != "connect" or not self._own_client:
+                raise
+            self._client.close()
+            self._client = Client(self._client.socket_path)
+            rid = self._client.submit(code_action, **args)
+        r = self._client.wait(rid)
         r.raise_for_outcome()
         return CodeOutput(output=r.output, logs=r.logs, is_final_answer=r.is_final_answer)
 

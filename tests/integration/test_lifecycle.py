@@ -143,3 +143,11 @@ def test_frame_over_daemon_max(daemon_factory):
         c.exec("x = 1\n" * 1000)
     assert e.value.code == "too_large" and "4096" in e.value.message
     d.assert_serving()
+
+
+def test_executor_reconnects_after_idle_close(daemon_factory):
+    d = daemon_factory("--idle-timeout-ms", "1000")
+    with pyfence.PyfenceExecutor(socket_path=d.socket_path) as ex:
+        assert ex("1 + 1").output == 2
+        time.sleep(1.5)  # the daemon closes the idle connection
+        assert ex("2 + 2").output == 4
