@@ -366,7 +366,10 @@ conv_comprehension(struct cstate *cs, PyObject *ast)
     if (!n || exec_field_int(ast, "is_async", &is_async) < 0)
         return NULL;
     if (is_async) {
-        PyErr_SetString(exec_InterpreterError, "async comprehensions are not supported");
+        /* only valid inside async functions, which the executor refuses (CPython's
+         * compiler rejects them elsewhere with this message) */
+        PyErr_SetString(PyExc_SyntaxError,
+                        "asynchronous comprehension outside of an asynchronous function");
         return NULL;
     }
     if (exec_conv_field(cs, ast, "target", exec_conv_expr, &n->a) < 0 ||

@@ -257,6 +257,9 @@ test_unsupported_nodes(void **state)
                       "InterpreterError: AsyncFor is not supported");
     assert_eval_fails("try:\n    pass\nexcept* ValueError:\n    pass",
                       "InterpreterError: TryStar is not supported");
+    assert_eval_fails("x = 1\ny = [i async for i in x]",
+                      "Code parsing failed on line 2 due to: SyntaxError: asynchronous "
+                      "comprehension outside of an asynchronous function");
 }
 
 static void
