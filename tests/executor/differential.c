@@ -10,10 +10,13 @@
  *
  * Case headers, leading comment lines of the file:
  *   # expect: native            (default) agree with CPython in every respect
- *   # expect: error TYPE        both raise TYPE; the message is not compared (NameError wording)
+ *   # expect: error TYPE        both raise TYPE (in some snippet); its message is not compared
+ *                               (smolagents' NameError wording differs)
  *   # expect: refused TEXT      the executor refuses (outcome error, message contains TEXT)
  *   # imports: a,b              modules allowed on top of the defaults
- *   # skip: REASON              not run; reported as skipped */
+ *   # skip: REASON              not run; reported as skipped
+ *   # variables: {JSON}         tagged values (PROTOCOL.md "Values") defined before the run
+ * A line "# ---" splits a case into snippets run one after another in one session. */
 #include <Python.h>
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -86,9 +89,6 @@ check_native(const struct exec_case *c, const struct native_result *n, const cJS
     if (!outcome)
         return failf("the executor's result has no outcome");
 
-    if (c->expect == EXPECT_ERROR && (!n->exc_type || strcmp(n->exc_type, c->expect_arg) != 0))
-        return failf("bad case: expects %s but CPython raised %s", c->expect_arg,
-                     n->exc_type ? n->exc_type : "nothing");
     if (n->exc_type && strcmp(outcome, "error") != 0)
         return failf("CPython raised %s: %s; the executor's outcome is %s (output %s)", n->exc_type,
                      n->exc_msg, outcome, n->value_text ? "set" : "none");
@@ -99,7 +99,8 @@ check_native(const struct exec_case *c, const struct native_result *n, const cJS
         if (!etype || strcmp(etype, n->exc_type) != 0)
             return failf("CPython raised %s, the executor %s (%s)", n->exc_type,
                          etype ? etype : "(no type)", emsg ? emsg : "");
-        if (c->expect != EXPECT_ERROR && (!emsg || !strstr(emsg, n->exc_msg)))
+        bool expected = c->expect == EXPECT_ERROR && strcmp(n->exc_type, c->expect_arg) == 0;
+        if (!expected && (!emsg || !strstr(emsg, n->exc_msg)))
             return failf("%s message: CPython \"%s\", executor \"%s\"", n->exc_type, n->exc_msg,
                          emsg ? emsg : "(none)");
     }
@@ -129,19 +130,40 @@ check_native(const struct exec_case *c, const struct native_result *n, const cJS
 static int
 child_run(const struct exec_case *c)
 {
-    struct native_result n = {0};
-    if (c->expect != EXPECT_REFUSED && exec_case_native(c->src, &n) < 0)
-        return failf("the native run itself failed (harness bug)"), 1;
-
     struct pf_error *err = NULL;
-    cJSON *res = exec_case_run(c, &err);
-    if (!res) {
-        failf("exec_env_new failed: %s", err ? err->msg : "?");
-        return 1;
+    if (c->expect == EXPECT_REFUSED) {
+        cJSON *res = exec_case_run(c, &err);
+        if (!res)
+            return failf("cannot run: %s", err ? err->msg : "?"), 1;
+        bool ok = check_refused(c, res);
+        cJSON_Delete(res);
+        return ok ? 0 : 1;
     }
-    bool ok = c->expect == EXPECT_REFUSED ? check_refused(c, res) : check_native(c, &n, res);
-    cJSON_Delete(res);
-    exec_case_native_clear(&n);
+    /* Each snippet of a session runs in the same namespace on both sides. */
+    void *session = exec_case_native_session(c);
+    struct exec_env *env = session ? exec_case_env(c, &err) : NULL;
+    if (!env)
+        return failf("cannot set up the case: %s", err ? err->msg : "native session failed"), 1;
+    bool ok = true, raised_expected = false;
+    for (size_t i = 0; ok && i < c->n_chunks; i++) {
+        struct native_result n = {0};
+        if (exec_case_native(session, c->chunks[i], &n) < 0)
+            return failf("the native run itself failed (harness bug)"), 1;
+        if (c->expect == EXPECT_ERROR && n.exc_type && strcmp(n.exc_type, c->expect_arg) == 0)
+            raised_expected = true;
+        cJSON *res = exec_env_run(env, c->chunks[i], NULL, NULL);
+        if (!res)
+            return failf("exec_env_run returned NULL"), 1;
+        if (c->n_chunks > 1)
+            printf("snippet %zu of %zu: ", i + 1, c->n_chunks);
+        ok = check_native(c, &n, res);
+        cJSON_Delete(res);
+        exec_case_native_clear(&n);
+    }
+    exec_env_free(env);
+    exec_case_native_session_free(session);
+    if (ok && c->expect == EXPECT_ERROR && !raised_expected)
+        return failf("bad case: expects %s but CPython never raised it", c->expect_arg), 1;
     return ok ? 0 : 1;
 }
 

@@ -102,6 +102,14 @@ parse_header(struct exec_case *c, char *line, struct pf_error **err)
         return (c->skip = strdup(val)) ? 0 : pf_error_set(err, PF_E_INTERNAL, "out of memory");
     if (strcmp(key, "imports") == 0)
         return parse_imports(c, val, err);
+    if (strcmp(key, "variables") == 0) {
+        cJSON_Delete(c->variables);
+        c->variables = cJSON_Parse(val);
+        if (!cJSON_IsObject(c->variables))
+            return pf_error_set(err, PF_E_BAD_REQUEST, "%s: \"variables:\" needs a JSON object",
+                                c->path);
+        return 0;
+    }
     if (strcmp(key, "expect") != 0)
         return 0;
     char *arg = val + strcspn(val, " \t");
@@ -121,6 +129,28 @@ parse_header(struct exec_case *c, char *line, struct pf_error **err)
     return (c->expect_arg = strdup(arg)) ? 0 : pf_error_set(err, PF_E_INTERNAL, "out of memory");
 }
 
+/* A session case is several snippets separated by "# ---" lines, run one after the other in
+ * the same namespace. */
+static int
+split_chunks(struct exec_case *c, struct pf_error **err)
+{
+    const char *p = c->src;
+    for (;;) {
+        const char *sep = strstr(p, "\n# ---\n");
+        size_t len = sep ? (size_t) (sep - p) + 1 : strlen(p);
+        char **n = realloc(c->chunks, (c->n_chunks + 1) * sizeof(*n));
+        if (!n)
+            return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        c->chunks = n;
+        if (!(c->chunks[c->n_chunks] = strndup(p, len)))
+            return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        c->n_chunks++;
+        if (!sep)
+            return 0;
+        p = sep + strlen("\n# ---\n");
+    }
+}
+
 struct exec_case *
 exec_case_load(const char *path, struct pf_error **err)
 {
@@ -138,7 +168,7 @@ exec_case_load(const char *path, struct pf_error **err)
             return exec_case_free(c);
         p += n + (p[n] == '\n');
     }
-    return c;
+    return split_chunks(c, err) < 0 ? exec_case_free(c) : c;
 }
 
 struct exec_case *
@@ -149,6 +179,10 @@ exec_case_free(struct exec_case *c)
     for (size_t i = 0; i < c->n_imports; i++)
         free(c->imports[i]);
     free(c->imports);
+    for (size_t i = 0; i < c->n_chunks; i++)
+        free(c->chunks[i]);
+    free(c->chunks);
+    cJSON_Delete(c->variables);
     free(c->path);
     free(c->src);
     free(c->expect_arg);
@@ -173,11 +207,41 @@ str_dup_py(PyObject *s)
     return r;
 }
 
+void *
+exec_case_native_session(const struct exec_case *c)
+{
+    PyObject *vars = PyDict_New();
+    const cJSON *v;
+    cJSON_ArrayForEach(v, c->variables) {
+        struct pf_error *err = NULL;
+        PyObject *value = exec_value_from_json(v, &err);
+        if (!value || PyDict_SetItemString(vars, v->string, value) < 0) {
+            fprintf(stderr, "%s: variable %s: %s\n", c->path, v->string, err ? err->msg : "?");
+            pf_error_free(err);
+            Py_XDECREF(value);
+            Py_DECREF(vars);
+            return NULL;
+        }
+        Py_DECREF(value);
+    }
+    PyObject *session = PyObject_CallMethod(native_mod, "Session", "O", vars);
+    Py_DECREF(vars);
+    if (!session)
+        PyErr_Print();
+    return session;
+}
+
+void
+exec_case_native_session_free(void *session)
+{
+    Py_XDECREF((PyObject *) session);
+}
+
 int
-exec_case_native(const char *src, struct native_result *ret)
+exec_case_native(void *session, const char *src, struct native_result *ret)
 {
     memset(ret, 0, sizeof(*ret));
-    PyObject *t = PyObject_CallMethod(native_mod, "run", "s", src);
+    PyObject *t = PyObject_CallMethod(session, "run", "s", src);
     if (!t || !PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 6) {
         PyErr_Print();
         Py_XDECREF(t);
@@ -223,8 +287,8 @@ exec_case_native_time(const char *src, int runs)
     return s;
 }
 
-cJSON *
-exec_case_run(const struct exec_case *c, struct pf_error **err)
+struct exec_env *
+exec_case_env(const struct exec_case *c, struct pf_error **err)
 {
     static const char *const defaults[] = {EXEC_DEFAULT_IMPORTS};
     size_t n = PF_ELEMENTSOF(defaults) + c->n_imports;
@@ -245,6 +309,15 @@ exec_case_run(const struct exec_case *c, struct pf_error **err)
             .timeout_ms = 15000,
     };
     struct exec_env *env = exec_env_new(&policy, err);
+    if (env && c->variables && exec_env_set_variables(env, c->variables, err) < 0)
+        env = exec_env_free(env);
+    return env;
+}
+
+cJSON *
+exec_case_run(const struct exec_case *c, struct pf_error **err)
+{
+    struct exec_env *env = exec_case_env(c, err);
     if (!env)
         return NULL;
     cJSON *res = exec_env_run(env, c->src, NULL, NULL);

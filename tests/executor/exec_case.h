@@ -22,7 +22,10 @@ struct exec_case {
     char *expect_arg;
     char **imports; /* on top of EXEC_DEFAULT_IMPORTS */
     size_t n_imports;
-    char *skip; /* reason, or NULL */
+    char *skip;       /* reason, or NULL */
+    cJSON *variables; /* `# variables: {JSON}`, tagged values set before the first snippet */
+    char **chunks;    /* the snippets of a session, split at "# ---" lines; one if none */
+    size_t n_chunks;
 };
 
 /* What CPython did with a snippet. Strings are malloc'd. */
@@ -41,14 +44,20 @@ int exec_case_init(struct pf_error **err);
 struct exec_case *exec_case_load(const char *path, struct pf_error **err);
 struct exec_case *exec_case_free(struct exec_case *c);
 
-/* Runs src with CPython in a fresh namespace. Returns -1 only when the harness itself failed. */
-int exec_case_native(const char *src, struct native_result *ret);
+/* A native namespace kept across snippets, holding the case's variables. New reference, or NULL
+ * (harness failure, printed). */
+void *exec_case_native_session(const struct exec_case *c);
+void exec_case_native_session_free(void *session);
+/* Runs src with CPython in session. Returns -1 only when the harness itself failed. */
+int exec_case_native(void *session, const char *src, struct native_result *ret);
 void exec_case_native_clear(struct native_result *n);
 /* Best wall time in seconds of `runs` native runs of src (compilation excluded), or -1. */
 double exec_case_native_time(const char *src, int runs);
 
-/* Runs the case through a fresh exec_env with the default policy plus its imports. Returns
- * exec_env_run's result (caller frees), or NULL with *err set. */
+/* A fresh exec_env with the default policy plus the case's imports, and its variables set. */
+struct exec_env *exec_case_env(const struct exec_case *c, struct pf_error **err);
+/* Runs the whole case source once in a fresh exec_case_env. Returns exec_env_run's result
+ * (caller frees), or NULL with *err set. */
 cJSON *exec_case_run(const struct exec_case *c, struct pf_error **err);
 
 /* Prints a tagged value with repr addresses ("0x7f...") blanked, so that the two sides compare;

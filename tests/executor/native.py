@@ -27,6 +27,19 @@ def compile_snippet(src):
     return compile(tree, "<snippet>", "exec"), last
 
 
+class _Out:
+    """Where print writes; a session swaps in a fresh buffer for each snippet."""
+
+    def __init__(self):
+        self.buf = io.StringIO()
+
+    def write(self, text):
+        return self.buf.write(text)
+
+    def flush(self):
+        pass
+
+
 def fresh_globals(out):
     def _print(*args, **kwargs):
         if kwargs.get("file") is None:
@@ -39,27 +52,39 @@ def fresh_globals(out):
     return {"__builtins__": bi, "__name__": "__main__"}
 
 
+class Session:
+    """One namespace kept across snippets, like an executor session; variables are injected
+    into it first (name -> value, already converted from tagged JSON)."""
+
+    def __init__(self, variables=None):
+        self.out = _Out()
+        self.g = fresh_globals(self.out)
+        self.g.update(variables or {})
+
+    def run(self, src):
+        """-> (logs, value, is_final_answer, exc_type or None, exc_message or None, repr or None)"""
+        self.out.buf = io.StringIO()
+        value, final, etype, emsg = None, False, None, None
+        try:
+            body, last = compile_snippet(src)
+            exec(body, self.g)
+            if last is not None:
+                value = eval(last, self.g)
+        except _FinalAnswer as f:
+            value, final = f.value, True
+        except SyntaxError as e:
+            etype, emsg = "SyntaxError", e.msg
+        except BaseException as e:  # noqa: B036 - snippets may raise anything
+            etype, emsg = type(e).__name__, str(e)
+        try:
+            shown = None if value is None else repr(value)
+        except BaseException as e:  # noqa: B036
+            shown = "<repr() raised %s>" % type(e).__name__
+        return self.out.buf.getvalue(), value, final, etype, emsg, shown
+
+
 def run(src):
-    """-> (logs, value, is_final_answer, exc_type or None, exc_message or None, repr or None)"""
-    out = io.StringIO()
-    value, final, etype, emsg = None, False, None, None
-    try:
-        body, last = compile_snippet(src)
-        g = fresh_globals(out)
-        exec(body, g)
-        if last is not None:
-            value = eval(last, g)
-    except _FinalAnswer as f:
-        value, final = f.value, True
-    except SyntaxError as e:
-        etype, emsg = "SyntaxError", e.msg
-    except BaseException as e:  # noqa: B036 - snippets may raise anything
-        etype, emsg = type(e).__name__, str(e)
-    try:
-        shown = None if value is None else repr(value)
-    except BaseException as e:  # noqa: B036
-        shown = "<repr() raised %s>" % type(e).__name__
-    return out.getvalue(), value, final, etype, emsg, shown
+    return Session().run(src)
 
 
 def bench(src, runs):
