@@ -44,28 +44,58 @@ enable_controllers(const char *dir, struct pf_error **err)
     return 0;
 }
 
-/* Moves every process of `dir` into dir/supervisor, so that dir may enable controllers. */
+/* The pids listed in dir/cgroup.procs (at most n). */
 static int
-move_to_supervisor(const char *dir, struct pf_error **err)
+list_procs(const char *dir, pid_t *pids, size_t n, size_t *ret_n, struct pf_error **err)
 {
-    _cleanup_free_ char *sup = NULL, *procs = NULL;
-    if (asprintf(&sup, "%s/supervisor", dir) < 0 || asprintf(&procs, "%s/cgroup.procs", dir) < 0)
+    _cleanup_free_ char *procs = NULL;
+    if (asprintf(&procs, "%s/cgroup.procs", dir) < 0)
         return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
-    if (cgroup_mkdir(sup, err) < 0)
-        return -1;
     FILE *f = fopen(procs, "re");
     if (!f)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
+    size_t k = 0;
     int pid;
-    int r = 0;
-    while (r == 0 && fscanf(f, "%d", &pid) == 1) {
-        char buf[16];
-        snprintf(buf, sizeof(buf), "%d", pid);
-        if (cgroup_write(sup, "cgroup.procs", buf, NULL) < 0 && kill(pid, 0) == 0)
-            r = pf_error_set(err, PF_E_INTERNAL, "cgroup: cannot move pid %d into '%s'", pid, sup);
-    }
+    while (fscanf(f, "%d", &pid) == 1)
+        if (k < n)
+            pids[k++] = pid;
+        else
+            k = n + 1;
     fclose(f);
-    return r;
+    *ret_n = k;
+    return 0;
+}
+
+/* Moves the zygote and pyfenced into dir/supervisor, so that dir may enable controllers (a
+ * cgroup with processes cannot: the no-internal-process rule). Only when they are alone there:
+ * a cgroup that also holds other processes (a login session, say) is not ours to rearrange. */
+static int
+move_to_supervisor(const char *dir, struct pf_error **err)
+{
+    pid_t pids[8];
+    size_t n;
+    if (list_procs(dir, pids, PF_ELEMENTSOF(pids), &n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (i >= PF_ELEMENTSOF(pids) || (pids[i] != getpid() && pids[i] != getppid()))
+            return pf_error_set(err, PF_E_CONFIG,
+                                "cgroup '%s' holds processes other than pyfenced and its zygote, "
+                                "so its controllers cannot be enabled without moving them; give "
+                                "pyfenced a cgroup of its own (systemd Delegate=yes)",
+                                dir);
+    _cleanup_free_ char *sup = NULL;
+    if (asprintf(&sup, "%s/supervisor", dir) < 0)
+        return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
+    if (cgroup_mkdir(sup, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        char buf[16];
+        snprintf(buf, sizeof(buf), "%d", (int) pids[i]);
+        if (cgroup_write(sup, "cgroup.procs", buf, NULL) < 0 && kill(pids[i], 0) == 0)
+            return pf_error_set(err, PF_E_INTERNAL, "cgroup: cannot move pid %d into '%s'",
+                                (int) pids[i], sup);
+    }
+    return 0;
 }
 
 static int

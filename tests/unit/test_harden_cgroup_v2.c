@@ -130,6 +130,29 @@ test_pool_limits_events(void **state)
     free(roots[0]);
 }
 
+static void
+test_foreign_processes_not_moved(void **state)
+{
+    /* Controllers cannot be enabled (here: the control file cannot be written) and the cgroup
+     * holds a process that is neither the zygote nor its parent: refuse, move nothing. */
+    char dir[512], ctl[600];
+    snprintf(dir, sizeof(dir), "%s/foreign", root);
+    fake_cgroup(dir);
+    snprintf(ctl, sizeof(ctl), "%s/cgroup.subtree_control", dir);
+    assert_int_equal(unlink(ctl), 0);
+    assert_int_equal(mkdir(ctl, 0755), 0);
+    put(dir, "cgroup.procs", "1\n");
+    struct cgroup_host host = {.v2_dir = dir, .v2_controllers = "cpu memory pids"};
+    char *roots[_CGROUP_DIR_MAX] = {NULL};
+    struct pf_error *err = NULL;
+    assert_int_equal(cgroup_backend_v2.init_pool(&host, roots, &err), -1);
+    assert_non_null(strstr(err->msg, "Delegate=yes"));
+    pf_error_free(err);
+    char sup[700];
+    snprintf(sup, sizeof(sup), "%s/supervisor", dir);
+    assert_int_equal(access(sup, F_OK), -1);
+}
+
 int
 main(void)
 {
@@ -140,6 +163,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_choose_prefers_v2),
             cmocka_unit_test(test_pool_limits_events),
+            cmocka_unit_test(test_foreign_processes_not_moved),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
