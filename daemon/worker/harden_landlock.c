@@ -43,7 +43,7 @@ struct pf_landlock_ruleset_attr {
 static const char *const read_only_paths[] = {
         "/usr",  "/lib",      "/lib32",           "/lib64",         "/libx32",
         "/bin",  "/sbin",     "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf",
-        "/proc", "/dev/zero", "/dev/random",      "/dev/urandom",
+        "/proc", "/dev/zero", "/dev/urandom",
 };
 
 int

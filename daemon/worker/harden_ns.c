@@ -1,7 +1,7 @@
 /* Layer 2, namespaces. Made once in the zygote (harden_ns_prepare): an empty network namespace
  * (no interface up) and a mount namespace holding the read-only view a worker gets: /usr and
  * the top-level links or directories into it, the few /etc files the loader and time zones need,
- * /dev with null, zero, random and urandom only, empty /proc and /tmp mount points. Per worker
+ * /dev with null, zero and urandom only, empty /proc and /tmp mount points. Per worker
  * (harden_namespaces_apply): setns into both, fresh ipc and uts namespaces, a private copy of
  * the mount view with its own size-limited tmpfs on /tmp and, as the init of the fresh pid
  * namespace the zygote prepared (harden_ns_prefork), a /proc showing only its own processes. */
@@ -35,7 +35,7 @@ static const char *const view_dirs[] = {"/usr",   "/bin",   "/sbin",  "/lib",
                                         "/lib32", "/lib64", "/libx32"};
 static const char *const view_etc_files[] = {"/etc/ld.so.cache", "/etc/localtime",
                                              "/etc/nsswitch.conf"};
-static const char *const view_devices[] = {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"};
+static const char *const view_devices[] = {"/dev/null", "/dev/zero", "/dev/urandom"};
 
 static int
 pivot_root(const char *new_root, const char *put_old)

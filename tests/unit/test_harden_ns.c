@@ -66,6 +66,30 @@ probe(void)
     say_errno("status", open("/proc/self/status", O_RDONLY | O_CLOEXEC) < 0 ? -1 : 0);
     say_errno("connect", connect_loopback());
     say_errno("kill_parent", kill(getppid() > 0 ? getppid() : 1, 0));
+    /* /dev holds the three devices and the links into /proc/self/fd, nothing else. */
+    static const char *const expected[] = {"null",   "urandom", "zero",  "fd",
+                                           "stderr", "stdin",   "stdout"};
+    char devs[256] = "devices=";
+    for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
+        char p[64];
+        struct stat st;
+        snprintf(p, sizeof(p), "/dev/%s", expected[i]);
+        if (lstat(p, &st) == 0) {
+            strcat(devs, expected[i]);
+            strcat(devs, ",");
+        }
+    }
+    int n_dev = 0;
+    DIR *dd = opendir("/dev");
+    for (struct dirent *e; dd && (e = readdir(dd));)
+        if (e->d_name[0] != '.')
+            n_dev++;
+    if (dd)
+        closedir(dd);
+    if (n_dev != (int) (sizeof(expected) / sizeof(expected[0])))
+        strcat(devs, "EXTRA,");
+    devs[strlen(devs) - 1] = ';';
+    child_say(devs);
     char host[64] = "";
     gethostname(host, sizeof(host));
     snprintf(line, sizeof(line), "host=%s;", host);
@@ -124,6 +148,7 @@ test_namespaces_alone(void **state)
     assert_non_null(strstr(r.out, "write_usr=EROFS;"));
     assert_non_null(strstr(r.out, "write_tmp=ok;"));
     assert_non_null(strstr(r.out, "devnull=ok;"));
+    assert_non_null(strstr(r.out, "devices=null,urandom,zero,fd,stderr,stdin,stdout;"));
     assert_non_null(strstr(r.out, "status=ok;"));
     assert_non_null(strstr(r.out, "connect=ENETUNREACH;"));
     assert_non_null(strstr(r.out, "host=pyfence;"));
