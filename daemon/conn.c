@@ -210,8 +210,12 @@ conn_send_error(struct conn *c, const cJSON *id, int code, const char *message)
 void
 conn_finish_request(struct conn *c, const cJSON *reply)
 {
-    if (c->inflight > 0)
-        c->inflight--;
+    /* A reply without a request would be a bug of ours: drop this connection, not the daemon. */
+    if (pf_fails_assert(c->inflight > 0)) {
+        conn_close(c);
+        return;
+    }
+    c->inflight--;
     conn_send(c, reply);
 }
 
