@@ -1,0 +1,12 @@
+# skip: not implemented yet: async def / await / async for (AsyncFunctionDef)
+async def inner():
+    return 'inner'
+async def outer():
+    v = await inner()
+    return v + '+outer'
+c = outer()
+try:
+    c.send(None)
+except StopIteration as e:
+    r = e.value
+r

@@ -1,0 +1,1 @@
+(b'\x00\xff', bytearray(b'ab'), bytes(b'xyz'), bytes(3))
