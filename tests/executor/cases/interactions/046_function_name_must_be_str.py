@@ -1,0 +1,13 @@
+# skip: executor bug: function __name__/__qualname__ accept non-str values (CPython raises TypeError); repr() of such a function then formats a non-str with %U (reads memory as a str object)
+def f(a):
+    pass
+try:
+    f.__name__ = None
+except TypeError as e:
+    print('TypeError:', e)
+try:
+    f.__qualname__ = 5
+except TypeError as e:
+    print('TypeError:', e)
+f.__name__ = 'renamed'
+(f.__name__, repr(f).startswith('<function f at') or repr(f))
