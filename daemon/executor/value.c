@@ -772,8 +772,9 @@ tagged_from_json(const cJSON *o, const cJSON *type, int depth, struct path *p,
                    type->valuestring);
     if (check_fields(o, rule->tag, rule->fields, p, err) < 0)
         return NULL;
-    if (!datetime_api())
-        return bad(p, err, "the datetime module is not available");
+    if (rule->read == datetime_from_tag || rule->read == timedelta_from_tag)
+        if (!datetime_api())
+            return bad(p, err, "the datetime module is not available");
     return rule->read(o, rule->tag, depth, p, err);
 }
 
