@@ -286,10 +286,10 @@ msg_parse(const char *buf, size_t len, int max_depth, cJSON **ret, struct pf_err
     if (prescan(buf, len, max_depth, err) < 0)
         return -1;
 
-    /* cJSON's length-limited parser still assumes a terminating NUL in places (it was written
-     * for C strings), and callers other than the frame decoder may hand us a buffer without
-     * one: parse a terminated private copy. The copy is as large as one frame, which the frame
-     * limit already bounds. */
+    /* cJSON was written for C strings and its length-limited entry point is its less trodden
+     * path; callers other than the frame decoder (whose payloads are terminated) may pass a
+     * buffer without a NUL. A terminated private copy means neither can make cJSON read past
+     * the end. It costs one memcpy of at most a frame, which the frame limit bounds. */
     _cleanup_free_ char *text = malloc(len + 1);
     if (!text)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory parsing a %zu-byte payload", len);

@@ -22,7 +22,10 @@ bool msg_utf8_valid(const char *buf, size_t len, size_t *ret_offset);
 
 /* Parses exactly one JSON value filling buf[0..len): UTF-8 validated first, then cJSON, then
  * the tree is checked for duplicate keys and nesting deeper than max_depth. The top level must
- * be an object. Errors are PF_E_BAD_FRAME with a message naming the problem and offset/key. */
+ * be an object. Errors are PF_E_BAD_FRAME with a message naming the problem and offset/key.
+ * buf need not be NUL-terminated (only buf[0..len) is read). Also refused: \u0000 in strings
+ * (cJSON would truncate), raw control characters in strings, numbers outside the JSON grammar
+ * or the range of a double. max_depth <= 0 means MSG_MAX_DEPTH; values over 512 are capped. */
 int msg_parse(const char *buf, size_t len, int max_depth, cJSON **ret, struct pf_error **err);
 
 /* ---- schema ------------------------------------------------------------------------ */
