@@ -1,0 +1,6 @@
+def g():
+    try:
+        yield 1
+    finally:
+        yield 'from finally'
+list(g())

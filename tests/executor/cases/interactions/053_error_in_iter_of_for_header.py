@@ -1,0 +1,5 @@
+# expect: native
+class NotIter:
+    pass
+for x in NotIter():
+    pass

@@ -1,0 +1,2 @@
+# expect: native
+raise ValueError('données invalides: «ñ» ✗')

@@ -1,0 +1,4 @@
+# expect: native
+class P:
+    __slots__ = ('x',)
+    x = 5

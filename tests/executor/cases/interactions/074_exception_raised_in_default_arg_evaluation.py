@@ -1,0 +1,3 @@
+# expect: native
+def f(a=1 / 0):
+    return a

@@ -1,0 +1,3 @@
+# expect: native
+class Broken:
+    value = undefined_at_class_time if False else [][3]
