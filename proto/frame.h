@@ -10,7 +10,7 @@
 
 #include "pf_error.h"
 
-#define FRAME_HEADER_BYTES 4
+#define FRAME_HEADER_BYTES      4
 #define FRAME_DEFAULT_MAX_BYTES (8u * 1024 * 1024)
 
 struct frame_decoder {

@@ -12,7 +12,7 @@
 #include "pf_error.h"
 
 #define MSG_PROTOCOL_VERSION 1
-#define MSG_MAX_DEPTH 64 /* our own limit, well below cJSON's compiled-in 1000 */
+#define MSG_MAX_DEPTH        64 /* our own limit, well below cJSON's compiled-in 1000 */
 
 /* ---- strict parsing ---------------------------------------------------------------- */
 
@@ -55,8 +55,8 @@ struct msg_field {
 /* Checks obj (an object) against fields[0..n): every required field present, every present
  * field of its type and range, no field outside the table. `where` prefixes messages, e.g.
  * "exec request" → "exec request: field 'timeout_ms': 0 is below minimum 1". PF_E_BAD_REQUEST. */
-int msg_check_fields(const cJSON *obj, const struct msg_field *fields, size_t n,
-                     const char *where, struct pf_error **err);
+int msg_check_fields(const cJSON *obj, const struct msg_field *fields, size_t n, const char *where,
+                     struct pf_error **err);
 
 /* Reads an integral number; the caller has validated the range with msg_check_fields. */
 int64_t msg_get_int(const cJSON *obj, const char *name, int64_t fallback);
@@ -82,8 +82,8 @@ enum msg_op {
 const char *msg_op_name(enum msg_op op);
 
 struct msg_request {
-    cJSON *root;      /* owned: the whole request */
-    const cJSON *id;  /* borrowed from root: echoed verbatim in replies */
+    cJSON *root;     /* owned: the whole request */
+    const cJSON *id; /* borrowed from root: echoed verbatim in replies */
     enum msg_op op;
 };
 
