@@ -211,28 +211,34 @@ harden_ns_private_scratch(void)
     return the_ns.private_scratch;
 }
 
-int
-harden_ns_prefork(bool new_pid_ns, struct pf_error **err)
+/* Points the caller's next children back at its own pid namespace. */
+static int
+children_in_own_pidns(struct pf_error **err)
 {
-    if (new_pid_ns) {
-        /* Each worker is the init of its own pid namespace: it sees no other process, and when
-         * it dies the kernel kills everything it left behind. */
-        if (unshare(CLONE_NEWPID) < 0) {
-            int e = errno;
-            if (the_ns.children_in_new_pidns && the_ns.own_pidns_fd >= 0 &&
-                setns(the_ns.own_pidns_fd, CLONE_NEWPID) == 0)
-                the_ns.children_in_new_pidns = false;
-            return pf_error_set_errno(err, PF_E_INTERNAL, e, "namespaces: unshare(CLONE_NEWPID)");
-        }
-        the_ns.children_in_new_pidns = true;
-        return 0;
-    }
     if (!the_ns.children_in_new_pidns)
         return 0;
     if (the_ns.own_pidns_fd < 0 || setns(the_ns.own_pidns_fd, CLONE_NEWPID) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno,
                                   "namespaces: returning children to the zygote's pid namespace");
     the_ns.children_in_new_pidns = false;
+    return 0;
+}
+
+int
+harden_ns_prefork(bool new_pid_ns, struct pf_error **err)
+{
+    /* unshare(CLONE_NEWPID) refuses (EINVAL) while the children's namespace is not the
+     * caller's own: the previous job's must be left first, or the second of two concurrent
+     * jobs would get no pid namespace. */
+    if (children_in_own_pidns(err) < 0)
+        return -1;
+    if (!new_pid_ns)
+        return 0;
+    /* Each worker is the init of its own pid namespace: it sees no other process, and when it
+     * dies the kernel kills everything it left behind. */
+    if (unshare(CLONE_NEWPID) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWPID)");
+    the_ns.children_in_new_pidns = true;
     return 0;
 }
 

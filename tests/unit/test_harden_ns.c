@@ -189,6 +189,32 @@ test_namespaces_then_landlock(void **state)
     assert_non_null(strstr(r.out, "procs=1;"));
 }
 
+static int
+report_pid(void *arg)
+{
+    char line[32];
+    snprintf(line, sizeof(line), "pid=%d", (int) getpid());
+    child_say(line);
+    return 0;
+}
+
+static void
+test_concurrent_workers_each_get_a_pid_namespace(void **state)
+{
+    /* Two jobs prepared and forked before either ends (a busy zygote): both are pid 1. */
+    struct pf_error *err = NULL;
+    struct child_result r;
+    for (int i = 0; i < 3; i++) {
+        if (harden_ns_prefork(true, &err) < 0)
+            fail_msg("prefork %d: %s", i, err->msg);
+        assert_int_equal(run_child(report_pid, NULL, &r), 0);
+        assert_string_equal(r.out, "pid=1");
+    }
+    assert_int_equal(harden_ns_prefork(false, &err), 0);
+    assert_int_equal(run_child(report_pid, NULL, &r), 0);
+    assert_string_not_equal(r.out, "pid=1");
+}
+
 static void
 test_zygote_untouched(void **state)
 {
@@ -223,6 +249,7 @@ main(void)
             cmocka_unit_test(test_namespaces_alone),
             cmocka_unit_test(test_landlock_alone),
             cmocka_unit_test(test_namespaces_then_landlock),
+            cmocka_unit_test(test_concurrent_workers_each_get_a_pid_namespace),
             cmocka_unit_test(test_zygote_untouched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
