@@ -285,6 +285,18 @@ def test_kill_another_worker(zygote):
             zygote.finish(a)
 
 
+def test_concurrent_workers_each_alone(zygote):
+    # A worker started while another one runs gets its own pid namespace and sees only itself.
+    a = zygote.start("import time\ntime.sleep(20)", alone("namespaces"))
+    try:
+        r = zygote.run("import os\nprint(os.getpid(), sorted(p for p in os.listdir('/proc') "
+                       "if p.isdigit()))", alone("namespaces"))
+        prints(r, "1 ['1']")
+    finally:
+        os.kill(a[2], signal.SIGKILL)
+        zygote.finish(a)
+
+
 def test_kill_another_process(zygote):
     code = attempt(f"os.kill({zygote.pid}, 0)")
     prints(zygote.run(code, alone("identity")), "blocked EPERM")
