@@ -1,10 +1,11 @@
 /* Layer 2, namespaces. Made once in the zygote (harden_ns_prepare): an empty network namespace
- * (no interface up) and a mount namespace holding the read-only view a worker gets: /usr and
- * the top-level links or directories into it, the few /etc files the loader and time zones need,
- * /dev with null, zero and urandom only, empty /proc and /tmp mount points. Per worker
- * (harden_namespaces_apply): setns into both, fresh ipc and uts namespaces, a private copy of
- * the mount view with its own size-limited tmpfs on /tmp and, as the init of the fresh pid
- * namespace the zygote prepared (harden_ns_prefork), a /proc showing only its own processes. */
+ * (no interface up), a uts namespace named "pyfence", and a mount namespace holding the
+ * read-only view a worker gets: /usr and the top-level links or directories into it, the few
+ * /etc files the loader and time zones need, /dev with null, zero and urandom only, empty /proc
+ * and /tmp mount points. Per worker (harden_namespaces_apply): setns into the three, a fresh ipc
+ * namespace, a private copy of the mount view with its own size-limited tmpfs on /tmp and, as
+ * the init of the fresh pid namespace the zygote prepared (harden_ns_prefork), a /proc showing
+ * only its own processes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -23,11 +24,12 @@
 static struct {
     bool prepared;
     int netns_fd;     /* the shared empty network namespace */
+    int utsns_fd;     /* the shared uts namespace, hostname "pyfence" */
     int mntns_fd;     /* the prepared read-only view */
     int own_pidns_fd; /* the zygote's pid namespace, to fork into it again */
     bool children_in_new_pidns;
     bool private_scratch; /* in the worker: /tmp is its own tmpfs */
-} the_ns = {.netns_fd = -1, .mntns_fd = -1, .own_pidns_fd = -1};
+} the_ns = {.netns_fd = -1, .utsns_fd = -1, .mntns_fd = -1, .own_pidns_fd = -1};
 
 /* Host paths a worker sees read-only. Top-level entries that are symlinks on the host (merged
  * /usr) are recreated as the same symlinks. */
@@ -162,22 +164,33 @@ prepare_mount_view(struct pf_error **err)
     return r;
 }
 
+/* Makes a namespace of type `flag` (net or uts) that every worker enters with setns, keeps an
+ * fd to it and returns the zygote to its own. Workers cannot change either without
+ * capabilities, so one of each serves them all. */
 static int
-prepare_netns(struct pf_error **err)
+prepare_shared(const char *name, int flag, int *ret_fd, struct pf_error **err)
 {
-    _cleanup_close_ int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    char path[32];
+    snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
+    _cleanup_close_ int own = open(path, O_RDONLY | O_CLOEXEC);
     if (own < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: open /proc/self/ns/net");
-    if (unshare(CLONE_NEWNET) < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWNET)");
-    the_ns.netns_fd = harden_fd_move_high(open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
-    int saved = errno;
-    if (setns(own, CLONE_NEWNET) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: open %s", path);
+    if (unshare(flag) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(%s)", name);
+    int r = 0;
+    if (flag == CLONE_NEWUTS && sethostname("pyfence", 7) < 0)
+        r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: sethostname");
+    int fd = r < 0 ? -1 : harden_fd_move_high(open(path, O_RDONLY | O_CLOEXEC));
+    if (r == 0 && fd < 0)
+        r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: open the new %s", path);
+    if (setns(own, flag) < 0) {
+        pf_close(fd);
         return pf_error_set_errno(err, PF_E_INTERNAL, errno,
-                                  "namespaces: returning to the zygote's network namespace");
-    if (the_ns.netns_fd < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, saved, "namespaces: open network namespace");
-    return 0;
+                                  "namespaces: returning to the zygote's %s namespace", name);
+    }
+    if (r == 0)
+        *ret_fd = fd;
+    return r;
 }
 
 int
@@ -187,7 +200,9 @@ harden_ns_prepare(struct pf_error **err)
         return 0;
     the_ns.prepared = true;
     the_ns.own_pidns_fd = harden_fd_move_high(open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
-    int r = prepare_netns(err);
+    int r = prepare_shared("net", CLONE_NEWNET, &the_ns.netns_fd, err);
+    if (prepare_shared("uts", CLONE_NEWUTS, &the_ns.utsns_fd, r < 0 ? NULL : err) < 0)
+        r = -1;
     if (prepare_mount_view(r < 0 ? NULL : err) < 0)
         r = -1;
     return r;
@@ -268,19 +283,25 @@ mount_scratch_and_proc(const struct harden_params *p, struct pf_error **err)
 int
 harden_namespaces_apply(const struct harden_params *p, struct pf_error **err)
 {
-    if (the_ns.netns_fd < 0 || the_ns.mntns_fd < 0)
+    if (the_ns.netns_fd < 0 || the_ns.utsns_fd < 0 || the_ns.mntns_fd < 0)
         return pf_error_set(err, PF_E_INTERNAL,
                             "namespaces: the zygote could not prepare the %s (see its start-up "
                             "log and `pyfenced --check`)",
-                            the_ns.netns_fd < 0 ? "network namespace" : "mount view");
+                            the_ns.netns_fd < 0   ? "network namespace"
+                            : the_ns.utsns_fd < 0 ? "uts namespace"
+                                                  : "mount view");
     if (setns(the_ns.netns_fd, CLONE_NEWNET) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno,
                                   "namespaces: entering the network "
                                   "namespace");
-    if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(ipc, uts)");
-    if (sethostname("pyfence", 7) < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: sethostname");
+    if (setns(the_ns.utsns_fd, CLONE_NEWUTS) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "namespaces: entering the uts "
+                                  "namespace");
+    /* IPC stays per worker: a shared one would let two workers meet in SysV IPC when seccomp
+     * is off. */
+    if (unshare(CLONE_NEWIPC) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWIPC)");
     /* Enter the shared view, then take a private copy of it (a handful of mounts), so that this
      * worker's /tmp and /proc are its own. */
     if (setns(the_ns.mntns_fd, CLONE_NEWNS) < 0)
