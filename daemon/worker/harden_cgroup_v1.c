@@ -155,7 +155,8 @@ v1_destroy(struct cgroup_slot *slot, char *const *root, struct pf_error **err)
     int r = v1_reset(slot, err);
     for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
         slot->procs_fd[d] = pf_close(slot->procs_fd[d]);
-        if (slot->dir[d] && rmdir(slot->dir[d]) < 0 && r == 0)
+        /* ENOENT: cpu and cpuacct co-mounted give the same directory twice. */
+        if (slot->dir[d] && rmdir(slot->dir[d]) < 0 && errno != ENOENT && r == 0)
             r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: rmdir '%s'", slot->dir[d]);
         free(slot->dir[d]);
         slot->dir[d] = NULL;

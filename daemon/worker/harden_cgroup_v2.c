@@ -138,6 +138,9 @@ v2_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf
     slot->peak_fd = harden_fd_move_high(slot->peak_fd);
     /* A peak read through this fd counts from this fd's last reset (kernel 6.12+). */
     slot->peak_resettable = slot->peak_fd >= 0 && write(slot->peak_fd, "reset", 5) == 5;
+    /* On OOM, kill the whole worker (its threads and children), not one task of it. */
+    if (cgroup_file_exists(slot->dir[0], "memory.oom.group"))
+        (void) cgroup_write(slot->dir[0], "memory.oom.group", "1", NULL);
     return 0;
 }
 

@@ -56,7 +56,7 @@ fake_cgroup(const char *dir)
                                         "pids.max",      "cpu.max",
                                         "memory.events", "pids.events",
                                         "cpu.stat",      "memory.peak",
-                                        "cgroup.kill"};
+                                        "cgroup.kill",   "memory.oom.group"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
         put(dir, files[i], "");
     put(dir, "cgroup.controllers", "cpuset cpu io memory pids\n");
@@ -101,6 +101,7 @@ test_pool_limits_events(void **state)
     assert_int_equal(cgroup_backend_v2.create(roots, 0, &slot, &err), 0);
     assert_string_equal(slot.dir[0], w0);
     assert_true(slot.procs_fd[0] >= HARDEN_HIGH_FD_MIN);
+    assert_string_equal(get(w0, "memory.oom.group"), "1");
 
     struct cgroup_limits l = {
             .memory_bytes = 64 << 20, .pids = 16, .cpu_quota_us = 50000, .cpu_period_us = 100000};
