@@ -439,11 +439,18 @@ conv_stmt_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
                        : NULL;
     }
     if (strcmp(type, "AnnAssign") == 0) {
+        long simple;
         n->kind = NK_S_ANNASSIGN;
-        return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->b) == 0 &&
-                               exec_conv_field(cs, ast, "target", exec_conv_expr, &n->a) == 0
-                       ? n
-                       : NULL;
+        if (exec_conv_field(cs, ast, "value", exec_conv_expr, &n->b) < 0 ||
+            exec_conv_field(cs, ast, "target", exec_conv_expr, &n->a) < 0 ||
+            exec_field_int(ast, "simple", &simple) < 0)
+            return NULL;
+        /* module and class bodies record the annotation (dataclasses, NamedTuple read it) */
+        if (simple && n->a->kind == NK_E_NAME &&
+            (cs->scope->kind == SCOPE_MODULE || cs->scope->kind == CODE_CLASS) &&
+            exec_conv_field(cs, ast, "annotation", exec_conv_expr, &n->c) < 0)
+            return NULL;
+        return n;
     }
     if (strcmp(type, "Delete") == 0) {
         n->kind = NK_S_DELETE;

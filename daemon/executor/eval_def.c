@@ -121,7 +121,8 @@ implicit_methods(PyObject *ns)
 }
 
 static PyObject *
-build_class(struct exec_run *r, const struct node *s, PyObject *bases, PyObject *kw)
+build_class(struct exec_run *r, const struct node *s, PyObject *bases, PyObject *kw,
+            PyObject *orig_bases)
 {
     const struct exec_code *c = s->code;
     PyObject *meta = PyDict_GetItemString(kw, "metaclass");
@@ -158,6 +159,7 @@ build_class(struct exec_run *r, const struct node *s, PyObject *bases, PyObject 
         int rc = mod ? PyMapping_SetItemString(ns, "__module__", mod) : -1;
         Py_XDECREF(mod);
         if (rc < 0 || PyMapping_SetItemString(ns, "__qualname__", c->qualname) < 0 ||
+            (orig_bases && PyMapping_SetItemString(ns, "__orig_bases__", orig_bases) < 0) ||
             (c->doc && PyMapping_SetItemString(ns, "__doc__", c->doc) < 0))
             goto out;
     }
@@ -172,13 +174,72 @@ out:
     return cls;
 }
 
+/* PEP 560: a base that is not a class may name the classes to use instead (typing's
+ * NamedTuple, TypedDict, Generic[T]). Returns new bases; *ret_orig is set when they differ. */
+static PyObject *
+update_bases(PyObject *bases, PyObject **ret_orig)
+{
+    PyObject *list = NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        PyObject *b = PyTuple_GET_ITEM(bases, i), *meth;
+        if (PyType_Check(b)) {
+            if (list && PyList_Append(list, b) < 0)
+                goto fail;
+            continue;
+        }
+        if (!(meth = PyObject_GetAttrString(b, "__mro_entries__"))) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                goto fail;
+            PyErr_Clear();
+            if (list && PyList_Append(list, b) < 0)
+                goto fail;
+            continue;
+        }
+        PyObject *entries = PyObject_CallOneArg(meth, bases);
+        Py_DECREF(meth);
+        if (!entries)
+            goto fail;
+        if (!PyTuple_Check(entries)) {
+            PyErr_SetString(PyExc_TypeError, "__mro_entries__ must return a tuple");
+            Py_DECREF(entries);
+            goto fail;
+        }
+        if (!list) {
+            PyObject *head = PyTuple_GetSlice(bases, 0, i);
+            list = head ? PySequence_List(head) : NULL;
+            Py_XDECREF(head);
+            if (!list) {
+                Py_DECREF(entries);
+                goto fail;
+            }
+        }
+        PyObject *none = _PyList_Extend((PyListObject *) list, entries);
+        Py_DECREF(entries);
+        if (!none)
+            goto fail;
+        Py_DECREF(none);
+    }
+    if (!list)
+        return Py_NewRef(bases);
+    *ret_orig = Py_NewRef(bases);
+    PyObject *t = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return t;
+fail:
+    Py_XDECREF(list);
+    return NULL;
+}
+
 int
 exec_classdef(struct exec_run *r, const struct node *s)
 {
     PyObject *decorators = eval_list(r, s->u, s->nu), *bases = NULL, *kw = NULL, *cls = NULL;
-    PyObject *blist = decorators ? eval_list(r, s->v, s->nv) : NULL;
-    if (blist && (bases = PyList_AsTuple(blist)) && (kw = class_keywords(r, s)))
-        cls = decorate(build_class(r, s, bases, kw), decorators);
+    PyObject *blist = decorators ? eval_list(r, s->v, s->nv) : NULL, *orig = NULL, *b0 = NULL;
+    if (blist && (b0 = PyList_AsTuple(blist)) && (bases = update_bases(b0, &orig)) &&
+        (kw = class_keywords(r, s)))
+        cls = decorate(build_class(r, s, bases, kw, orig), decorators);
+    Py_XDECREF(b0);
+    Py_XDECREF(orig);
     int rc = cls ? exec_name_store(r, s->c, cls) : -1;
     Py_XDECREF(decorators);
     Py_XDECREF(blist);

@@ -31,6 +31,21 @@ unbound_local(PyObject *name)
     return NULL;
 }
 
+/* An empty cell: the frame's own variable (UnboundLocalError) or an enclosing one's. */
+static PyObject *
+unbound_cell(struct exec_run *r, const struct node *n)
+{
+    const struct exec_code *c = r->frame->code;
+    for (uint32_t i = 0; i < c->ncells; i++)
+        if (c->cells[i] == n->slot)
+            return unbound_local(n->obj);
+    PyErr_Format(PyExc_NameError,
+                 "cannot access free variable '%U' where it is not associated with a value in "
+                 "enclosing scope",
+                 n->obj);
+    return NULL;
+}
+
 PyObject *
 exec_name_load(struct exec_run *r, const struct node *n, bool for_call)
 {
@@ -43,11 +58,7 @@ exec_name_load(struct exec_run *r, const struct node *n, bool for_call)
         v = PyCell_GET(r->frame->slots[n->slot]);
         if (v)
             return Py_NewRef(v);
-        PyErr_Format(PyExc_NameError,
-                     "cannot access free variable '%U' where it is not associated with a value "
-                     "in enclosing scope",
-                     n->obj);
-        return NULL;
+        return unbound_cell(r, n);
     case NAME_CLASS:
         v = PyObject_GetItem(r->frame->ns, n->obj);
         if (v || !PyErr_ExceptionMatches(PyExc_KeyError))
@@ -87,7 +98,7 @@ exec_name_delete(struct exec_run *r, const struct node *n)
         return 0;
     case NAME_DEREF:
         if (!PyCell_GET(r->frame->slots[n->slot]))
-            return unbound_local(n->obj) ? 0 : -1;
+            return unbound_cell(r, n) ? 0 : -1;
         return PyCell_Set(r->frame->slots[n->slot], NULL);
     case NAME_CLASS:
         rc = PyObject_DelItem(r->frame->ns, n->obj);
@@ -498,6 +509,28 @@ exec_import_from(struct exec_run *r, const struct node *s)
     return rc;
 }
 
+/* x: T in a module or class body: __annotations__[x] = T, as CPython records it. */
+static int
+annotate(struct exec_run *r, const struct node *s)
+{
+    PyObject *ns = r->frame && r->frame->ns ? r->frame->ns : r->globals;
+    PyObject *ann = exec_eval(r, s->c);
+    if (!ann)
+        return -1;
+    PyObject *key = PyUnicode_InternFromString("__annotations__");
+    PyObject *dict = key ? PyObject_GetItem(ns, key) : NULL;
+    if (!dict && key && PyErr_ExceptionMatches(PyExc_KeyError)) {
+        PyErr_Clear();
+        if ((dict = PyDict_New()) && PyObject_SetItem(ns, key, dict) < 0)
+            Py_CLEAR(dict);
+    }
+    int rc = dict ? PyObject_SetItem(dict, s->a->obj, ann) : -1;
+    Py_XDECREF(dict);
+    Py_XDECREF(key);
+    Py_DECREF(ann);
+    return rc;
+}
+
 int
 exec_stmt(struct exec_run *r, const struct node *s)
 {
@@ -520,13 +553,15 @@ exec_stmt(struct exec_run *r, const struct node *s)
         Py_DECREF(v);
         return rc < 0 ? FLOW_ERROR : FLOW_NEXT;
     case NK_S_ANNASSIGN:
-        if (!s->b)
-            return FLOW_NEXT;
-        if (!(v = exec_eval(r, s->b)))
-            return FLOW_ERROR;
-        rc = exec_assign(r, s->a, v);
-        Py_DECREF(v);
-        return rc < 0 ? FLOW_ERROR : FLOW_NEXT;
+        if (s->b) {
+            if (!(v = exec_eval(r, s->b)))
+                return FLOW_ERROR;
+            rc = exec_assign(r, s->a, v);
+            Py_DECREF(v);
+            if (rc < 0)
+                return FLOW_ERROR;
+        }
+        return s->c && annotate(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
     case NK_S_AUGASSIGN:
         return exec_augassign(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
     case NK_S_DELETE:

@@ -14,27 +14,91 @@ is_sequence(PyObject *v)
     return PyType_HasFeature(Py_TYPE(v), Py_TPFLAGS_SEQUENCE);
 }
 
+static bool
+is_wildcard(const struct node *p)
+{
+    return (p->kind == NK_P_AS && !p->a && !p->b) || (p->kind == NK_P_STAR && !p->a);
+}
+
+/* The subject's items as CPython's compiled patterns read them: by index (len - k for those
+ * after a wildcard star) when the star is a wildcard, else by iteration. */
+static PyObject *
+sequence_items(const struct node *p, PyObject *v, Py_ssize_t len, Py_ssize_t star)
+{
+    Py_ssize_t n = (Py_ssize_t) p->nv;
+    if (star >= 0 && !p->v[star]->a) {
+        PyObject *items = PyTuple_New(n);
+        for (Py_ssize_t i = 0; items && i < n; i++) {
+            if (i == star) {
+                PyTuple_SET_ITEM(items, i, Py_NewRef(Py_None));
+                continue;
+            }
+            PyObject *idx = PyLong_FromSsize_t(i < star ? i : len - (n - i));
+            PyObject *item = idx ? PyObject_GetItem(v, idx) : NULL;
+            Py_XDECREF(idx);
+            if (!item)
+                Py_CLEAR(items);
+            else
+                PyTuple_SET_ITEM(items, i, item);
+        }
+        return items;
+    }
+    PyObject *it = PyObject_GetIter(v);
+    if (!it)
+        return NULL;
+    PyObject *list = PyList_New(0), *item;
+    /* no star: exactly len items, as UNPACK_SEQUENCE takes them */
+    Py_ssize_t want = star < 0 ? n + 1 : PY_SSIZE_T_MAX;
+    while (list && PyList_GET_SIZE(list) < want && (item = PyIter_Next(it))) {
+        if (PyList_Append(list, item) < 0)
+            Py_CLEAR(list);
+        Py_DECREF(item);
+    }
+    Py_DECREF(it);
+    if (!list || PyErr_Occurred()) {
+        Py_XDECREF(list);
+        return NULL;
+    }
+    if (star < 0 && PyList_GET_SIZE(list) != n) {
+        PyErr_Format(PyExc_ValueError, "%s values to unpack (expected %zd)",
+                     PyList_GET_SIZE(list) > n ? "too many" : "not enough", n);
+        Py_DECREF(list);
+        return NULL;
+    }
+    PyObject *items = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return items;
+}
+
 static int
 match_sequence(struct exec_run *r, const struct node *p, PyObject *v)
 {
     if (!is_sequence(v))
         return 0;
-    PyObject *items = PySequence_Tuple(v);
-    if (!items)
-        return -1;
-    Py_ssize_t len = PyTuple_GET_SIZE(items), star = -1;
-    for (uint32_t i = 0; i < p->nv; i++)
+    Py_ssize_t star = -1, n = (Py_ssize_t) p->nv;
+    bool all_wild = true;
+    for (uint32_t i = 0; i < p->nv; i++) {
         if (p->v[i]->kind == NK_P_STAR)
             star = i;
+        all_wild = all_wild && is_wildcard(p->v[i]);
+    }
+    Py_ssize_t len = PySequence_Size(v);
+    if (len < 0)
+        return -1;
+    if (star < 0 ? len != n : len < n - 1)
+        return 0;
+    if (all_wild)
+        return 1;
+    PyObject *items = sequence_items(p, v, len, star);
+    if (!items)
+        return -1;
+    Py_ssize_t got = PyTuple_GET_SIZE(items);
     int m = 1;
-    if (star < 0 ? len != (Py_ssize_t) p->nv : len < (Py_ssize_t) p->nv - 1)
-        m = 0;
-    for (uint32_t i = 0; m == 1 && i < p->nv; i++) {
+    for (Py_ssize_t i = 0; m == 1 && i < n; i++) {
         const struct node *sub = p->v[i];
-        if ((Py_ssize_t) i == star) {
-            Py_ssize_t tail = (Py_ssize_t) p->nv - 1 - star;
+        if (i == star) {
             if (sub->a) {
-                PyObject *rest = PyTuple_GetSlice(items, star, len - tail);
+                PyObject *rest = PyTuple_GetSlice(items, star, got - (n - 1 - star));
                 PyObject *list = rest ? PySequence_List(rest) : NULL;
                 m = list && exec_name_store(r, sub->a, list) == 0 ? 1 : -1;
                 Py_XDECREF(rest);
@@ -42,7 +106,10 @@ match_sequence(struct exec_run *r, const struct node *p, PyObject *v)
             }
             continue;
         }
-        Py_ssize_t idx = star >= 0 && (Py_ssize_t) i > star ? len - ((Py_ssize_t) p->nv - i) : i;
+        /* items read by index keep their pattern positions; iterated ones are all there */
+        Py_ssize_t idx = i;
+        if (star >= 0 && p->v[star]->a && i > star)
+            idx = got - (n - i);
         m = match(r, sub, PyTuple_GET_ITEM(items, idx));
     }
     Py_DECREF(items);

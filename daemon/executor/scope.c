@@ -243,7 +243,8 @@ bind_scope(struct cscope *s)
         } else if (fn && (f & (SYM_LOCAL | SYM_PARAM)) && !(f & SYM_NONLOCAL)) {
             n->op = (f & SYM_CELL) ? NAME_DEREF : NAME_FAST;
             n->slot = slot_of(s, n->obj);
-        } else if (f & SYM_FREE && !(!fn && (f & SYM_LOCAL))) {
+        } else if ((f & SYM_FREE) && (fn || (f & SYM_NONLOCAL) || !(f & SYM_LOCAL))) {
+            /* a class body binds into its namespace, unless the name is declared nonlocal */
             n->op = NAME_DEREF;
             n->slot = slot_of(s, n->obj);
         } else {

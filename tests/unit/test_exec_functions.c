@@ -192,6 +192,43 @@ test_classes(void **state)
                 "(1, 1, False, 'm')");
 }
 
+/* Annotations in class and module bodies, and PEP 560 bases: what dataclasses, NamedTuple,
+ * TypedDict and Generic need. */
+static void
+test_class_protocols(void **state)
+{
+    (void) state;
+    const char *mods[] = {"dataclasses", "typing", "enum"};
+    struct exec_policy p = {.imports = mods, .n_imports = 3};
+    struct {
+        const char *code, *want;
+    } cases[] = {
+            {"from dataclasses import dataclass, field\n@dataclass(order=True)\nclass P:\n"
+             "    x: int\n    y: int = 0\n    tags: list = field(default_factory=list)\n"
+             "P(1), P(1, 2) < P(2), P(3).tags",
+             "(P(x=1, y=0, tags=[]), True, [])"},
+            {"from typing import NamedTuple\nclass Pt(NamedTuple):\n    x: int\n    y: float = "
+             "1.5\n"
+             "Pt(1), Pt(1)._replace(y=2)",
+             "(Pt(x=1, y=1.5), Pt(x=1, y=2))"},
+            {"from typing import TypedDict, Generic, TypeVar\nclass M(TypedDict):\n    a: int\n"
+             "T = TypeVar('T')\nclass Box(Generic[T]):\n    def __init__(self, v: T):\n"
+             "        self.v = v\nM(a=1), Box[int](3).v",
+             "({'a': 1}, 3)"},
+            {"import enum\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = 2\n"
+             "Color.RED, Color(2).name, [c.name for c in Color]",
+             "(<Color.RED: 1>, 'GREEN', ['RED', 'GREEN'])"},
+            {"x: int = 3\ny: str\n__annotations__", "{'x': <class 'int'>, 'y': <class 'str'>}"},
+            {"def f():\n    z: int = 1\n    return z\nf()", "1"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got = t_eval(cases[i].code, &p);
+        if (strcmp(got, cases[i].want) != 0)
+            fail_msg("snippet:\n%s\nexpected: %s\ngot:      %s", cases[i].code, cases[i].want, got);
+        free(got);
+    }
+}
+
 static void
 test_exceptions(void **state)
 {
@@ -340,6 +377,7 @@ main(void)
             cmocka_unit_test(test_decorators_and_recursion),
             cmocka_unit_test(test_stack_guards),
             cmocka_unit_test(test_classes),
+            cmocka_unit_test(test_class_protocols),
             cmocka_unit_test(test_exceptions),
             cmocka_unit_test(test_with),
             cmocka_unit_test(test_comprehensions_and_generators),
