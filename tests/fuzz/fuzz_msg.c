@@ -4,6 +4,7 @@
  *   ever quotes user bytes into invalid UTF-8);
  * - every accepted request re-encodes and parses back to an equal tree (the writer and the
  *   parser agree, and nothing accepted is unrepresentable). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,34 @@ must_encode(const cJSON *obj)
     free(buf);
 }
 
+/* cJSON_Compare compares each pair of object members twice (a in b, then b in a), which is
+ * exponential in the nesting depth, and tolerates an epsilon on numbers. Keys are unique here
+ * (the parser refused duplicates), so one pass per direction of sizes is enough, and numbers
+ * must match exactly: the writer promises round-trip output. */
+static bool
+same_tree(const cJSON *a, const cJSON *b)
+{
+    if ((a->type & 0xFF) != (b->type & 0xFF))
+        return false;
+    if (cJSON_IsNumber(a))
+        return a->valuedouble == b->valuedouble;
+    if (cJSON_IsString(a))
+        return strcmp(a->valuestring, b->valuestring) == 0;
+    if (!cJSON_IsArray(a) && !cJSON_IsObject(a))
+        return true;
+    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+        return false;
+    const cJSON *x = a->child, *y = b->child;
+    for (; x && y; x = x->next, y = y->next) {
+        /* The writer keeps member order, so members line up one to one. */
+        if (cJSON_IsObject(a) && strcmp(x->string, y->string) != 0)
+            return false;
+        if (!same_tree(x, y))
+            return false;
+    }
+    return !x && !y;
+}
+
 static void
 check_round_trip(const cJSON *root)
 {
@@ -32,7 +61,7 @@ check_round_trip(const cJSON *root)
     cJSON *back = NULL;
     if (msg_parse(buf + 4, len - 4, MSG_MAX_DEPTH, &back, &err) < 0)
         abort();
-    if (!cJSON_Compare(root, back, 1))
+    if (!same_tree(root, back))
         abort();
     cJSON_Delete(back);
     free(buf);
