@@ -63,7 +63,8 @@ bind_param_list(struct cstate *cs, PyObject *args, const char *field, uint32_t *
         PyObject *one = PyList_Check(list) ? NULL : list; /* vararg/kwarg: one ast.arg */
         Py_ssize_t len = one ? 1 : PyList_GET_SIZE(list);
         for (Py_ssize_t i = 0; rc == 0 && i < len; i++) {
-            PyObject *name = exec_field_str(cs, one ? one : PyList_GET_ITEM(list, i), "arg");
+            PyObject *name = exec_mangle(
+                    cs, exec_field_str(cs, one ? one : PyList_GET_ITEM(list, i), "arg"));
             rc = name && exec_scope_add(cs->scope, name, SYM_PARAM) == 0 &&
                                  PyList_Append(cs->scope->params, name) == 0
                          ? 0

@@ -95,7 +95,7 @@ exec_eval_comp(struct exec_run *r, const struct node *n)
         exec_frame_cells(c, slots, closure) < 0)
         goto out;
     if (c->is_generator) {
-        res = exec_generator_new(r, c, n, slots, exec_cur_tree(r));
+        res = exec_generator_new(r, c, n, slots, exec_cur_tree(r), c->name, c->qualname);
         slots = NULL;
         goto out;
     }

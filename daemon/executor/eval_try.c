@@ -33,8 +33,8 @@ drop_exc(struct saved_exc *e)
 
 /* The exception being raised now gets `context` as its __context__ (CPython does it through
  * the thread's exception state, which the executor does not use). */
-static void
-chain_context(PyObject *context)
+void
+exec_chain_context(PyObject *context)
 {
     if (!context || !PyErr_Occurred())
         return;
@@ -78,7 +78,7 @@ handle(struct exec_run *r, const struct node *s)
             int m = t && check_handler_type(t) == 0 ? PyErr_GivenExceptionMatches(e.value, t) : -1;
             Py_XDECREF(t);
             if (m < 0) {
-                chain_context(e.value);
+                exec_chain_context(e.value);
                 drop_exc(&e);
                 return FLOW_ERROR;
             }
@@ -87,10 +87,15 @@ handle(struct exec_run *r, const struct node *s)
         }
         PyObject *prev = r->handling;
         r->handling = Py_NewRef(e.value);
+        /* native code in the handler sees it too: sys.exc_info(), traceback.format_exc() */
+        PyObject *prev_handled = PyErr_GetHandledException();
+        PyErr_SetHandledException(e.value);
         int flow = h->b && exec_name_store(r, h->b, e.value) < 0 ? FLOW_ERROR
                                                                  : exec_block(r, h->v, h->nv);
+        PyErr_SetHandledException(prev_handled);
+        Py_XDECREF(prev_handled);
         if (flow == FLOW_ERROR)
-            chain_context(e.value);
+            exec_chain_context(e.value);
         if (h->b) {
             /* `except E as e` unbinds e afterwards (CPython's rule) */
             struct saved_exc keep = {0};
@@ -134,7 +139,7 @@ run_finally(struct exec_run *r, const struct node *fin, int flow)
         return flow;
     }
     if (f2 == FLOW_ERROR)
-        chain_context(e.value);
+        exec_chain_context(e.value);
     drop_exc(&e);
     Py_XDECREF(retval);
     return f2;
@@ -197,9 +202,13 @@ exec_raise(struct exec_run *r, const struct node *s)
             Py_DECREF(exc);
             return -1;
         }
-        if (c != Py_None && !(cause = make_exception(c))) {
-            PyErr_Clear();
+        if (c != Py_None && !PyExceptionClass_Check(c) && !PyExceptionInstance_Check(c)) {
             PyErr_SetString(PyExc_TypeError, "exception causes must derive from BaseException");
+            Py_DECREF(c);
+            Py_DECREF(exc);
+            return -1;
+        }
+        if (c != Py_None && !(cause = make_exception(c))) {
             Py_DECREF(c);
             Py_DECREF(exc);
             return -1;
@@ -209,7 +218,7 @@ exec_raise(struct exec_run *r, const struct node *s)
     }
     PyErr_SetObject((PyObject *) Py_TYPE(exc), exc);
     Py_DECREF(exc);
-    chain_context(r->handling);
+    exec_chain_context(r->handling);
     return -1;
 }
 
@@ -267,8 +276,8 @@ with_item(struct exec_run *r, const struct node *s, uint32_t i)
     if (!enter || !exit_) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_TypeError,
-                         "'%.200s' object does not support the context manager protocol",
-                         Py_TYPE(mgr)->tp_name);
+                         "'%.200s' object does not support the context manager protocol%s",
+                         Py_TYPE(mgr)->tp_name, enter ? " (missed __exit__ method)" : "");
         Py_XDECREF(enter);
         Py_DECREF(mgr);
         return FLOW_ERROR;
@@ -298,7 +307,7 @@ with_item(struct exec_run *r, const struct node *s, uint32_t i)
             drop_exc(&e);
             flow = FLOW_NEXT;
         } else if (suppress < 0) {
-            chain_context(e.value);
+            exec_chain_context(e.value);
             drop_exc(&e);
         } else {
             restore_exc(&e);

@@ -282,6 +282,7 @@ struct exec_function {
     PyObject *closure;         /* tuple of cells or NULL */
     PyObject *name, *qualname, *doc, *module;
     PyObject *dict;
+    PyObject *weakreflist;
 };
 extern PyTypeObject exec_function_type;
 
@@ -382,6 +383,8 @@ PyObject *exec_builtin_super(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* eval_try.c */
 int exec_try(struct exec_run *r, const struct node *s);
+/* The pending exception gets context as its __context__ unless it has one. */
+void exec_chain_context(PyObject *context);
 int exec_raise(struct exec_run *r, const struct node *s);
 int exec_with(struct exec_run *r, const struct node *s);
 int exec_assert(struct exec_run *r, const struct node *s);
@@ -392,7 +395,8 @@ int exec_match(struct exec_run *r, const struct node *s);
 
 /* generator.c: takes ownership of slots (heap, code->nslots) in every case */
 PyObject *exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct node *comp,
-                             PyObject **slots, PyObject *tree_ref);
+                             PyObject **slots, PyObject *tree_ref, PyObject *name,
+                             PyObject *qualname);
 PyObject *exec_eval_yield(struct exec_run *r, const struct node *n);
 /* Suspends the running generator with value (stolen); returns what it is resumed with. */
 PyObject *exec_gen_yield(struct exec_run *r, PyObject *value);

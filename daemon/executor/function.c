@@ -250,7 +250,7 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
     if ((c->ncells || c->nfree) && exec_frame_cells(c, slots, f->closure) < 0)
         goto out;
     if (c->is_generator) {
-        res = exec_generator_new(r, c, NULL, slots, f->tree_ref);
+        res = exec_generator_new(r, c, NULL, slots, f->tree_ref, f->name, f->qualname);
         slots = NULL; /* the generator owns them now, even on failure */
         goto out;
     }
@@ -312,6 +312,8 @@ function_dealloc(PyObject *self)
 {
     struct exec_function *f = (struct exec_function *) self;
     PyObject_GC_UnTrack(self);
+    if (f->weakreflist)
+        PyObject_ClearWeakRefs(self);
     function_clear(self);
     /* the code lives in the tree: drop it last */
     Py_CLEAR(f->env_capsule);
@@ -351,6 +353,7 @@ PyTypeObject exec_function_type = {
         .tp_call = PyVectorcall_Call,
         .tp_descr_get = function_descr_get,
         .tp_dictoffset = offsetof(struct exec_function, dict),
+        .tp_weaklistoffset = offsetof(struct exec_function, weakreflist),
         .tp_traverse = function_traverse,
         .tp_clear = function_clear,
         .tp_dealloc = function_dealloc,
@@ -401,6 +404,7 @@ exec_function_new(struct exec_run *r, const struct node *n)
     f->qualname = Py_NewRef(c->qualname);
     f->doc = Py_NewRef(c->doc ? c->doc : Py_None);
     f->dict = NULL;
+    f->weakreflist = NULL;
     if (!(f->module = PyUnicode_FromString("__main__"))) {
         Py_DECREF(f);
         return NULL;

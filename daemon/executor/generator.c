@@ -46,6 +46,7 @@ struct exec_generator {
     const void *caller_stack_bottom;
     size_t caller_stack_size;
     struct exec_generator *next_live, **prev_live; /* the env's suspended generators */
+    PyObject *weakreflist;
 };
 
 static struct exec_generator *starting;
@@ -151,6 +152,10 @@ gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
     g->handling = NULL;
     r->gen = g;
     r->stack_limit = g->stack + GEN_STACK_MARGIN;
+    /* sys.exc_info(): what the body is handling if anything, else the caller's */
+    PyObject *caller_handled = PyErr_GetHandledException();
+    if (r->handling)
+        PyErr_SetHandledException(r->handling);
     g->sent = sent ? Py_NewRef(sent) : NULL;
     g->throwing = throwing;
     bool first = g->state == GEN_CREATED;
@@ -162,6 +167,8 @@ gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
     exec_stack_switch(&g->caller, &g->ctx);
     ASAN_FINISH(fake, NULL, NULL);
     g->handling = r->handling;
+    PyErr_SetHandledException(caller_handled);
+    Py_XDECREF(caller_handled);
     r->frame = caller_frame;
     r->handling = caller_handling;
     r->gen = caller_gen;
@@ -201,8 +208,11 @@ exec_gen_yield(struct exec_run *r, PyObject *value)
     ASAN_START(&fake, g->caller_stack_bottom, g->caller_stack_size);
     exec_stack_switch(&g->ctx, &g->caller);
     ASAN_FINISH(fake, &g->caller_stack_bottom, &g->caller_stack_size);
-    if (g->throwing)
+    if (g->throwing) {
+        /* raised at this yield: chained to what the body is handling here, as in CPython */
+        exec_chain_context(r->handling);
         return NULL;
+    }
     PyObject *s = g->sent;
     g->sent = NULL;
     return s ? s : Py_NewRef(Py_None);
@@ -276,8 +286,19 @@ gen_throw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                                  ? Py_NewRef(val)
                                  : (val && val != Py_None ? PyObject_CallOneArg(typ, val)
                                                           : PyObject_CallNoArgs(typ));
-        if (!inst)
-            return NULL;
+        if (inst && !PyExceptionInstance_Check(inst)) {
+            PyErr_Format(PyExc_TypeError,
+                         "calling %R should have returned an instance of BaseException, not %s",
+                         typ, Py_TYPE(inst)->tp_name);
+            Py_CLEAR(inst);
+        }
+        if (!inst) {
+            /* raised at the generator's yield, as CPython does with a failing throw() */
+            if (g->state != GEN_SUSPENDED)
+                return NULL;
+            PyObject *y = gen_resume(g, NULL, true);
+            return y ? y : gen_finish(g, false);
+        }
         PyErr_SetObject((PyObject *) Py_TYPE(inst), inst);
         Py_DECREF(inst);
     } else if (PyExceptionInstance_Check(typ)) {
@@ -333,32 +354,58 @@ gen_traverse(PyObject *self, visitproc visit, void *arg)
     return 0;
 }
 
+/* PEP 442 finaliser: a suspended generator is closed (its finally blocks run) before the
+ * garbage collector or dealloc frees it, so that its stack holds no references any more. */
+static void
+gen_finalize(PyObject *self)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    if (g->state != GEN_SUSPENDED)
+        return;
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    if (gen_close_inner(g) < 0)
+        PyErr_WriteUnraisable(self);
+    PyErr_Restore(t, v, tb);
+}
+
+static void
+clear_slots(struct exec_generator *g)
+{
+    if (!g->frame.slots)
+        return;
+    PyObject **slots = g->frame.slots;
+    g->frame.slots = NULL;
+    exec_slots_free(slots, g->code->nslots);
+    PyMem_Free(slots);
+}
+
+static int
+gen_clear(PyObject *self)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    /* a suspended body's C frames still point into the slots: only a finished or unstarted
+     * generator can let go of them */
+    if (g->state == GEN_DONE || g->state == GEN_CREATED)
+        clear_slots(g);
+    return 0;
+}
+
 static void
 gen_dealloc(PyObject *self)
 {
     struct exec_generator *g = (struct exec_generator *) self;
     PyObject_GC_UnTrack(self);
-    if (g->state == GEN_SUSPENDED) {
-        /* unwind its stack (finally blocks, with exits) like CPython's generator finaliser */
-        Py_SET_REFCNT(self, 1);
-        PyObject *t, *v, *tb;
-        PyErr_Fetch(&t, &v, &tb);
-        if (gen_close_inner(g) < 0)
-            PyErr_WriteUnraisable(self);
-        PyErr_Restore(t, v, tb);
-        if (Py_REFCNT(self) > 1) {
-            Py_SET_REFCNT(self, Py_REFCNT(self) - 1); /* resurrected */
-            PyObject_GC_Track(self);
-            return;
-        }
-    }
+    if (g->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    PyObject_GC_Track(self);
+    if (PyObject_CallFinalizerFromDealloc(self) < 0)
+        return; /* resurrected */
+    PyObject_GC_UnTrack(self);
     live_unlink(g);
     if (g->stack) /* never unwound (its environment is gone): the frames' references leak */
         munmap(g->stack, GEN_STACK_SIZE);
-    if (g->frame.slots) {
-        exec_slots_free(g->frame.slots, g->code->nslots);
-        PyMem_Free(g->frame.slots);
-    }
+    clear_slots(g);
     Py_XDECREF(g->sent);
     Py_XDECREF(g->yielded);
     Py_XDECREF(g->retval);
@@ -391,15 +438,38 @@ static PyMethodDef gen_methods[] = {
         {NULL, NULL, 0, NULL},
 };
 
+static PyObject *
+gen_get_suspended(PyObject *self, void *closure)
+{
+    return PyBool_FromLong(((struct exec_generator *) self)->state == GEN_SUSPENDED);
+}
+
+static PyObject *
+gen_get_name(PyObject *self, void *closure)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    return Py_NewRef(closure ? g->qualname : g->name);
+}
+
+static int
+gen_set_name(PyObject *self, PyObject *value, void *closure)
+{
+    struct exec_generator *g = (struct exec_generator *) self;
+    if (!value || !PyUnicode_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be set to a string object",
+                     closure ? "__qualname__" : "__name__");
+        return -1;
+    }
+    Py_XSETREF(*(closure ? &g->qualname : &g->name), Py_NewRef(value));
+    return 0;
+}
+
 static PyGetSetDef gen_getset[] = {
         {"gi_running", gen_get_running, NULL, NULL, NULL},
+        {"gi_suspended", gen_get_suspended, NULL, NULL, NULL},
+        {"__name__", gen_get_name, gen_set_name, NULL, NULL},
+        {"__qualname__", gen_get_name, gen_set_name, NULL, (void *) 1},
         {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyMemberDef gen_members[] = {
-        {"__name__", T_OBJECT, offsetof(struct exec_generator, name), READONLY, NULL},
-        {"__qualname__", T_OBJECT, offsetof(struct exec_generator, qualname), READONLY, NULL},
-        {NULL, 0, 0, 0, NULL},
 };
 
 static PyTypeObject generator_type = {
@@ -409,11 +479,13 @@ static PyTypeObject generator_type = {
         .tp_iter = PyObject_SelfIter,
         .tp_iternext = gen_iternext,
         .tp_traverse = gen_traverse,
+        .tp_clear = gen_clear,
+        .tp_finalize = gen_finalize,
+        .tp_weaklistoffset = offsetof(struct exec_generator, weakreflist),
         .tp_dealloc = gen_dealloc,
         .tp_repr = gen_repr,
         .tp_methods = gen_methods,
         .tp_getset = gen_getset,
-        .tp_members = gen_members,
 };
 
 int
@@ -424,7 +496,7 @@ exec_generator_init_type(void)
 
 PyObject *
 exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct node *comp,
-                   PyObject **slots, PyObject *tree_ref)
+                   PyObject **slots, PyObject *tree_ref, PyObject *name, PyObject *qualname)
 {
     struct exec_generator *g = PyObject_GC_New(struct exec_generator, &generator_type);
     if (!g) {
@@ -440,8 +512,8 @@ exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct n
     g->frame.tree_ref = tree_ref;
     g->tree_ref = Py_NewRef(tree_ref);
     g->env_capsule = Py_NewRef(r->env->capsule);
-    g->name = Py_NewRef(c->name);
-    g->qualname = Py_NewRef(c->qualname);
+    g->name = Py_NewRef(name); /* the function's current names, as CPython takes them */
+    g->qualname = Py_NewRef(qualname);
     g->run = r;
     g->state = GEN_CREATED;
     PyObject_GC_Track((PyObject *) g);

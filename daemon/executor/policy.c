@@ -105,13 +105,29 @@ exec_raise_import_refused(const struct exec_env *env, const char *name)
 }
 
 /* Dunders the snippet may use: names, docs and versions, the constructor protocol classes
- * need, exception chaining, and data-only attributes. Everything else (__class__, __dict__,
- * __globals__, __subclasses__, __self__, ...) leads to objects the policy keeps away. */
+ * need, exception chaining, data-only attributes and the protocol methods (cm.__enter__(),
+ * it.__next__()), whose wrappers only lead further through dunders that stay refused.
+ * Everything else (__class__, __dict__, __globals__, __subclasses__, __self__, __func__,
+ * __reduce__, ...) leads to objects the policy keeps away. */
 static const char *const allowed_dunders[] = {
-        "__init__",   "__new__",     "__name__",    "__qualname__",         "__doc__",
-        "__module__", "__str__",     "__repr__",    "__version__",          "__all__",
-        "__cause__",  "__context__", "__wrapped__", "__suppress_context__", "__match_args__",
-        "__slots__",
+        "__init__",        "__new__",
+        "__name__",        "__qualname__",
+        "__doc__",         "__module__",
+        "__str__",         "__repr__",
+        "__version__",     "__all__",
+        "__cause__",       "__context__",
+        "__wrapped__",     "__suppress_context__",
+        "__match_args__",  "__slots__",
+        "__enter__",       "__exit__",
+        "__iter__",        "__next__",
+        "__len__",         "__contains__",
+        "__getitem__",     "__setitem__",
+        "__delitem__",     "__hash__",
+        "__eq__",          "__ne__",
+        "__lt__",          "__le__",
+        "__gt__",          "__ge__",
+        "__bool__",        "__format__",
+        "__annotations__",
 };
 
 bool

@@ -72,7 +72,7 @@ test_dunders(void **state)
             "hasattr(1, '__dict__')",
             "class_ = 1\nsetattr(class_, '__doc__x__', 1)",
             "delattr(1, '__x__')",
-            "x = [1]\nx.__len__()",
+            "x = [1]\nx.__reduce__()",
             "'{0.__class__}'.format(1)",
             "str.format('{0.__class__}', 1)",
             "'{x.__class__}'.format_map({'x': 1})",
@@ -90,6 +90,9 @@ test_dunders(void **state)
     assert_eval("getattr(1, 'real'), getattr(1, 'nope', 'dflt'), hasattr('', 'join')",
                 "(1, 'dflt', True)");
     assert_eval("'{x}-{y[0]}'.format_map({'x': 1, 'y': [2]})", "'1-2'");
+    /* protocol methods are allowed; what they lead to through other dunders is not */
+    assert_eval("it = iter([1, 2])\nit.__next__(), [1].__len__(), (1).__eq__(1)", "(1, 1, True)");
+    assert_eval_fails("[].__len__.__self__", "Forbidden access to dunder attribute: __self__");
     assert_eval_fails("getattr(1, 'nope')", "AttributeError: 'int' object has no attribute 'nope'");
 }
 
