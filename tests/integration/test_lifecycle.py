@@ -24,7 +24,7 @@ def wait_for(cond, timeout=10, interval=0.05):
 def test_sigterm_with_job_in_flight(daemon_factory):
     d = daemon_factory()
     c = d.client()
-    rid = c.submit("for i in range(10**12): pass")
+    rid = c.submit("import time\ntime.sleep(25)")  # no ops budget to run out under load
     assert wait_for(lambda: c.stats()["jobs"]["running"] >= 1)
     # stop() sends SIGTERM and asserts exit 0, no socket, no process left
     result = {}
@@ -95,7 +95,7 @@ def test_zygote_death_is_survived(daemon_factory):
         # Kill the zygote once the snippet is surely running (its output, over the worker's 4 KiB
         # flush threshold, has arrived), so the job is past hardening: its worker dies with the
         # zygote and the job reports worker_crashed.
-        rid = c.submit("print('s' * 5000)\nfor i in range(10**12): pass", stream=True)
+        rid = c.submit("print('s' * 5000)\nimport time\ntime.sleep(25)", stream=True)
         r = c.wait(rid, on_output=lambda _: os.kill(zygote, signal.SIGKILL))
         assert r.outcome == "worker_crashed", r.reply
         assert wait_for(lambda: c.stats()["zygote"]["pid"] not in (zygote, 0, None), timeout=15)

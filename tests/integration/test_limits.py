@@ -105,7 +105,7 @@ def test_worker_killed_by_a_signal(daemon, client):
 
     with daemon.client() as c:
         # The 5 KB print passes the worker's 4 KiB flush threshold: it arrives while the loop runs.
-        rid = c.submit("print('s' * 5000)\nfor i in range(10**12): pass", stream=True)
+        rid = c.submit("print('s' * 5000)\nimport time\ntime.sleep(25)", stream=True)
         r = c.wait(rid, on_output=crash)
     assert r.outcome == "worker_crashed", r.reply
     assert "signal 9" in r.error["message"] or "SIGKILL" in r.error["message"], r.error
