@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, is_asan_build
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,10 @@ def test_pkg_config_build_and_run(staged, daemon, tmp_path):
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "pyfence"], env=env, capture_output=True,
                            text=True, check=True).stdout.split()
     exe = tmp_path / "client"
-    r = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+    lib = only(list(staged.rglob("libpyfence.so.*.*.*")), "libpyfence.so.X.Y.Z")
+    # A sanitized build's library needs its runtime linked into the program first.
+    sanitize = ["-fsanitize=address,undefined"] if is_asan_build(str(lib)) else []
+    r = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", *sanitize,
                         str(REPO / "examples" / "client.c"), "-o", str(exe), *flags],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
