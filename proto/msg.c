@@ -554,6 +554,29 @@ static const struct msg_field exec_fields[] = {
         {"limits", MSG_T_OBJECT, false, 0, 0},
         {"variables", MSG_T_OBJECT, false, 0, 0},
         {"stream", MSG_T_BOOL, false, 0, 0},
+        {"session", MSG_T_STRING, false, 1, MSG_SESSION_ID_MAX},
+};
+/* A session id is 32 hex characters; the schema accepts any short string so that a malformed
+ * id gets the same not_found answer as an unknown one. */
+static const struct msg_field session_open_fields[] = {
+        ID_FIELD,
+        OP_FIELD,
+        {"profile", MSG_T_STRING, false, 1, 64},
+        {"limits", MSG_T_OBJECT, false, 0, 0},
+        {"imports", MSG_T_STRING_ARRAY, false, 0, 64},
+        {"variables", MSG_T_OBJECT, false, 0, 0},
+        {"detach", MSG_T_BOOL, false, 0, 0},
+};
+static const struct msg_field session_close_fields[] = {
+        ID_FIELD,
+        OP_FIELD,
+        {"session", MSG_T_STRING, true, 1, MSG_SESSION_ID_MAX},
+};
+static const struct msg_field session_get_fields[] = {
+        ID_FIELD,
+        OP_FIELD,
+        {"session", MSG_T_STRING, true, 1, MSG_SESSION_ID_MAX},
+        {"names", MSG_T_STRING_ARRAY, true, 0, MSG_SESSION_GET_MAX_NAMES},
 };
 
 /* Sorted by name, in enum order, so the name lookup can bsearch. An op without a schema is
@@ -567,10 +590,13 @@ static const struct op_def {
         [MSG_OP_EXEC] = {"exec", exec_fields, PF_ELEMENTSOF(exec_fields)},
         [MSG_OP_HELLO] = {"hello", hello_fields, PF_ELEMENTSOF(hello_fields)},
         [MSG_OP_PING] = {"ping", bare_fields, PF_ELEMENTSOF(bare_fields)},
-        [MSG_OP_SESSION_CLOSE] = {"session.close", NULL, 0},
-        [MSG_OP_SESSION_GET] = {"session.get", NULL, 0},
-        [MSG_OP_SESSION_LIST] = {"session.list", NULL, 0},
-        [MSG_OP_SESSION_OPEN] = {"session.open", NULL, 0},
+        [MSG_OP_SESSION_CLOSE] = {"session.close", session_close_fields,
+                                  PF_ELEMENTSOF(session_close_fields)},
+        [MSG_OP_SESSION_GET] = {"session.get", session_get_fields,
+                                PF_ELEMENTSOF(session_get_fields)},
+        [MSG_OP_SESSION_LIST] = {"session.list", bare_fields, PF_ELEMENTSOF(bare_fields)},
+        [MSG_OP_SESSION_OPEN] = {"session.open", session_open_fields,
+                                 PF_ELEMENTSOF(session_open_fields)},
         [MSG_OP_STATS] = {"stats", bare_fields, PF_ELEMENTSOF(bare_fields)},
 };
 

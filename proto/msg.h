@@ -11,8 +11,10 @@
 
 #include "pf_error.h"
 
-#define MSG_PROTOCOL_VERSION 1
-#define MSG_MAX_DEPTH        64 /* our own limit, well below cJSON's compiled-in 1000 */
+#define MSG_PROTOCOL_VERSION      1
+#define MSG_MAX_DEPTH             64  /* our own limit, well below cJSON's compiled-in 1000 */
+#define MSG_SESSION_ID_MAX        64  /* bytes of a `session` field (real ids are 32 hex digits) */
+#define MSG_SESSION_GET_MAX_NAMES 256 /* names in one session.get */
 
 /* ---- strict parsing ---------------------------------------------------------------- */
 

@@ -484,8 +484,6 @@ test_unknown_and_unsupported_ops(void **state)
     (void) state;
     EXPECT_ERR("{\"id\":1,\"op\":\"launch\"}", PF_E_UNKNOWN_OP, "unknown op 'launch'");
     EXPECT_ERR("{\"id\":1,\"op\":\"PING\"}", PF_E_UNKNOWN_OP, "unknown op 'PING'");
-    EXPECT_ERR("{\"id\":1,\"op\":\"session.open\"}", PF_E_UNKNOWN_OP,
-               "op 'session.open' is not supported by this daemon yet");
     EXPECT_ERR("{\"id\":1,\"op\":\"cancel\"}", PF_E_UNKNOWN_OP,
                "op 'cancel' is not supported by this daemon yet");
 
@@ -495,6 +493,78 @@ test_unknown_and_unsupported_ops(void **state)
     assert_string_equal(msg_op_name(MSG_OP_EXEC), "exec");
     assert_null(msg_op_name(_MSG_OP_MAX));
     assert_null(msg_op_name(_MSG_OP_INVALID));
+}
+
+static void
+test_session_schemas(void **state)
+{
+    (void) state;
+    struct msg_request r;
+    r = expect_request_ok("{\"id\":1,\"op\":\"session.open\"}", MSG_OP_SESSION_OPEN);
+    msg_request_finish(&r);
+    r = expect_request_ok("{\"id\":1,\"op\":\"session.open\",\"profile\":\"strict\","
+                          "\"limits\":{\"timeout_ms\":500},\"imports\":[\"json\"],"
+                          "\"variables\":{\"x\":1},\"detach\":true}",
+                          MSG_OP_SESSION_OPEN);
+    assert_true(msg_get_bool(r.root, "detach", false));
+    msg_request_finish(&r);
+    r = expect_request_ok("{\"id\":2,\"op\":\"session.close\",\"session\":\"ab\"}",
+                          MSG_OP_SESSION_CLOSE);
+    msg_request_finish(&r);
+    r = expect_request_ok("{\"id\":3,\"op\":\"session.list\"}", MSG_OP_SESSION_LIST);
+    msg_request_finish(&r);
+    r = expect_request_ok("{\"id\":4,\"op\":\"session.get\",\"session\":\"ab\","
+                          "\"names\":[\"x\",\"y\"]}",
+                          MSG_OP_SESSION_GET);
+    msg_request_finish(&r);
+    r = expect_request_ok("{\"id\":5,\"op\":\"exec\",\"code\":\"x\",\"session\":\"ab\"}",
+                          MSG_OP_EXEC);
+    assert_string_equal(msg_get_string(r.root, "session", NULL), "ab");
+    msg_request_finish(&r);
+
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.open\",\"detach\":1}", PF_E_BAD_REQUEST,
+               "session.open request: field 'detach': expected a boolean, got a number");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.open\",\"profile\":\"\"}", PF_E_BAD_REQUEST,
+               "session.open request: field 'profile': string of 0 bytes is below minimum 1");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.open\",\"code\":\"x\"}", PF_E_BAD_REQUEST,
+               "field 'code' is not allowed in session.open request");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.close\"}", PF_E_BAD_REQUEST,
+               "session.close request: field 'session' is missing");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.close\",\"session\":7}", PF_E_BAD_REQUEST,
+               "session.close request: field 'session': expected a string, got a number");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.list\",\"session\":\"a\"}", PF_E_BAD_REQUEST,
+               "field 'session' is not allowed in session.list request");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.get\",\"session\":\"a\"}", PF_E_BAD_REQUEST,
+               "session.get request: field 'names' is missing");
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.get\",\"session\":\"a\",\"names\":[1]}",
+               PF_E_BAD_REQUEST,
+               "session.get request: field 'names': item 0 is a number, expected a string");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"session\":\"\"}", PF_E_BAD_REQUEST,
+               "exec request: field 'session': string of 0 bytes is below minimum 1");
+
+    /* 256 names pass, 257 do not. */
+    char buf[8192];
+    for (int n = 256; n <= 257; n++) {
+        size_t len = (size_t) snprintf(
+                buf, sizeof(buf), "{\"id\":1,\"op\":\"session.get\",\"session\":\"a\",\"names\":[");
+        for (int i = 0; i < n; i++)
+            len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%s\"v%d\"", i ? "," : "", i);
+        snprintf(buf + len, sizeof(buf) - len, "]}");
+        if (n == 256) {
+            r = expect_request_ok(buf, MSG_OP_SESSION_GET);
+            msg_request_finish(&r);
+        } else {
+            EXPECT_ERR(buf, PF_E_BAD_REQUEST,
+                       "session.get request: field 'names': 257 items exceed the maximum of 256");
+        }
+    }
+    /* A session id longer than any real one is refused by the schema. */
+    char id[MSG_SESSION_ID_MAX + 2];
+    memset(id, 'a', sizeof(id) - 1);
+    id[sizeof(id) - 1] = '\0';
+    snprintf(buf, sizeof(buf), "{\"id\":1,\"op\":\"session.close\",\"session\":\"%s\"}", id);
+    EXPECT_ERR(buf, PF_E_BAD_REQUEST,
+               "session.close request: field 'session': string of 65 bytes exceeds maximum 64");
 }
 
 static void
@@ -684,6 +754,7 @@ main(void)
             cmocka_unit_test(test_id_integer_range),
             cmocka_unit_test(test_check_fields_int_and_number),
             cmocka_unit_test(test_unknown_and_unsupported_ops),
+            cmocka_unit_test(test_session_schemas),
             cmocka_unit_test(test_id_copy_on_failure),
             cmocka_unit_test(test_reply_shapes),
             cmocka_unit_test(test_encode_exact_numbers_and_escapes),
