@@ -71,8 +71,8 @@ send_or_die(int fd, const cJSON *obj)
 }
 
 /* {"event": "result", "outcome": code, ...} for a failure outside the snippet itself. */
-static _Noreturn void
-fail_job(int fd, int code, const char *message, int status)
+static cJSON *
+failure_result(int code, const char *message)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON *e = cJSON_CreateObject();
@@ -89,7 +89,13 @@ fail_job(int fd, int code, const char *message, int status)
     cJSON_AddNullToObject(e, "line");
     cJSON_AddNullToObject(e, "source");
     cJSON_AddItemToObject(r, "error", e);
-    send_or_die(fd, r);
+    return r;
+}
+
+static _Noreturn void
+fail_job(int fd, int code, const char *message, int status)
+{
+    send_or_die(fd, failure_result(code, message));
     _exit(status);
 }
 
@@ -222,9 +228,10 @@ out:
     return r;
 }
 
+/* Also the first frame of a session worker ("op": "session", no code). */
 static const struct msg_field run_fields[] = {
         {"op", MSG_T_STRING, true, 1, 16},
-        {"code", MSG_T_STRING, true, 0, WORKER_MAX_FRAME_BYTES},
+        {"code", MSG_T_STRING, false, 0, WORKER_MAX_FRAME_BYTES},
         {"imports", MSG_T_STRING_ARRAY, false, 0, 4096},
         {"limits", MSG_T_OBJECT, false, 0, 0},
         {"variables", MSG_T_OBJECT, false, 0, 0},
@@ -262,6 +269,7 @@ struct run_job {
     const char **imports; /* owned array; strings borrowed from root */
     size_t n_imports;
     struct policy_limits limits;
+    bool session; /* "op": "session": serve run/get frames until EOF (CHANNEL.md) */
 };
 
 static int
@@ -272,8 +280,13 @@ parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error 
         return -1;
     if (msg_check_fields(job->root, run_fields, PF_ELEMENTSOF(run_fields), "run", err) < 0)
         return -1;
-    if (strcmp(msg_get_string(job->root, "op", ""), "run") != 0)
-        return pf_error_set(err, PF_E_BAD_REQUEST, "worker channel: expected op \"run\"");
+    const char *op = msg_get_string(job->root, "op", "");
+    job->session = strcmp(op, "session") == 0;
+    if (strcmp(op, "run") != 0 && !job->session)
+        return pf_error_set(err, PF_E_BAD_REQUEST,
+                            "worker channel: expected op \"run\" or \"session\"");
+    if (!job->session && !cJSON_GetObjectItemCaseSensitive(job->root, "code"))
+        return pf_error_set(err, PF_E_BAD_REQUEST, "run: field 'code' is missing");
     job->code = msg_get_string(job->root, "code", "");
     job->variables = cJSON_GetObjectItemCaseSensitive(job->root, "variables");
     if (limits_from_json(cJSON_GetObjectItemCaseSensitive(job->root, "limits"), &job->limits, err) <
@@ -353,8 +366,8 @@ add_usage(cJSON *res)
     replace_item(stats, "max_rss_kb", cJSON_CreateNumber((double) ru.ru_maxrss));
 }
 
-static _Noreturn void
-run_job(int fd, struct run_job *job)
+static struct exec_env *
+new_env(int fd, const struct run_job *job)
 {
     _cleanup_pf_error_ struct pf_error *err = NULL;
     struct exec_policy policy = {
@@ -372,17 +385,143 @@ run_job(int fd, struct run_job *job)
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
     if (job->variables && exec_env_set_variables(env, job->variables, &err) < 0)
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
+    return env;
+}
 
+/* Runs one snippet and sends its result; env keeps the snippet's state for the next one. */
+static void
+run_snippet(int fd, struct exec_env *env, const struct policy_limits *limits, const char *code)
+{
     struct out_batch batch = {.fd = fd, .last_flush_ms = now_ms()};
-    cJSON *res = exec_env_run(env, job->code, on_output, &batch);
+    cJSON *res = exec_env_run(env, code, on_output, &batch);
     batch_flush(&batch);
     free(batch.buf);
     if (!res)
         fail_job(fd, PF_E_INTERNAL, "out of memory while running the snippet", 0);
-    enforce_result_size(res, (uint64_t) job->limits.v[POLICY_LIMIT_MAX_RESULT_BYTES]);
+    enforce_result_size(res, (uint64_t) limits->v[POLICY_LIMIT_MAX_RESULT_BYTES]);
     add_usage(res);
     replace_item(res, "event", cJSON_CreateString("result"));
     send_or_die(fd, res);
+    cJSON_Delete(res);
+}
+
+static _Noreturn void
+run_job(int fd, struct run_job *job)
+{
+    struct exec_env *env = new_env(fd, job);
+    run_snippet(fd, env, &job->limits, job->code);
+    _exit(0);
+}
+
+/* ---- a session worker -------------------------------------------------------------------
+ * After its "session" frame it answers one frame at a time, in order, until the daemon closes
+ * the channel (CHANNEL.md). Bytes past a frame are kept for the next one. */
+
+struct frame_reader {
+    struct frame_decoder dec;
+    size_t off, len;
+    char buf[64 * 1024];
+};
+
+/* 1 with the next frame in *slot, 0 at EOF; a broken channel ends the worker. */
+static int
+next_frame(int fd, struct frame_reader *rd, struct frame_slot *slot)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    slot->payload = NULL;
+    for (;;) {
+        if (rd->off < rd->len) {
+            long n = frame_decoder_feed(&rd->dec, rd->buf + rd->off, rd->len - rd->off, take_frame,
+                                        slot, &err);
+            if (n < 0)
+                _exit(1);
+            rd->off += (size_t) n;
+            if (slot->payload)
+                return 1;
+        }
+        ssize_t n = read(fd, rd->buf, sizeof(rd->buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            _exit(1);
+        if (n == 0)
+            return 0;
+        rd->off = 0;
+        rd->len = (size_t) n;
+    }
+}
+
+static const struct msg_field session_req_fields[] = {
+        {"op", MSG_T_STRING, true, 1, 16},
+        {"code", MSG_T_STRING, false, 0, WORKER_MAX_FRAME_BYTES},
+        {"variables", MSG_T_OBJECT, false, 0, 0},
+        {"names", MSG_T_STRING_ARRAY, false, 0, 4096},
+};
+
+static void
+session_get(int fd, struct exec_env *env, const cJSON *req)
+{
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(req, "names");
+    _cleanup_free_ const char **v = calloc((size_t) cJSON_GetArraySize(names) + 1, sizeof(*v));
+    if (!v)
+        _exit(1);
+    size_t n = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, names)
+        v[n++] = item->valuestring;
+    cJSON *vars = exec_env_get_variables(env, v, n);
+    cJSON *ev = cJSON_CreateObject();
+    if (!vars || !ev || !cJSON_AddStringToObject(ev, "event", "variables") ||
+        !cJSON_AddItemToObject(ev, "variables", vars))
+        _exit(1);
+    send_or_die(fd, ev);
+    cJSON_Delete(ev);
+}
+
+/* One request of the daemon's; a frame it could not have sent ends the worker. */
+static void
+session_request(int fd, struct exec_env *env, const struct run_job *job, const char *payload,
+                size_t len)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    _cleanup_cjson_ cJSON *req = NULL;
+    if (msg_parse(payload, len, MSG_MAX_DEPTH, &req, &err) < 0 ||
+        msg_check_fields(req, session_req_fields, PF_ELEMENTSOF(session_req_fields), "session",
+                         &err) < 0)
+        _exit(1);
+    const char *op = msg_get_string(req, "op", "");
+    if (strcmp(op, "get") == 0) {
+        session_get(fd, env, req);
+        return;
+    }
+    const char *code = msg_get_string(req, "code", NULL);
+    if (strcmp(op, "run") != 0 || !code)
+        _exit(1);
+    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(req, "variables");
+    if (vars && exec_env_set_variables(env, vars, &err) < 0) {
+        cJSON *r = failure_result(err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL);
+        send_or_die(fd, r);
+        cJSON_Delete(r);
+        return;
+    }
+    run_snippet(fd, env, &job->limits, code);
+}
+
+static _Noreturn void
+run_session(int fd, struct run_job *job)
+{
+    struct exec_env *env = new_env(fd, job);
+    _cleanup_cjson_ cJSON *ready = cJSON_CreateObject();
+    if (!ready || !cJSON_AddStringToObject(ready, "event", "ready"))
+        _exit(1);
+    send_or_die(fd, ready);
+    static struct frame_reader rd;
+    frame_decoder_init(&rd.dec, WORKER_MAX_FRAME_BYTES);
+    struct frame_slot slot;
+    while (next_frame(fd, &rd, &slot) > 0) {
+        session_request(fd, env, job, slot.payload, slot.len);
+        free(slot.payload);
+    }
     _exit(0);
 }
 
@@ -491,5 +630,7 @@ worker_main(int channel_fd, const struct harden_params *params)
     if (msg_get_bool(job.root, "raw", false))
         run_raw(fd, &job);
 #endif
+    if (job.session)
+        run_session(fd, &job);
     run_job(fd, &job);
 }
