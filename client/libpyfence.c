@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "json_write.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_error.h"
@@ -103,6 +104,21 @@ fail_pf(struct pyfence_error *err, struct pf_error *pe, int fallback_code, const
     int r = fail(err, code, "%s: %s", context, pe && pe->msg ? pe->msg : "out of memory");
     pf_error_free(pe);
     return r;
+}
+
+/* JSON text of a parsed reply, numbers exact: cJSON_Print* would turn 0.30000000000000004 into
+ * 0.3 and 10**16 into 1e+16. NULL on OOM (a parsed reply is valid UTF-8, so nothing else). */
+static char *
+exact_json(const cJSON *item)
+{
+    char *buf = NULL;
+    size_t len;
+    struct pf_error *e = NULL;
+    if (json_write(item, 0, SIZE_MAX / 2, &buf, &len, &e) < 0) {
+        pf_error_free(e);
+        return NULL;
+    }
+    return buf;
 }
 
 static int mark_broken(struct pyfence_conn *conn, int code, const char *fmt, ...)
@@ -545,7 +561,7 @@ pyfence_hello(struct pyfence_conn *conn, const char *client_name,
         copy_string_field(info.version, sizeof(info.version), reply, "version");
         copy_string_field(info.python, sizeof(info.python), reply, "python");
         info.protocol = proto->valueint;
-        info.reply_json = cJSON_PrintUnformatted(reply);
+        info.reply_json = exact_json(reply);
         if (!info.reply_json)
             return fail(err, PYFENCE_E_INTERNAL, "out of memory");
         *ret_info = info;
@@ -573,7 +589,7 @@ pyfence_stats(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *
     int r = simple_request(conn, req, &reply, err);
     if (r < 0)
         return r;
-    char *s = cJSON_PrintUnformatted(reply);
+    char *s = exact_json(reply);
     if (!s)
         return fail(err, PYFENCE_E_INTERNAL, "out of memory");
     *ret_json = s;
@@ -729,7 +745,7 @@ fill_result(const cJSON *reply, struct pyfence_result *res, struct pyfence_error
     if (res->outcome)
         res->outcome_code = pyfence_code_from_name(res->outcome);
     const cJSON *output = cJSON_GetObjectItemCaseSensitive(reply, "output");
-    res->output_json = output ? cJSON_PrintUnformatted(output) : strdup("null");
+    res->output_json = output ? exact_json(output) : strdup("null");
     oom |= !res->output_json;
     res->output_repr = dup_field(reply, "output_repr", &oom);
     res->logs = dup_field(reply, "logs", &oom);
@@ -747,7 +763,7 @@ fill_result(const cJSON *reply, struct pyfence_result *res, struct pyfence_error
     res->stats.cpu_ms = number_field(st, "cpu_ms");
     res->stats.ops = (int64_t) number_field(st, "ops");
     res->stats.max_rss_kb = (int64_t) number_field(st, "max_rss_kb");
-    res->reply_json = cJSON_PrintUnformatted(reply);
+    res->reply_json = exact_json(reply);
     oom |= !res->reply_json;
     if (oom) {
         pyfence_result_finish(res);

@@ -184,10 +184,45 @@ on_output(void *userdata, const char *data, size_t len)
     st->ends_nl = data[len - 1] == '\n';
 }
 
+/* cJSON_Print keeps 15 digits when they are "close enough" (0.30000000000000004 prints as 0.3)
+ * and gives big integers an exponent: every number becomes raw text that reads back exactly. */
+static void
+exact_numbers(cJSON *node)
+{
+    cJSON *child = node->child;
+    while (child) {
+        cJSON *next = child->next;
+        if (cJSON_IsNumber(child)) {
+            double d = child->valuedouble;
+            char text[64];
+            if (d == trunc(d) && fabs(d) < 1e17) {
+                snprintf(text, sizeof(text), "%.0f", d);
+            } else {
+                for (int prec = 15; prec <= 17; prec++) {
+                    snprintf(text, sizeof(text), "%.*g", prec, d);
+                    if (strtod(text, NULL) == d)
+                        break;
+                }
+            }
+            cJSON *raw = cJSON_CreateRaw(text);
+            /* ReplaceItemViaPointer keeps the node's place, not its key. */
+            if (raw && child->string && !(raw->string = strdup(child->string)))
+                raw = (cJSON_Delete(raw), NULL);
+            if (raw)
+                cJSON_ReplaceItemViaPointer(node, child, raw);
+        } else {
+            exact_numbers(child);
+        }
+        child = next;
+    }
+}
+
 static void
 print_json_text(const char *text)
 {
     cJSON *obj = cJSON_Parse(text);
+    if (obj)
+        exact_numbers(obj);
     char *pretty = obj ? cJSON_Print(obj) : NULL;
     puts(pretty ? pretty : text);
     free(pretty);

@@ -6,6 +6,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "job.h"
+#include "json_write.h"
 #include "ops.h"
 #include "pf_cleanup.h"
 #include "profile.h"
@@ -139,7 +140,12 @@ build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *impo
          cJSON_AddStringToObject(run, "code", msg_get_string(req, "code", ""));
     if (ok && variables)
         ok = cJSON_AddItemToObject(run, "variables", cJSON_Duplicate(variables, 1));
-    char *json = ok ? cJSON_PrintUnformatted(run) : NULL;
+    /* json_write, not cJSON_Print*: those print 0.1+0.2 as 0.3 and 10**15+1 as 1e+15. */
+    char *json = NULL;
+    size_t len;
+    struct pf_error *err = NULL;
+    if (ok && json_write(run, 0, JOB_MAX_WORKER_FRAME, &json, &len, &err) < 0)
+        pf_error_free(err);
     cJSON_Delete(run);
     return json;
 }

@@ -103,13 +103,28 @@ class Repr:
 
 # ---- tagged values ---------------------------------------------------------------------------
 
-_FLOAT_NAMES = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+def _encode_float(f):
+    # A JSON parser that keeps numbers as doubles (pyfenced's cJSON, most clients) prints an
+    # integral one back without its '.': 2.0 and -0.0 would come back as the ints 2 and 0. So
+    # integral floats are tagged with their repr; only the others are plain numbers.
+    if math.isfinite(f) and not f.is_integer():
+        return f
+    return {"$type": "float", "value": repr(f)}
 
 
-def _float_tag(f):
-    if math.isnan(f):
-        return {"$type": "float", "value": "nan"}
-    return {"$type": "float", "value": "inf" if f > 0 else "-inf"}
+def _encode_float_part(f):
+    """A part of a complex: a float by position, so a plain number unless JSON cannot spell it
+    or a hop would lose it (-0.0 prints as -0, read back as the int 0)."""
+    if math.isfinite(f) and not (f == 0 and math.copysign(1, f) < 0):
+        return f
+    return {"$type": "float", "value": repr(f)}
+
+
+def _decode_float_text(text):
+    # float() also takes "1_0", " 1" and "infinity": hold the daemon to repr's spelling.
+    if not text or text.strip() != text or "_" in text or text.lower() in ("infinity", "-infinity", "+inf"):
+        raise ValueError(f"{text!r} is not a float's repr")
+    return float(text)
 
 
 def encode_value(value, _depth=0):
@@ -122,7 +137,7 @@ def encode_value(value, _depth=0):
     if isinstance(value, int):
         return int(value) if -_INT_LIMIT <= value <= _INT_LIMIT else {"$type": "int", "value": str(value)}
     if isinstance(value, float):
-        return float(value) if math.isfinite(value) else _float_tag(value)
+        return _encode_float(float(value))
     if isinstance(value, list):
         return [encode_value(v, d) for v in value]
     if isinstance(value, dict):
@@ -136,7 +151,7 @@ def encode_value(value, _depth=0):
         tag = "bytearray" if isinstance(value, bytearray) else "bytes"
         return {"$type": tag, "base64": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, complex):
-        return {"$type": "complex", "real": encode_value(value.real, d), "imag": encode_value(value.imag, d)}
+        return {"$type": "complex", "real": _encode_float_part(value.real), "imag": _encode_float_part(value.imag)}
     # datetime.datetime is a subclass of datetime.date: test it first.
     for cls, tag in ((datetime.datetime, "datetime"), (datetime.date, "date"), (datetime.time, "time")):
         if isinstance(value, cls):
@@ -161,7 +176,7 @@ def _decode_tagged(obj):
         if tag == "int":
             return int(_tagged_field(obj, "value", str))
         if tag == "float":
-            return _FLOAT_NAMES[_tagged_field(obj, "value", str)]
+            return _decode_float_text(_tagged_field(obj, "value", str))
         if tag in ("tuple", "set", "frozenset"):
             items = [decode_value(v) for v in _tagged_field(obj, "items", list)]
             return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
@@ -171,7 +186,10 @@ def _decode_tagged(obj):
             raw = base64.b64decode(_tagged_field(obj, "base64", str), validate=True)
             return raw if tag == "bytes" else bytearray(raw)
         if tag == "complex":
-            return complex(decode_value(obj.get("real")), decode_value(obj.get("imag")))
+            parts = [decode_value(obj.get(name)) for name in ("real", "imag")]
+            if not all(type(p) in (int, float) for p in parts):
+                raise ValueError("the parts of a complex must be numbers")
+            return complex(float(parts[0]), float(parts[1]))
         if tag in ("datetime", "date", "time"):
             cls = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}[tag]
             return cls.fromisoformat(_tagged_field(obj, "iso", str))
@@ -189,6 +207,10 @@ def _decode_tagged(obj):
 
 def decode_value(value):
     """Tagged JSON value (as parsed by json) -> Python value."""
+    if type(value) is float and value.is_integer():
+        # A plain number with an integral value is an int (integral floats come tagged), however
+        # the writer spelled it ("1e16" or "1.0").
+        return int(value)
     if isinstance(value, list):
         return [decode_value(v) for v in value]
     if isinstance(value, dict):

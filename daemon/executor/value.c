@@ -150,20 +150,43 @@ tagged_string(const char *tag, const char *field, const char *value)
     return TAKE_PTR(o);
 }
 
+/* A float whose type is known from its place (a part of a complex): a plain number, tagged only
+ * when JSON has no spelling for it, or when a hop may lose it (-0.0 prints as "-0", which most
+ * JSON readers, Python's included, take as the int 0). */
 static cJSON *
-float_node(double v)
+float_part_node(double v)
 {
     if (isnan(v))
         return tagged_string("float", "value", "nan");
     if (isinf(v))
         return tagged_string("float", "value", v > 0 ? "inf" : "-inf");
-    /* Python's own repr: shortest round-trip digits, always with a '.' or an exponent. */
+    if (v == 0 && signbit(v))
+        return tagged_string("float", "value", "-0.0");
+    /* Python's own repr: shortest round-trip digits, exact whatever prints the tree. */
     char *s = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (!s) {
         PyErr_Clear();
         return NULL;
     }
     cJSON *n = cJSON_CreateRaw(s);
+    PyMem_Free(s);
+    return n;
+}
+
+/* Every hop that parses JSON with cJSON (the daemon, a client's own parser) keeps a number as a
+ * double and prints an integral one without '.', so 2.0 and -0.0 would arrive as the ints 2
+ * and 0: integral floats travel tagged, and only non-integral ones as plain numbers. */
+static cJSON *
+float_node(double v)
+{
+    if (!isfinite(v) || v != trunc(v))
+        return float_part_node(v);
+    char *s = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    cJSON *n = tagged_string("float", "value", s);
     PyMem_Free(s);
     return n;
 }
@@ -328,8 +351,8 @@ complex_node(PyObject *obj)
 {
     Py_complex c = PyComplex_AsCComplex(obj);
     _cleanup_json_ cJSON *o = tagged("complex");
-    cJSON *re = float_node(c.real);
-    cJSON *im = float_node(c.imag);
+    cJSON *re = float_part_node(c.real);
+    cJSON *im = float_part_node(c.imag);
     if (!o || !re || !im) {
         cJSON_Delete(re);
         cJSON_Delete(im);
@@ -564,16 +587,25 @@ float_from_text(const char *s, struct path *p, struct pf_error **err)
     return PyFloat_FromDouble(v);
 }
 
+/* A plain number with an integral value is an int (integral floats come tagged); past ±2^53 a
+ * double no longer holds every integer, so the sender's digits may already be lost. */
 static PyObject *
 number_from_json(const cJSON *j, struct path *p, struct pf_error **err)
 {
     double v = j->valuedouble;
-    if (isfinite(v) && v == floor(v) && fabs(v) <= (double) SAFE_INT_MAX)
+    if (!isfinite(v) || v != trunc(v))
+        return PyFloat_FromDouble(v);
+    if (fabs(v) <= (double) SAFE_INT_MAX)
         return PyLong_FromLongLong((long long) v);
-    return PyFloat_FromDouble(v);
+    return bad(p, err,
+               "the number %.17g is integral and beyond ±2^53, so it is not exact: send an int "
+               "as {\"$type\": \"int\", \"value\": \"DIGITS\"} and a float as "
+               "{\"$type\": \"float\", \"value\": \"%.17g\"}",
+               v, v);
 }
 
-/* A raw node is what exec_value_to_json makes of a float; reading it back keeps int vs float. */
+/* A raw node is what exec_value_to_json makes of an int past 10^15 or of a non-integral float
+ * (never parsed from the wire): read by the same rule as a plain number, exactly. */
 static PyObject *
 raw_from_json(const cJSON *j, struct path *p, struct pf_error **err)
 {
@@ -708,9 +740,14 @@ complex_from_tag(const cJSON *o, const char *tag, int depth, struct path *p, str
         const char *name = i == 0 ? "real" : "imag";
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, name);
         size_t saved = path_push(p, ".%s", name);
-        _cleanup_pyobj_ PyObject *v = cJSON_IsNumber(f) || cJSON_IsRaw(f) || cJSON_IsObject(f)
-                                              ? from_json(f, depth, p, err)
-                                              : NULL;
+        /* A part is a float whatever its value, so a plain number is read as one as it is. */
+        if (cJSON_IsNumber(f)) {
+            part[i] = f->valuedouble;
+            path_pop(p, saved);
+            continue;
+        }
+        _cleanup_pyobj_ PyObject *v =
+                cJSON_IsRaw(f) || cJSON_IsObject(f) ? from_json(f, depth, p, err) : NULL;
         if (!v || !(PyFloat_CheckExact(v) || PyLong_CheckExact(v))) {
             Py_CLEAR(v);
             PyErr_Clear();

@@ -24,9 +24,11 @@
  *   "repr"; so are self-referencing containers, once they reach that depth.
  * - A str that contains NUL or is not encodable as UTF-8 (lone surrogates) is sent as "repr":
  *   cJSON strings are NUL-terminated UTF-8.
- * - Finite floats are cJSON *raw* nodes holding Python's repr ("1.0", "1e+100", "-0.0"), so
- *   that a float always prints with a '.' or an exponent and never reads back as an int; test
- *   them with cJSON_IsRaw, not cJSON_IsNumber. Ints within ±2^53 are number nodes.
+ * - A float with an integral value (2.0, -0.0, 1e100) is {"$type": "float", "value": REPR}:
+ *   every hop that parses JSON as doubles (cJSON in pyfenced, most clients) would print it back
+ *   as an int. Other finite floats are cJSON *raw* nodes holding Python's repr ("0.1", "1e-05"),
+ *   exact whatever prints the tree; test them with cJSON_IsRaw, not cJSON_IsNumber. The parts
+ *   of a complex are plain (raw) numbers whatever their value. Ints within ±2^53 are numbers.
  *
  * Runs user code: PyObject_Repr on objects without a structured form calls their __repr__, and
  * datetime.isoformat may call a user tzinfo's utcoffset(). The caller (the executor) is
@@ -37,9 +39,10 @@ cJSON *exec_value_to_json(PyObject *obj, int max_depth);
 /* Converts tagged JSON to a new reference. Strict: an unknown "$type", a tagged object with a
  * missing, extra or wrongly typed field, bad base64, a "repr" value, an unhashable dict key or
  * set item, or nesting deeper than EXEC_VALUE_MAX_DEPTH fails with PF_E_BAD_REQUEST and a
- * message that names the place ("value.items[2][0]: ..."). A JSON number is an int when it is
- * integral and within ±2^53, else a float; send {"$type": "float", "value": "1.0"} to force a
- * float. Returns NULL with *err set (and no Python exception pending) on failure. */
+ * message that names the place ("value.items[2][0]: ..."). A plain JSON number is an int when
+ * its value is integral (within ±2^53; beyond, it is refused as inexact), else a float; an
+ * integral float comes as {"$type": "float", "value": "1.0"}. Returns NULL with *err set (and no
+ * Python exception pending) on failure. */
 PyObject *exec_value_from_json(const cJSON *json, struct pf_error **err);
 
 #endif

@@ -122,6 +122,35 @@ def test_encode_decode_round_trip(value):
     assert back == value and type(back) is type(value)
 
 
+@pytest.mark.parametrize("value", [2.0, -0.0, 0.0, 1e16, 1e300, -2.0**60, 0.1 + 0.2, 5e-324,
+                                   complex(1, -0.0), [1.0, 1, -0.0, 0]])
+def test_floats_keep_type_through_a_double_only_hop(value):
+    """pyfenced re-parses with cJSON and prints integral doubles as bare digits: what goes out
+    must still come back as the same type, sign and value after such a hop."""
+    def double_hop(v):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return int(v) if float(v).is_integer() and abs(v) < 1e17 else float(v)
+        if isinstance(v, list):
+            return [double_hop(x) for x in v]
+        if isinstance(v, dict):
+            return {k: double_hop(x) for k, x in v.items()}
+        return v
+    wire = double_hop(pyfence.encode_value(value))
+    back = pyfence.decode_value(pyfence._loads(pyfence.encode_frame({"v": wire})[4:])["v"])
+    assert repr(back) == repr(value) and type(back) is type(value)
+
+
+def test_float_wire_forms():
+    assert pyfence.encode_value(2.0) == {"$type": "float", "value": "2.0"}
+    assert pyfence.encode_value(-0.0) == {"$type": "float", "value": "-0.0"}
+    assert pyfence.encode_value(0.5) == 0.5 and pyfence.encode_value(2) == 2
+    assert pyfence.encode_value(1 + 2j) == {"$type": "complex", "real": 1.0, "imag": 2.0}
+    # A plain integral number is an int however it is spelled; a bad float text is refused.
+    assert type(pyfence.decode_value(1e16)) is int and pyfence.decode_value(1e16) == 10**16
+    with pytest.raises(pyfence.PyfenceError):
+        pyfence.decode_value({"$type": "float", "value": "1_0"})
+
+
 def test_nan_round_trip_and_unencodable():
     assert math.isnan(pyfence.decode_value(pyfence.encode_value(math.nan)))
     with pytest.raises(TypeError, match="object"):

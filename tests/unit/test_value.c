@@ -12,6 +12,7 @@
 /* cmocka.h needs the four headers above first. */
 #include <cmocka.h>
 
+#include "json_write.h"
 #include "pf_cleanup.h"
 #include "pf_error.h"
 #include "value.h"
@@ -124,19 +125,69 @@ test_int_edges(void **state)
 static void
 test_float_edges(void **state)
 {
+    /* Non-integral finite floats are plain numbers; integral ones (and -0.0) are tagged, since
+     * a hop that parses numbers as doubles would print them back as ints. */
     check_round_trip("1.5", "1.5");
-    check_round_trip("1.0", "1.0");
-    check_round_trip("-0.0", "-0.0");
     check_round_trip("0.1", "0.1");
-    check_round_trip("1e100", "1e+100");
-    check_round_trip("2.0**53", "9007199254740992.0");
+    check_round_trip("0.1 + 0.2", "0.30000000000000004");
+    check_round_trip("1e-05", "1e-05");
+    check_round_trip("5e-324", "5e-324");
+    check_round_trip("-2.5e-300", "-2.5e-300");
+    check_round_trip("2.0**51 + 0.5", "2251799813685248.5");
+    check_round_trip("1.0", "{\"$type\":\"float\",\"value\":\"1.0\"}");
+    check_round_trip("-0.0", "{\"$type\":\"float\",\"value\":\"-0.0\"}");
+    check_round_trip("0.0", "{\"$type\":\"float\",\"value\":\"0.0\"}");
+    check_round_trip("1e16", "{\"$type\":\"float\",\"value\":\"1e+16\"}");
+    check_round_trip("1e100", "{\"$type\":\"float\",\"value\":\"1e+100\"}");
+    check_round_trip("2.0**53", "{\"$type\":\"float\",\"value\":\"9007199254740992.0\"}");
+    check_round_trip("-1.7976931348623157e308",
+                     "{\"$type\":\"float\",\"value\":\"-1.7976931348623157e+308\"}");
     check_round_trip("float('nan')", "{\"$type\":\"float\",\"value\":\"nan\"}");
     check_round_trip("float('inf')", "{\"$type\":\"float\",\"value\":\"inf\"}");
     check_round_trip("-float('inf')", "{\"$type\":\"float\",\"value\":\"-inf\"}");
+    /* A complex's parts are floats by position: plain numbers, tagged only when not finite. */
     check_round_trip("1+2j", "{\"$type\":\"complex\",\"real\":1.0,\"imag\":2.0}");
     check_round_trip("complex(float('nan'), -0.0)",
                      "{\"$type\":\"complex\",\"real\":{\"$type\":\"float\",\"value\":\"nan\"},"
-                     "\"imag\":-0.0}");
+                     "\"imag\":{\"$type\":\"float\",\"value\":\"-0.0\"}}");
+    check_round_trip("complex(1e300, 0.5)", "{\"$type\":\"complex\",\"real\":1e+300,\"imag\":0.5}");
+}
+
+/* The hop that matters: pyfenced parses a worker's frame with cJSON (numbers become doubles)
+ * and writes the reply with json_write, which prints integral doubles without a '.'; variables
+ * take the same path inwards. Every float must come out of that with its type and sign. */
+static void
+check_through_parser(const char *expr)
+{
+    PyObject *v = eval(expr);
+    _cleanup_free_ char *s = to_text(v, EXEC_VALUE_MAX_DEPTH);
+    cJSON *parsed = cJSON_Parse(s);
+    assert_non_null(parsed);
+    struct pf_error *err = NULL;
+    _cleanup_free_ char *hop = NULL;
+    size_t hop_len;
+    assert_int_equal(json_write(parsed, 0, 1 << 20, &hop, &hop_len, &err), 0);
+    cJSON_Delete(parsed);
+    parsed = cJSON_Parse(hop);
+    assert_non_null(parsed);
+    PyObject *back = exec_value_from_json(parsed, &err);
+    cJSON_Delete(parsed);
+    if (!back)
+        fail_msg("%s (%s): read back failed: %s", expr, hop, err->msg);
+    PyObject *r1 = PyObject_Repr(v), *r2 = PyObject_Repr(back);
+    if (PyObject_RichCompareBool(r1, r2, Py_EQ) != 1)
+        fail_msg("%s: came back as %s through %s", expr, PyUnicode_AsUTF8(r2), hop);
+    Py_DECREF(r1);
+    Py_DECREF(r2);
+    Py_DECREF(back);
+    Py_DECREF(v);
+}
+
+static void
+test_float_through_parser(void **state)
+{
+    check_through_parser("[1.0, -0.0, 1e16, 0.5, 2, complex(-0.0, -0.0), 10**20, float('-inf')]");
+    check_through_parser("{'a': (0.0, 3.0e300, 0.30000000000000004), 'b': {1.0: -7.0}}");
 }
 
 static void
@@ -364,19 +415,26 @@ test_refusals(void **state)
 static void
 test_input_forms(void **state)
 {
-    /* Tagged floats force a float even for integral text; plain integral numbers are ints. */
-    cJSON *j = cJSON_Parse("[{\"$type\":\"float\",\"value\":\"1\"},3.0,2.5,1e300,"
+    /* Tagged floats force a float even for integral text; plain integral numbers are ints
+     * (3.0 and -0 included: JSON parsers keep no difference), others floats. */
+    cJSON *j = cJSON_Parse("[{\"$type\":\"float\",\"value\":\"1\"},3.0,2.5,-0,1e15,"
+                           "9007199254740992,{\"$type\":\"float\",\"value\":\"1e300\"},"
                            "{\"$type\":\"int\",\"value\":\"-0x1F\"}]");
     struct pf_error *err = NULL;
     PyObject *v = exec_value_from_json(j, &err);
     cJSON_Delete(j);
     assert_non_null(v);
-    PyObject *expected = eval("[1.0, 3, 2.5, 1e300, -31]");
+    PyObject *expected = eval("[1.0, 3, 2.5, 0, 10**15, 2**53, 1e300, -31]");
     assert_int_equal(PyObject_RichCompareBool(v, expected, Py_EQ), 1);
     assert_true(PyFloat_CheckExact(PyList_GET_ITEM(v, 0)));
-    assert_true(PyLong_CheckExact(PyList_GET_ITEM(v, 1)));
+    for (int i = 1; i <= 5; i++)
+        assert_true(i == 2 ? PyFloat_CheckExact(PyList_GET_ITEM(v, i))
+                           : PyLong_CheckExact(PyList_GET_ITEM(v, i)));
     Py_DECREF(expected);
     Py_DECREF(v);
+    /* An integral number past ±2^53 may have lost digits already: refused, saying what to send. */
+    check_refused("[1e300]", "value[0]: the number 1.0000000000000001e+300 is integral and beyond");
+    check_refused("{\"n\":-9007199254740994}", "send an int as {\"$type\": \"int\"");
 }
 
 static void
@@ -456,19 +514,13 @@ main(void)
     Py_DECREF(r);
 
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_scalars),
-            cmocka_unit_test(test_int_edges),
-            cmocka_unit_test(test_float_edges),
-            cmocka_unit_test(test_containers),
-            cmocka_unit_test(test_dict_keys),
-            cmocka_unit_test(test_bytes),
-            cmocka_unit_test(test_datetime),
-            cmocka_unit_test(test_repr_fallbacks),
-            cmocka_unit_test(test_depth),
-            cmocka_unit_test(test_refusals),
-            cmocka_unit_test(test_input_forms),
-            cmocka_unit_test(test_input_depth),
-            cmocka_unit_test(test_pending_exception_kept),
+            cmocka_unit_test(test_scalars),        cmocka_unit_test(test_int_edges),
+            cmocka_unit_test(test_float_edges),    cmocka_unit_test(test_float_through_parser),
+            cmocka_unit_test(test_containers),     cmocka_unit_test(test_dict_keys),
+            cmocka_unit_test(test_bytes),          cmocka_unit_test(test_datetime),
+            cmocka_unit_test(test_repr_fallbacks), cmocka_unit_test(test_depth),
+            cmocka_unit_test(test_refusals),       cmocka_unit_test(test_input_forms),
+            cmocka_unit_test(test_input_depth),    cmocka_unit_test(test_pending_exception_kept),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     Py_FinalizeEx();
