@@ -39,6 +39,8 @@ daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts
     loop->data = d;
     d->opts = *opts;
     d->limits = *limits;
+    sched_derive_limits(&d->limits);
+    sched_init(&d->sched, &d->limits, NULL, d);
     dlist_init(&d->conns);
     dlist_init(&d->jobs);
     d->start_ns = uv_hrtime();
@@ -254,4 +256,5 @@ daemon_finish(struct daemon *d)
     d->policy = policy_free(d->policy);
     free(d->policy_error);
     d->policy_error = NULL;
+    sched_finish(&d->sched);
 }

@@ -7,7 +7,7 @@
 int
 main(void)
 {
-    static const char *const scope_names[] = {"daemon", "job"};
+    static const char *const scope_names[] = {"daemon", "job", "profile"};
     printf("[[ *name*\n:[ *scope*\n:[ *default*\n:[ *minimum*\n:[ *maximum*\n:[ *meaning*\n");
     for (int i = 0; i < _POLICY_LIMIT_MAX; i++) {
         const struct policy_limit_def *d = policy_limit_def((enum policy_limit) i);

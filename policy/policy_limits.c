@@ -21,8 +21,22 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                            1000, 86400000,
                                            "a connection with no request in flight and no "
                                            "traffic for this long is closed"},
-    [POLICY_LIMIT_MAX_WORKERS] = {"max_workers", POLICY_SCOPE_DAEMON, 32, 1, 4096,
-                                  "live worker processes at once; more jobs get busy"},
+    [POLICY_LIMIT_MAX_WORKERS] = {"max_workers", POLICY_SCOPE_DAEMON, 0, 0, 4096,
+                                  "live worker processes at once, warm pool included; more jobs "
+                                  "wait in the queue. 0: clamp(4 x cores, 4, 2 x memory GiB)"},
+    [POLICY_LIMIT_MAX_JOBS_PER_UID] = {"max_jobs_per_uid", POLICY_SCOPE_DAEMON, 0, 0, 4096,
+                                       "running jobs of one peer uid at once; its others wait. "
+                                       "0: max_workers"},
+    [POLICY_LIMIT_MAX_QUEUED] = {"max_queued", POLICY_SCOPE_DAEMON, 4096, 0, 1048576,
+                                 "jobs waiting for a worker, all peers together; more get busy "
+                                 "with retry_after_ms"},
+    [POLICY_LIMIT_MAX_QUEUED_PER_UID] = {"max_queued_per_uid", POLICY_SCOPE_DAEMON, 1024, 0,
+                                         1048576,
+                                         "jobs of one peer uid waiting for a worker; more get "
+                                         "busy with retry_after_ms"},
+    [POLICY_LIMIT_POOL_SIZE] = {"pool_size", POLICY_SCOPE_PROFILE, 0, 0, 64,
+                                "pre-forked, pre-hardened idle workers kept for the profile's "
+                                "ephemeral jobs (the shipped default profile sets 2)"},
     [POLICY_LIMIT_TIMEOUT_MS] = {"timeout_ms", POLICY_SCOPE_JOB, 30000, 1, 3600000,
                                  "wall-clock time of one snippet"},
     [POLICY_LIMIT_CPU_MS] = {"cpu_ms", POLICY_SCOPE_JOB, 30000, 100, 3600000,

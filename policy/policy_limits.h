@@ -19,6 +19,11 @@ enum policy_limit {
     POLICY_LIMIT_MAX_OUTBUF_BYTES,
     POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS,
     POLICY_LIMIT_MAX_WORKERS,
+    POLICY_LIMIT_MAX_JOBS_PER_UID,
+    POLICY_LIMIT_MAX_QUEUED,
+    POLICY_LIMIT_MAX_QUEUED_PER_UID,
+    /* per profile (profile files only; a request cannot change them) */
+    POLICY_LIMIT_POOL_SIZE,
     /* per job (profile; a request may tighten them) */
     POLICY_LIMIT_TIMEOUT_MS,
     POLICY_LIMIT_CPU_MS,
@@ -39,6 +44,7 @@ enum policy_limit {
 enum policy_scope {
     POLICY_SCOPE_DAEMON,
     POLICY_SCOPE_JOB,
+    POLICY_SCOPE_PROFILE, /* set by a profile file, never by a request, never sent to a worker */
     _POLICY_SCOPE_MAX,
     _POLICY_SCOPE_INVALID = -1,
 };

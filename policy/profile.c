@@ -304,9 +304,11 @@ read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
     {
         enum policy_limit id = policy_limit_from_name(item->string);
         const struct policy_limit_def *def = policy_limit_def(id);
-        if (!def || def->scope != POLICY_SCOPE_JOB)
-            return pf_error_set(err, PF_E_CONFIG, "%s.%s: not a per-job limit", where,
-                                item->string);
+        if (!def || (def->scope != POLICY_SCOPE_JOB && def->scope != POLICY_SCOPE_PROFILE))
+            return pf_error_set(err, PF_E_CONFIG,
+                                "%s.%s: not a per-job limit (daemon-wide limits are pyfenced "
+                                "options)",
+                                where, item->string);
         double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
         if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
             return pf_error_set(err, PF_E_CONFIG, "%s.%s: must be an integer", where,
@@ -431,7 +433,13 @@ policy_profile_to_json(const struct policy_profile *p)
     cJSON_AddItemToObject(o, "extra_imports", strings_to_json(&p->extra_imports));
     cJSON_AddItemToObject(o, "builtins_remove", strings_to_json(&p->builtins_remove));
     cJSON_AddItemToObject(o, "preload", strings_to_json(&p->preload));
-    cJSON_AddItemToObject(o, "limits", policy_limits_to_json(&p->limits, POLICY_SCOPE_JOB));
+    cJSON *limits = policy_limits_to_json(&p->limits, POLICY_SCOPE_JOB);
+    cJSON *own = policy_limits_to_json(&p->limits, POLICY_SCOPE_PROFILE);
+    cJSON *item;
+    while (limits && own && (item = own->child))
+        cJSON_AddItemToObject(limits, item->string, cJSON_DetachItemViaPointer(own, item));
+    cJSON_Delete(own);
+    cJSON_AddItemToObject(o, "limits", limits);
     cJSON *h = cJSON_AddObjectToObject(o, "hardening");
     for (int i = 0; i < _POLICY_LAYER_MAX; i++)
         cJSON_AddStringToObject(h, layer_names[i], level_names[p->hardening[i]]);

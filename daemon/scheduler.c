@@ -1,0 +1,353 @@
+#include "scheduler.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pf_cleanup.h"
+
+#define GiB (1024ULL * 1024 * 1024)
+/* Weight of the newest sample in the moving average of job times. */
+#define AVG_WEIGHT 0.05
+/* Until a job has finished, a guess of how long one holds its worker. */
+#define AVG_START_MS 10.0
+
+unsigned
+sched_default_workers(unsigned cores, uint64_t memory_bytes)
+{
+    uint64_t want = 4ULL * (cores ? cores : 1);
+    uint64_t ceiling = 2 * (memory_bytes / GiB);
+    if (want > ceiling)
+        want = ceiling;
+    if (want < 4)
+        want = 4;
+    return want > 4096 ? 4096 : (unsigned) want;
+}
+
+void
+sched_derive_limits(struct policy_limits *limits)
+{
+    if (limits->v[POLICY_LIMIT_MAX_WORKERS] == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        uint64_t memory = pages > 0 && page > 0 ? (uint64_t) pages * (uint64_t) page : 0;
+        limits->v[POLICY_LIMIT_MAX_WORKERS] =
+                sched_default_workers(cores > 0 ? (unsigned) cores : 1, memory);
+    }
+    if (limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID] == 0 ||
+        limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID] > limits->v[POLICY_LIMIT_MAX_WORKERS])
+        limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID] = limits->v[POLICY_LIMIT_MAX_WORKERS];
+}
+
+void
+sched_init(struct sched *s, const struct policy_limits *limits, sched_start_cb start_cb, void *ctx)
+{
+    memset(s, 0, sizeof(*s));
+    s->start_cb = start_cb;
+    s->ctx = ctx;
+    s->max_queued = (unsigned) limits->v[POLICY_LIMIT_MAX_QUEUED];
+    s->max_queued_uid = (unsigned) limits->v[POLICY_LIMIT_MAX_QUEUED_PER_UID];
+    s->max_running_uid = (unsigned) limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID];
+    s->max_workers = (unsigned) limits->v[POLICY_LIMIT_MAX_WORKERS];
+    if (s->max_workers == 0)
+        s->max_workers = 1;
+    if (s->max_running_uid == 0)
+        s->max_running_uid = s->max_workers;
+    s->avg_run_ms = AVG_START_MS;
+    dlist_init(&s->ready);
+    for (size_t i = 0; i < SCHED_HASH_BUCKETS; i++)
+        dlist_init(&s->buckets[i]);
+}
+
+void
+sched_finish(struct sched *s)
+{
+    struct dlist *pos, *tmp;
+    for (size_t i = 0; i < SCHED_HASH_BUCKETS; i++)
+        DLIST_FOREACH_SAFE(pos, tmp, &s->buckets[i]) {
+            dlist_remove(pos);
+            free(pf_container_of(pos, struct sched_uid, hash_link));
+        }
+    s->n_uids = 0;
+}
+
+static struct dlist *
+bucket(struct sched *s, uid_t uid)
+{
+    return &s->buckets[(uid * 2654435761u) % SCHED_HASH_BUCKETS];
+}
+
+struct sched_uid *
+sched_uid_find(struct sched *s, uid_t uid)
+{
+    struct dlist *head = bucket(s, uid), *pos;
+    for (pos = head->next; pos != head; pos = pos->next) {
+        struct sched_uid *u = pf_container_of(pos, struct sched_uid, hash_link);
+        if (u->uid == uid)
+            return u;
+    }
+    return NULL;
+}
+
+static struct sched_uid *
+uid_get(struct sched *s, uid_t uid)
+{
+    struct sched_uid *u = sched_uid_find(s, uid);
+    if (u)
+        return u;
+    u = calloc(1, sizeof(*u));
+    if (!u)
+        return NULL;
+    u->uid = uid;
+    dlist_init(&u->queue);
+    dlist_init(&u->ready_link);
+    dlist_insert_tail(bucket(s, uid), &u->hash_link);
+    s->n_uids++;
+    return u;
+}
+
+/* A record with nothing left to count goes; its counters with it. */
+static void
+uid_maybe_free(struct sched *s, struct sched_uid *u)
+{
+    if (u->queued || u->running || u->conns || u->sessions)
+        return;
+    if (s->last == u)
+        s->last = NULL;
+    dlist_remove(&u->ready_link);
+    dlist_remove(&u->hash_link);
+    s->n_uids--;
+    free(u);
+}
+
+/* Keeps u in the ready ring exactly when it has a queued job it may start. */
+static void
+update_ready(struct sched *s, struct sched_uid *u)
+{
+    bool want = u->queued > 0 && u->running < s->max_running_uid;
+    /* A uid that becomes ready goes just before the one served last (the ring's tail), so it
+     * is served before that one comes round again: a lone flooder is not served twice while a
+     * newcomer waits. */
+    if (want && !u->in_ready)
+        dlist_insert_tail(s->last && s->last->in_ready ? &s->last->ready_link : &s->ready,
+                          &u->ready_link);
+    else if (!want && u->in_ready)
+        dlist_remove(&u->ready_link);
+    u->in_ready = want;
+}
+
+int
+sched_peer_attach(struct sched *s, uid_t uid)
+{
+    struct sched_uid *u = uid_get(s, uid);
+    if (!u)
+        return -ENOMEM;
+    if (u->conns++ == 0)
+        s->peers++;
+    return 0;
+}
+
+void
+sched_peer_detach(struct sched *s, uid_t uid)
+{
+    struct sched_uid *u = sched_uid_find(s, uid);
+    if (!u || u->conns == 0)
+        return;
+    if (--u->conns == 0)
+        s->peers--;
+    uid_maybe_free(s, u);
+}
+
+/* When a refused client should come back: once about one queued job of its own (for the
+ * per-uid bound, with every ready uid taking its turn) or of anyone (the global bound) has
+ * left the queue. */
+static uint32_t
+retry_after(const struct sched *s, bool per_uid)
+{
+    unsigned turns = 1;
+    if (per_uid) {
+        const struct dlist *pos;
+        for (pos = s->ready.next; pos != &s->ready; pos = pos->next)
+            turns++;
+    }
+    double ms = ceil(s->avg_run_ms * turns / s->max_workers);
+    if (ms < SCHED_RETRY_MIN_MS)
+        ms = SCHED_RETRY_MIN_MS;
+    if (ms > SCHED_RETRY_MAX_MS)
+        ms = SCHED_RETRY_MAX_MS;
+    return (uint32_t) ms;
+}
+
+int
+sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable,
+             uint32_t *ret_retry_after_ms, const char **ret_why)
+{
+    struct sched_uid *u = uid_get(s, uid);
+    if (!u)
+        return -ENOMEM;
+    /* Nobody else is waiting for a worker this job may take: the next pump starts it. */
+    bool goes_now = startable && dlist_empty(&s->ready) && u->queued == 0 &&
+                    u->running < s->max_running_uid;
+    const char *why = NULL;
+    if (!goes_now && s->queued >= s->max_queued)
+        why = "max_queued";
+    else if (!goes_now && u->queued >= s->max_queued_uid)
+        why = "max_queued_per_uid";
+    if (why) {
+        if (ret_retry_after_ms)
+            *ret_retry_after_ms = retry_after(s, strcmp(why, "max_queued_per_uid") == 0);
+        if (ret_why)
+            *ret_why = why;
+        uid_maybe_free(s, u);
+        return -EBUSY;
+    }
+    e->u = u;
+    e->state = SCHED_QUEUED;
+    dlist_insert_tail(&u->queue, &e->link);
+    u->queued++;
+    u->jobs++;
+    s->queued++;
+    update_ready(s, u);
+    return 0;
+}
+
+/* Takes the first entry of u off its queue, as running. */
+static struct sched_entry *
+dequeue(struct sched *s, struct sched_uid *u)
+{
+    struct sched_entry *e = pf_container_of(u->queue.next, struct sched_entry, link);
+    dlist_remove(&e->link);
+    u->queued--;
+    s->queued--;
+    e->state = SCHED_RUNNING;
+    u->running++;
+    s->running++;
+    return e;
+}
+
+/* The callback had no worker for e: it goes back to the head of its queue. */
+static void
+requeue_first(struct sched *s, struct sched_entry *e)
+{
+    struct sched_uid *u = e->u;
+    u->running--;
+    s->running--;
+    e->state = SCHED_QUEUED;
+    e->link.next = u->queue.next;
+    e->link.prev = &u->queue;
+    u->queue.next->prev = &e->link;
+    u->queue.next = &e->link;
+    u->queued++;
+    s->queued++;
+}
+
+void
+sched_pump(struct sched *s)
+{
+    if (s->pumping || !s->start_cb)
+        return;
+    s->pumping = true;
+    while (!dlist_empty(&s->ready)) {
+        struct sched_uid *u = pf_container_of(s->ready.next, struct sched_uid, ready_link);
+        /* Round robin: u goes to the back of the ring before its job starts. */
+        struct sched_uid *last = s->last;
+        dlist_remove(&u->ready_link);
+        dlist_insert_tail(&s->ready, &u->ready_link);
+        s->last = u;
+        struct sched_entry *e = dequeue(s, u);
+        enum sched_start r = s->start_cb(s->ctx, e);
+        if (r == SCHED_NO_SLOT) {
+            requeue_first(s, e);
+            s->last = last;
+            /* It keeps its turn: the next free worker is its. */
+            dlist_remove(&u->ready_link);
+            u->ready_link.next = s->ready.next;
+            u->ready_link.prev = &s->ready;
+            s->ready.next->prev = &u->ready_link;
+            s->ready.next = &u->ready_link;
+            break;
+        }
+        /* SCHED_FAILED: the callback called sched_done; u may be gone with it. */
+        if (r == SCHED_STARTED)
+            update_ready(s, u);
+    }
+    s->pumping = false;
+}
+
+void
+sched_done(struct sched *s, struct sched_entry *e, double held_ms)
+{
+    struct sched_uid *u = e->u;
+    if (e->state == SCHED_QUEUED) {
+        dlist_remove(&e->link);
+        u->queued--;
+        s->queued--;
+    } else if (e->state == SCHED_RUNNING) {
+        u->running--;
+        s->running--;
+        if (held_ms >= 0)
+            s->avg_run_ms += AVG_WEIGHT * (held_ms - s->avg_run_ms);
+    } else {
+        return;
+    }
+    e->state = SCHED_NONE;
+    e->u = NULL;
+    update_ready(s, u);
+    uid_maybe_free(s, u);
+}
+
+static cJSON *
+uid_json(const struct sched_uid *u)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && cJSON_AddNumberToObject(o, "uid", u->uid) &&
+        cJSON_AddNumberToObject(o, "conns", u->conns) &&
+        cJSON_AddNumberToObject(o, "sessions", u->sessions) &&
+        cJSON_AddNumberToObject(o, "jobs", (double) u->jobs) &&
+        cJSON_AddNumberToObject(o, "queued", u->queued) &&
+        cJSON_AddNumberToObject(o, "running", u->running))
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
+static int
+cmp_uid(const void *a, const void *b)
+{
+    uid_t x = (*(const struct sched_uid *const *) a)->uid;
+    uid_t y = (*(const struct sched_uid *const *) b)->uid;
+    return (x > y) - (x < y);
+}
+
+cJSON *
+sched_stats_json(const struct sched *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *uids = o ? cJSON_AddArrayToObject(o, "uids") : NULL;
+    _cleanup_free_ const struct sched_uid **sorted = calloc(s->n_uids + 1, sizeof(*sorted));
+    bool ok = uids && sorted && cJSON_AddNumberToObject(o, "queued", s->queued) &&
+              cJSON_AddNumberToObject(o, "running", s->running) &&
+              cJSON_AddNumberToObject(o, "max_queued", s->max_queued) &&
+              cJSON_AddNumberToObject(o, "max_queued_per_uid", s->max_queued_uid) &&
+              cJSON_AddNumberToObject(o, "max_jobs_per_uid", s->max_running_uid) &&
+              cJSON_AddNumberToObject(o, "peers", s->peers) &&
+              cJSON_AddNumberToObject(o, "avg_job_ms", round(s->avg_run_ms * 1000) / 1000);
+    size_t n = 0;
+    for (size_t i = 0; ok && i < SCHED_HASH_BUCKETS; i++)
+        for (const struct dlist *pos = s->buckets[i].next; pos != &s->buckets[i]; pos = pos->next)
+            if (n < s->n_uids)
+                sorted[n++] = pf_container_of(pos, struct sched_uid, hash_link);
+    if (ok)
+        qsort(sorted, n, sizeof(*sorted), cmp_uid);
+    for (size_t i = 0; ok && i < n; i++) {
+        cJSON *u = uid_json(sorted[i]);
+        ok = u && cJSON_AddItemToArray(uids, u);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}

@@ -1,0 +1,119 @@
+/* The scheduler (named scheduler.h, not sched.h: daemon/ is on the include path and would
+ * shadow <sched.h>): admission of jobs into a bounded queue, per-uid caps, and round-robin across
+ * uids so that one peer flooding the daemon cannot starve another. Pure bookkeeping: no libuv,
+ * no logging, no worker. The daemon says whether a job could start at once when it submits it,
+ * and supplies the `start` callback that gives a job a worker (pool.c); sched_pump() calls it in
+ * round-robin order until it answers SCHED_NO_SLOT.
+ *
+ * A uid's record lives while the uid has connections, queued or running jobs; it carries the
+ * per-uid counters shown by `stats`. */
+#ifndef DAEMON_SCHED_H
+#define DAEMON_SCHED_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dlist.h"
+#include "policy_limits.h"
+
+#define SCHED_HASH_BUCKETS 64
+/* Bounds of retry_after_ms: a client must not spin, nor wait for minutes. */
+#define SCHED_RETRY_MIN_MS 5
+#define SCHED_RETRY_MAX_MS 60000
+
+struct sched;
+
+struct sched_uid {
+    uid_t uid;
+    struct dlist hash_link;
+    struct dlist ready_link; /* in sched.ready while it has queued jobs and is under its cap */
+    struct dlist queue;      /* struct sched_entry.link, oldest first */
+    unsigned queued, running;
+    unsigned conns;    /* connections of this uid (sched_peer_attach) */
+    unsigned sessions; /* live sessions of this uid (kept by the sessions module) */
+    uint64_t jobs;     /* jobs admitted since the record was made */
+    bool in_ready;
+};
+
+enum sched_state {
+    SCHED_NONE, /* not in the scheduler (a pool worker, or not submitted yet) */
+    SCHED_QUEUED,
+    SCHED_RUNNING,
+    _SCHED_STATE_MAX,
+    _SCHED_STATE_INVALID = -1,
+};
+
+/* Embedded in the job it schedules. */
+struct sched_entry {
+    struct dlist link;   /* in u->queue while queued */
+    struct sched_uid *u; /* Not owned; NULL while SCHED_NONE. */
+    enum sched_state state;
+};
+
+enum sched_start {
+    SCHED_STARTED, /* the entry runs now */
+    SCHED_NO_SLOT, /* no worker can be had now: the entry stays first in its queue */
+    SCHED_FAILED,  /* it could not start and has been answered; it left the scheduler */
+    _SCHED_START_MAX,
+    _SCHED_START_INVALID = -1,
+};
+
+/* Gives e a worker. On SCHED_STARTED or SCHED_FAILED, e is already out of the queue (its state
+ * is SCHED_RUNNING, or SCHED_NONE after sched_done on failure) and may have been moved or
+ * freed by the callback. */
+typedef enum sched_start (*sched_start_cb)(void *ctx, struct sched_entry *e);
+
+struct sched {
+    sched_start_cb start_cb;
+    void *ctx;                /* Not owned. */
+    unsigned max_queued;      /* all uids together */
+    unsigned max_queued_uid;  /* per uid */
+    unsigned max_running_uid; /* per uid */
+    unsigned max_workers;     /* for retry_after_ms */
+    unsigned queued, running;
+    unsigned n_uids, peers; /* records; uids with at least one connection */
+    struct dlist ready;     /* struct sched_uid.ready_link: the round-robin ring */
+    struct sched_uid *last; /* Not owned: the uid served last (NULL once its record is gone) */
+    struct dlist buckets[SCHED_HASH_BUCKETS];
+    double avg_run_ms; /* moving average of the time a job holds a worker */
+    bool pumping;
+};
+
+/* max_workers (0: derived from cores and memory) and max_jobs_per_uid (0: max_workers) become
+ * concrete values. */
+void sched_derive_limits(struct policy_limits *limits);
+/* The derivation on its own: clamp(4 x cores, 4, 2 x memory GiB). */
+unsigned sched_default_workers(unsigned cores, uint64_t memory_bytes);
+
+void sched_init(struct sched *s, const struct policy_limits *limits, sched_start_cb start_cb,
+                void *ctx);
+/* Frees the uid records. Every entry must have left (the daemon released its jobs). */
+void sched_finish(struct sched *s);
+
+/* A connection of uid opened or closed (peers, per-uid counters). -ENOMEM on attach. */
+int sched_peer_attach(struct sched *s, uid_t uid);
+void sched_peer_detach(struct sched *s, uid_t uid);
+/* The record of uid, or NULL. */
+struct sched_uid *sched_uid_find(struct sched *s, uid_t uid);
+
+/* Admits e for uid. `startable`: a worker could be had at once (a free slot or a matching idle
+ * pool worker). A job that would start at the next pump is always admitted; any other waits in
+ * the queue within max_queued and max_queued_per_uid, or is refused: -EBUSY with
+ * *ret_retry_after_ms (when to try again) and *ret_why naming the bound. -ENOMEM. The caller
+ * then calls sched_pump(). */
+int sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable,
+                 uint32_t *ret_retry_after_ms, const char **ret_why);
+/* Starts queued entries, round-robin across uids, until the callback answers SCHED_NO_SLOT or
+ * nothing is ready. Re-entrant calls (from the callback) return at once. */
+void sched_pump(struct sched *s);
+/* e leaves the scheduler: a queued one is dropped (it never starts), a running one is done
+ * after holding its worker for held_ms (ignored when negative). Harmless for SCHED_NONE. */
+void sched_done(struct sched *s, struct sched_entry *e, double held_ms);
+
+/* {"queued", "running", "max_queued", "max_queued_per_uid", "max_jobs_per_uid", "peers",
+ *  "avg_job_ms", "uids": [{"uid", "conns", "sessions", "jobs", "queued", "running"}]} */
+cJSON *sched_stats_json(const struct sched *s);
+
+#endif
