@@ -50,6 +50,7 @@ conn_close(struct conn *c)
     {
         job_conn_gone(pf_container_of(pos, struct job, conn_link));
     }
+    session_conn_gone(&c->d->sessions, c);
     uv_read_stop((uv_stream_t *) &c->pipe);
     uv_close((uv_handle_t *) &c->pipe, on_handle_closed);
     uv_close((uv_handle_t *) &c->idle, on_handle_closed);

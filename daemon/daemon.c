@@ -43,6 +43,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts
     sched_init(&d->sched, &d->limits, NULL, d);
     dlist_init(&d->conns);
     dlist_init(&d->jobs);
+    session_table_init(&d->sessions, loop, session_end);
     d->start_ns = uv_hrtime();
     d->privileged = geteuid() == 0;
     uv_timer_init(loop, &d->flush_timer);
@@ -197,6 +198,7 @@ daemon_stop_now(struct daemon *d)
     }
     /* Kills and reaps every worker; exit_cb runs for each job still live. */
     d->zygote = zygote_stop(d->zygote);
+    session_abandon_all(&d->sessions);
     DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
     {
         job_abandon(pf_container_of(pos, struct job, daemon_link));
@@ -231,6 +233,7 @@ daemon_shutdown(struct daemon *d)
     d->shutting_down = true;
     notify("STOPPING=1");
     listener_stop(&d->listener);
+    session_shutdown_all(&d->sessions);
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
     {

@@ -12,6 +12,7 @@
 #include "listener.h"
 #include "pf_error.h"
 #include "policy_limits.h"
+#include "session.h"
 #include "scheduler.h"
 
 #define DAEMON_READ_BUF_BYTES   (64 * 1024)
@@ -45,6 +46,7 @@ struct daemon {
     unsigned jobs_running; /* jobs whose worker has not been reaped yet */
     uint64_t jobs_total;
     uint64_t jobs_by_outcome[_PF_E_MAX]; /* index 0 counts "ok", others by enum pf_code */
+    struct session_table sessions;       /* session.c; a session's worker counts in jobs_running */
     struct sched sched;                  /* the queue, per-uid caps and counters (scheduler.c) */
 
     uint64_t start_ns; /* uv_hrtime() at daemon_init */

@@ -11,6 +11,7 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "session.h"
 
 /* A write request embeds uv_write_t first and owns its buffer until on_channel_write. */
 struct job_write {
@@ -606,6 +607,10 @@ job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, cons
 void
 job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
 {
+    if (*(const enum worker_ctx_kind *) job_ctx == WORKER_CTX_SESSION) {
+        session_on_spawned(job_ctx, pid, err);
+        return;
+    }
     struct job *j = job_ctx;
     if (err || pid <= 0) {
         /* No worker exists, so no exit will be reported: the job ends here. */
@@ -632,6 +637,10 @@ job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
 void
 job_on_exit(void *job_ctx, const struct zygote_exit *exit_info)
 {
+    if (*(const enum worker_ctx_kind *) job_ctx == WORKER_CTX_SESSION) {
+        session_on_exit(job_ctx, exit_info);
+        return;
+    }
     struct job *j = job_ctx;
     if (j->exit_seen)
         return;

@@ -40,7 +40,17 @@ enum job_kill_reason {
     _JOB_KILL_INVALID = -1,
 };
 
+/* The zygote hands each worker's context back as a void *: its first member says whose it
+ * is, a job's (calloc gives WORKER_CTX_JOB) or a session's (session.h). */
+enum worker_ctx_kind {
+    WORKER_CTX_JOB,
+    WORKER_CTX_SESSION,
+    _WORKER_CTX_MAX,
+    _WORKER_CTX_INVALID = -1,
+};
+
 struct job {
+    enum worker_ctx_kind ctx_kind; /* first: see above */
     uint64_t id;
     struct daemon *d;         /* Not owned. */
     struct conn *conn;        /* Not owned; NULL once the reply is sent or the peer is gone. */

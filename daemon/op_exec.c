@@ -155,6 +155,8 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
 {
     struct daemon *d = c->d;
     struct job_spec spec = {.arrival_ns = uv_hrtime()};
+    if (cJSON_GetObjectItemCaseSensitive(req->root, "session"))
+        return op_session_exec(c, req, ret_reply, err); /* op_session.c */
 
     const struct policy_profile *profile = NULL;
     if (ops_peer_profile(c, &profile, err) < 0)
@@ -177,4 +179,13 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
         return -1;
     *ret_reply = NULL; /* the job replies */
     return 0;
+}
+
+int
+ops_resolve_job(struct daemon *d, const struct policy_profile *p, const cJSON *req,
+                struct job_spec *spec, cJSON **ret_imports, struct pf_error **err)
+{
+    if (resolve_spec(d, p, req, spec, err) < 0)
+        return -1;
+    return resolve_imports(p, cJSON_GetObjectItemCaseSensitive(req, "imports"), ret_imports, err);
 }

@@ -18,6 +18,10 @@ static const struct op_entry op_table[] = {
         {"exec", op_exec},
         {"hello", op_hello},
         {"ping", op_ping},
+        {"session.close", op_session_close},
+        {"session.get", op_session_get},
+        {"session.list", op_session_list},
+        {"session.open", op_session_open},
         {"stats", op_stats},
 };
 

@@ -34,5 +34,23 @@ int op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
 /* op_exec.c */
 int op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
             struct pf_error **err);
+/* What a request (exec or session.open: its limits, imports) gets under profile p (NULL: no
+ * policy): limits and hardening levels in *spec, the imports of the worker's frame. */
+struct daemon;
+struct job_spec;
+int ops_resolve_job(struct daemon *d, const struct policy_profile *p, const cJSON *req,
+                    struct job_spec *spec, cJSON **ret_imports, struct pf_error **err);
+/* op_session.c */
+int op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                    struct pf_error **err);
+int op_session_close(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                     struct pf_error **err);
+int op_session_list(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                    struct pf_error **err);
+int op_session_get(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                   struct pf_error **err);
+/* exec with a `session`: op_exec hands it over. */
+int op_session_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                    struct pf_error **err);
 
 #endif

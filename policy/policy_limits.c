@@ -61,6 +61,16 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                     "characters of `logs` kept in the reply (head and tail)"},
     [POLICY_LIMIT_MAX_RESULT_BYTES] = {"max_result_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
                                        32 * MiB, "size of the encoded result value, in bytes"},
+    [POLICY_LIMIT_SESSION_IDLE_TIMEOUT_MS] = {"session_idle_timeout_ms", POLICY_SCOPE_JOB, 600000,
+                                              100, 86400000,
+                                              "a session with no request for this long is "
+                                              "closed"},
+    [POLICY_LIMIT_SESSION_LIFETIME_MS] = {"session_lifetime_ms", POLICY_SCOPE_JOB, 86400000, 100,
+                                          604800000,
+                                          "a session is closed this long after it was opened, "
+                                          "used or not"},
+    [POLICY_LIMIT_MAX_SESSIONS_PER_UID] = {"max_sessions_per_uid", POLICY_SCOPE_JOB, 16, 0, 4096,
+                                           "open sessions of one peer uid (0: no sessions)"},
 };
 
 const struct policy_limit_def *

@@ -37,6 +37,10 @@ enum policy_limit {
     POLICY_LIMIT_MAX_OUTPUT_BYTES,
     POLICY_LIMIT_MAX_LOG_CHARS,
     POLICY_LIMIT_MAX_RESULT_BYTES,
+    /* sessions (daemon/session.c): a profile sets them, session.open may tighten them */
+    POLICY_LIMIT_SESSION_IDLE_TIMEOUT_MS,
+    POLICY_LIMIT_SESSION_LIFETIME_MS,
+    POLICY_LIMIT_MAX_SESSIONS_PER_UID,
     _POLICY_LIMIT_MAX,
     _POLICY_LIMIT_INVALID = -1,
 };

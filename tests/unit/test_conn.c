@@ -66,7 +66,7 @@ test_bad_json_keeps_connection(void **state)
     cJSON_Delete(expect_error(f, "null", "bad_frame"));
     send_frame(f->client.fd, "{\"id\":4,\"op\":\"ping\",\"extra\":1}");
     cJSON_Delete(expect_error(f, "4", "bad_request"));
-    send_frame(f->client.fd, "{\"id\":5,\"op\":\"session.open\"}");
+    send_frame(f->client.fd, "{\"id\":5,\"op\":\"launch\"}");
     cJSON_Delete(expect_error(f, "5", "unknown_op"));
     send_frame(f->client.fd, "{\"id\":6,\"op\":\"ping\"}");
     cJSON *r = recv_frame(f, &f->client, 2000);

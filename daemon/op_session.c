@@ -1,0 +1,152 @@
+/* session.open, session.close, session.list, session.get, and exec with a `session`: the
+ * peer's uid owns what it opens (session.c); the worker answers later (session_worker.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "job.h"
+#include "load.h"
+#include "ops.h"
+#include "pf_cleanup.h"
+#include "profile.h"
+#include "session.h"
+
+static int
+oom(cJSON *reply, struct pf_error **err)
+{
+    cJSON_Delete(reply);
+    return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+}
+
+/* The named profile if the peer may use it (else answered like a missing one), or its own. */
+static int
+session_profile(struct conn *c, const cJSON *req, const struct policy_profile **ret,
+                struct pf_error **err)
+{
+    const char *name = msg_get_string(req, "profile", NULL);
+    if (!name || !c->d->policy)
+        return ops_peer_profile(c, ret, err);
+    *ret = policy_resolve(c->d->policy, name, c->uid, c->gid, err);
+    return *ret ? 0 : -1;
+}
+
+int
+op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                struct pf_error **err)
+{
+    struct daemon *d = c->d;
+    const struct policy_profile *profile = NULL;
+    if (session_profile(c, req->root, &profile, err) < 0)
+        return -1;
+    struct job_spec spec = {.arrival_ns = uv_hrtime()};
+    cJSON *imports = NULL;
+    if (ops_resolve_job(d, profile, req->root, &spec, &imports, err) < 0)
+        return -1;
+    /* A session holds its worker from open to close: it counts as a live worker. */
+    int64_t max_workers = d->limits.v[POLICY_LIMIT_MAX_WORKERS];
+    if (max_workers > 0 && (int64_t) d->jobs_running >= max_workers) {
+        cJSON_Delete(imports);
+        return pf_error_set(err, PF_E_BUSY,
+                            "all %lld workers are busy (max_workers); try again later",
+                            (long long) max_workers);
+    }
+    const char *name = profile ? profile->name : msg_get_string(req->root, "profile", "default");
+    struct session *s = session_new(&d->sessions, c->uid, name, &spec.limits, err);
+    if (!s) {
+        cJSON_Delete(imports);
+        return -1;
+    }
+    s->detached = msg_get_bool(req->root, "detach", false);
+    s->owner = s->detached ? NULL : c;
+    int r = session_start(s, c, req->id, spec.levels, imports,
+                          cJSON_GetObjectItemCaseSensitive(req->root, "variables"), err);
+    cJSON_Delete(imports);
+    if (r < 0) {
+        session_end(s, SESSION_END_FAILED);
+        return -1;
+    }
+    *ret_reply = NULL; /* answered when the worker is ready */
+    return 0;
+}
+
+/* The session named by the request, if the peer owns it. A lost one answers session_lost with
+ * its cause, once, and is gone. */
+static struct session *
+find_live(struct conn *c, const cJSON *req, struct pf_error **err)
+{
+    const char *id = msg_get_string(req, "session", "");
+    struct session *s = session_find(&c->d->sessions, id, c->uid, err);
+    if (!s || s->state != SESSION_LOST)
+        return s;
+    pf_error_set(err, PF_E_SESSION_LOST, "session '%s' was lost: %s", s->id,
+                 s->lost_cause ? s->lost_cause : "its worker died");
+    session_end(s, SESSION_END_LOST);
+    return NULL;
+}
+
+int
+op_session_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                struct pf_error **err)
+{
+    /* The worker's policy and limits were fixed when it started: only session.open sets them. */
+    static const char *const fixed[] = {"imports", "limits"};
+    for (size_t i = 0; i < PF_ELEMENTSOF(fixed); i++)
+        if (cJSON_GetObjectItemCaseSensitive(req->root, fixed[i]))
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "exec request: field '%s' cannot be used with a session (it is "
+                                "set by session.open)",
+                                fixed[i]);
+    struct session *s = find_live(c, req->root, err);
+    if (!s)
+        return -1;
+    if (session_exec(s, c, req->id, msg_get_string(req->root, "code", ""),
+                     cJSON_GetObjectItemCaseSensitive(req->root, "variables"),
+                     msg_get_bool(req->root, "stream", true), err) < 0)
+        return -1;
+    *ret_reply = NULL;
+    return 0;
+}
+
+int
+op_session_get(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+               struct pf_error **err)
+{
+    struct session *s = find_live(c, req->root, err);
+    if (!s)
+        return -1;
+    if (session_get(s, c, req->id, cJSON_GetObjectItemCaseSensitive(req->root, "names"), err) < 0)
+        return -1;
+    *ret_reply = NULL;
+    return 0;
+}
+
+int
+op_session_close(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                 struct pf_error **err)
+{
+    struct session *s =
+            session_find(&c->d->sessions, msg_get_string(req->root, "session", ""), c->uid, err);
+    if (!s)
+        return -1;
+    cJSON *reply = msg_reply_ok(req->id);
+    if (!reply || !cJSON_AddStringToObject(reply, "session", s->id))
+        return oom(reply, err);
+    session_end(s, SESSION_END_CLOSE);
+    *ret_reply = reply;
+    return 0;
+}
+
+int
+op_session_list(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+                struct pf_error **err)
+{
+    cJSON *reply = msg_reply_ok(req->id);
+    cJSON *list = session_list_json(&c->d->sessions, c->uid);
+    if (!reply || !list || !cJSON_AddItemToObject(reply, "sessions", list)) {
+        cJSON_Delete(list);
+        return oom(reply, err);
+    }
+    *ret_reply = reply;
+    return 0;
+}

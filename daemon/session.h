@@ -1,0 +1,192 @@
+/* Sessions: one worker kept between snippets, like a notebook kernel. A session belongs to the
+ * peer uid that opened it; any other uid is answered exactly as for an id that does not exist.
+ * It ends when it is closed, when its connection closes (unless detached), after
+ * session_idle_timeout_ms without a request, after session_lifetime_ms in any case, and with its
+ * worker: a session whose worker died answers its next request with session_lost and the cause,
+ * then is gone. Its worker is never reused for anything else.
+ *
+ * session.c keeps the table (ids, ownership, expiry); session_worker.c talks to the worker
+ * (CHANNEL.md, "Session worker"); op_session.c serves the session.* ops and exec with a
+ * session. See PROTOCOL.md, "Sessions". */
+#ifndef DAEMON_SESSION_H
+#define DAEMON_SESSION_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "dlist.h"
+#include "frame.h"
+#include "job.h"
+#include "pf_error.h"
+#include "policy_limits.h"
+#include "zygote.h"
+
+#define SESSION_ID_BYTES 16 /* 128 random bits from getrandom */
+#define SESSION_ID_LEN   (SESSION_ID_BYTES * 2)
+
+struct conn;
+struct daemon;
+struct session;
+
+enum session_state {
+    SESSION_STARTING, /* worker asked for; session.open is answered when it is ready */
+    SESSION_IDLE,
+    SESSION_BUSY,  /* one request (exec or get) is with the worker */
+    SESSION_LOST,  /* the worker died: the next request learns why, then the session is gone */
+    SESSION_ENDED, /* out of the table; waits for its worker and handles to go, then freed */
+    _SESSION_STATE_MAX,
+    _SESSION_STATE_INVALID = -1,
+};
+
+/* Why a session ends (chooses the answer of a request still in flight). */
+enum session_end {
+    SESSION_END_CLOSE,    /* session.close */
+    SESSION_END_CONN,     /* its (not detached) connection closed */
+    SESSION_END_IDLE,     /* session_idle_timeout_ms */
+    SESSION_END_LIFETIME, /* session_lifetime_ms */
+    SESSION_END_LOST,     /* its worker died and a request has been told */
+    SESSION_END_FAILED,   /* its worker never became ready (session.open failed) */
+    SESSION_END_SHUTDOWN, /* pyfenced is stopping */
+    _SESSION_END_MAX,
+    _SESSION_END_INVALID = -1,
+};
+
+/* Called when a session's idle or lifetime timer fires; it must end the session. */
+typedef void (*session_expire_cb)(struct session *s, enum session_end why);
+
+struct session_table {
+    uv_loop_t *loop;    /* Not owned. */
+    struct dlist all;   /* struct session.link: every session not ended yet */
+    struct dlist ended; /* struct session.link: ended, waiting for their worker and handles */
+    size_t n;           /* in `all` */
+    session_expire_cb expire_cb;
+};
+
+enum session_req_kind {
+    SESSION_REQ_NONE,
+    SESSION_REQ_OPEN,
+    SESSION_REQ_EXEC,
+    SESSION_REQ_GET,
+    _SESSION_REQ_MAX,
+    _SESSION_REQ_INVALID = -1,
+};
+
+/* The one request a session's worker is serving. */
+struct session_req {
+    enum session_req_kind kind;
+    struct conn *conn; /* Not owned; NULL once the reply is sent or its connection is gone. */
+    cJSON *id;         /* owned copy of the request's id */
+    cJSON *names;      /* get: owned copy of the names asked for */
+    bool stream;
+    uint64_t arrival_ns, start_ns; /* uv_hrtime() */
+    uint64_t output_bytes;
+};
+
+struct session {
+    enum worker_ctx_kind ctx_kind; /* first: WORKER_CTX_SESSION (job.h) */
+    struct session_table *table;   /* Not owned. */
+    struct dlist link;             /* in table->all, then table->ended */
+    char id[SESSION_ID_LEN + 1];
+    uid_t uid;
+    char profile[64 + 1];
+    struct policy_limits limits; /* the profile's, tightened by session.open */
+    struct conn *owner;          /* Not owned: the connection it ends with; NULL when detached. */
+    bool detached;
+    uint64_t created_ms, last_used_ms; /* Unix time, for session.list */
+    uint64_t created_at, last_active;  /* uv_now(): lifetime and idle time count from these */
+    uint64_t execs;
+    enum session_state state;
+    enum session_end end_reason;
+    uv_timer_t expiry; /* idle or lifetime, whichever comes first */
+
+    /* The worker (session_worker.c). */
+    struct daemon *d; /* Not owned. */
+    uint64_t job_id;  /* the zygote's name for the worker */
+    pid_t pid;
+    uv_pipe_t channel;
+    uv_timer_t deadline; /* the wall-clock backstop of the request in flight */
+    struct frame_decoder dec;
+    bool worker_handles; /* channel and deadline were initialised (session_start) */
+    bool channel_open;   /* the channel handle is not closing */
+    bool awaiting_exit;  /* the zygote owes us this worker's exit (or its spawn failure) */
+    bool exit_seen;      /* exit_info is valid */
+    bool releasing;
+    struct zygote_exit exit_info;
+    char seccomp_syscall[64];
+    char *lost_cause; /* owned: why the worker is gone, for the next request */
+    struct session_req req;
+    int open_handles; /* freed when the last one has closed */
+};
+
+/* ---- the table (session.c) ------------------------------------------------------------ */
+
+void session_table_init(struct session_table *t, uv_loop_t *loop, session_expire_cb expire_cb);
+
+/* A new session of uid in the table, with a fresh random id, in state STARTING, its timers
+ * running. Fails with busy past max_sessions_per_uid (limits is the session's, and its
+ * max_sessions_per_uid is the bound). The caller gives it a worker, or ends it. */
+struct session *session_new(struct session_table *t, uid_t uid, const char *profile,
+                            const struct policy_limits *limits, struct pf_error **err);
+
+/* The session with this id if uid owns it. Anything else — an unknown id, a malformed one, or
+ * one of another uid — is PF_E_NOT_FOUND "no session 'ID'", word for word the same. */
+struct session *session_find(struct session_table *t, const char *id, uid_t uid,
+                             struct pf_error **err);
+
+size_t session_count_uid(const struct session_table *t, uid_t uid);
+
+/* A request starts (the idle timer stops) or ends (it restarts from now). */
+void session_touch_busy(struct session *s);
+void session_touch_idle(struct session *s);
+
+/* Takes s out of the table (ENDED): nobody can find it any more. Idempotent. */
+void session_unlink(struct session *s, enum session_end why);
+/* Frees an ENDED session whose channel is closed and whose worker is gone: its timers close,
+ * and the memory goes in the last close callback. Does nothing before that; idempotent. */
+void session_maybe_release(struct session *s);
+/* The close callback of every handle of a session (handle->data is the session). */
+void session_on_handle_closed(uv_handle_t *handle);
+
+/* [{"id", "profile", "created", "last_used", "execs", "detached", "state"}] of uid's sessions. */
+cJSON *session_list_json(const struct session_table *t, uid_t uid);
+
+const char *session_state_name(enum session_state state);
+
+/* ---- the worker (session_worker.c) ------------------------------------------------------ */
+
+/* Forks the session's worker and writes its `session` frame (imports: borrowed, the resolved
+ * list; variables: borrowed, may be NULL). The open request (id, conn) is answered when the
+ * worker says it is ready, or fails. On error nothing was started and s is unchanged. */
+int session_start(struct session *s, struct conn *c, const cJSON *req_id,
+                  const enum harden_level *levels, const cJSON *imports, const cJSON *variables,
+                  struct pf_error **err);
+
+/* Sends one exec (code, variables may be NULL) or get (names) to an IDLE session; the reply
+ * comes later. */
+int session_exec(struct session *s, struct conn *c, const cJSON *req_id, const char *code,
+                 const cJSON *variables, bool stream, struct pf_error **err);
+int session_get(struct session *s, struct conn *c, const cJSON *req_id, const cJSON *names,
+                struct pf_error **err);
+
+/* Ends s: out of the table, a request in flight is answered according to why, the worker is
+ * killed, and s is freed once its worker is gone. */
+void session_end(struct session *s, enum session_end why);
+
+/* zygote callbacks, reached through job_on_spawned/job_on_exit (ctx_kind). */
+void session_on_spawned(struct session *s, pid_t pid, const struct pf_error *err);
+void session_on_exit(struct session *s, const struct zygote_exit *exit_info);
+
+/* The connection c is closing: its requests are no longer owed a reply, and the sessions it
+ * owns (not detached) end. */
+void session_conn_gone(struct session_table *t, struct conn *c);
+
+/* Shutdown, first stage: every session ends (a request in flight gets shutting_down). */
+void session_shutdown_all(struct session_table *t);
+/* Last stage, after zygote_stop: workers are gone whatever the zygote said. */
+void session_abandon_all(struct session_table *t);
+
+#endif

@@ -1,0 +1,714 @@
+/* A session's worker: forked once, fed one request at a time over its channel (CHANNEL.md,
+ * "Session worker"), and never used for anything else. Its death makes the session lost. */
+#include <endian.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "json_write.h"
+#include "msg.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+#include "session.h"
+
+/* A write request embeds uv_write_t first and owns its buffer until on_write. */
+struct session_write {
+    uv_write_t req;
+    char *buf;
+};
+
+static void
+on_write(uv_write_t *req, int status)
+{
+    struct session_write *w = (struct session_write *) req;
+    free(w->buf);
+    free(w);
+    /* A worker that died shows up as EOF and exit: handled there. */
+    (void) status;
+}
+
+/* Writes obj as one frame; json_write keeps client numbers exact. */
+static int
+send_frame(struct session *s, const cJSON *obj, struct pf_error **err)
+{
+    if (!s->channel_open)
+        return pf_error_set(err, PF_E_SESSION_LOST, "session '%s' has no worker", s->id);
+    char *buf = NULL;
+    size_t len;
+    if (json_write(obj, FRAME_HEADER_BYTES, JOB_MAX_WORKER_FRAME, &buf, &len, err) < 0)
+        return -1;
+    uint32_t be = htobe32((uint32_t) (len - FRAME_HEADER_BYTES));
+    memcpy(buf, &be, sizeof(be));
+    struct session_write *w = calloc(1, sizeof(*w));
+    if (!w) {
+        free(buf);
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    }
+    w->buf = buf;
+    uv_buf_t b = uv_buf_init(buf, (unsigned) len);
+    int r = uv_write(&w->req, (uv_stream_t *) &s->channel, &b, 1, on_write);
+    if (r < 0) {
+        free(buf);
+        free(w);
+        return pf_error_set(err, PF_E_SESSION_LOST, "session '%s': writing to its worker: %s",
+                            s->id, uv_strerror(r));
+    }
+    return 0;
+}
+
+static void
+close_channel(struct session *s)
+{
+    if (!s->channel_open)
+        return;
+    s->channel_open = false;
+    uv_read_stop((uv_stream_t *) &s->channel);
+    uv_close((uv_handle_t *) &s->channel, session_on_handle_closed);
+}
+
+static void
+kill_worker(struct session *s)
+{
+    if (s->awaiting_exit && s->d->zygote)
+        zygote_kill(s->d->zygote, s->job_id);
+}
+
+/* ---- replies ------------------------------------------------------------------------------ */
+
+static void
+request_clear(struct session *s)
+{
+    uv_timer_stop(&s->deadline);
+    cJSON_Delete(s->req.id);
+    cJSON_Delete(s->req.names);
+    s->req = (struct session_req){.kind = SESSION_REQ_NONE};
+}
+
+/* Ends the request in flight with reply (borrowed); code counts exec outcomes like jobs. */
+static void
+request_finish(struct session *s, const cJSON *reply, int code)
+{
+    if (s->req.kind == SESSION_REQ_EXEC)
+        daemon_count_outcome(s->d, code);
+    /* The session is settled before the connection hears of it: sending may close the
+     * connection, and with it end this session. s itself lives on until its handles close. */
+    struct conn *c = s->req.conn;
+    request_clear(s);
+    if (s->state == SESSION_BUSY || s->state == SESSION_STARTING)
+        s->state = SESSION_IDLE;
+    session_touch_idle(s);
+    if (c && reply)
+        conn_finish_request(c, reply);
+    else if (c)
+        conn_close(c); /* out of memory: the request must still end */
+}
+
+/* The failure reply of the request in flight; an exec's has the fields of every exec reply. */
+static void
+request_fail(struct session *s, int code, const char *message, bool lost)
+{
+    if (s->req.kind == SESSION_REQ_NONE)
+        return;
+    cJSON *reply = msg_reply_error(s->req.id, code, message);
+    if (reply && s->req.kind == SESSION_REQ_EXEC) {
+        cJSON_AddStringToObject(reply, "outcome", pf_code_name(code));
+        cJSON_AddNullToObject(reply, "output");
+        cJSON_AddNullToObject(reply, "output_repr");
+        cJSON_AddStringToObject(reply, "logs", "");
+        cJSON_AddFalseToObject(reply, "is_final_answer");
+        cJSON *stats = cJSON_AddObjectToObject(reply, "stats");
+        if (stats) {
+            cJSON_AddNumberToObject(stats, "queue_ms",
+                                    (double) (s->req.start_ns - s->req.arrival_ns) / 1e6);
+            cJSON_AddNumberToObject(stats, "run_ms", daemon_elapsed_ms(s->req.start_ns));
+        }
+    }
+    if (reply && lost)
+        cJSON_AddTrueToObject(reply, "session_lost");
+    request_finish(s, reply, code);
+    cJSON_Delete(reply);
+}
+
+/* The worker is gone (or is being killed) and cause says why; the next request learns it. */
+static void
+make_lost(struct session *s, const char *cause)
+{
+    if (s->state == SESSION_LOST || s->state == SESSION_ENDED)
+        return;
+    s->state = SESSION_LOST;
+    free(s->lost_cause);
+    s->lost_cause = strdup(cause);
+    pf_log_info(WORKER, "session %.8s… of uid %u lost: %s", s->id, (unsigned) s->uid, cause);
+    kill_worker(s);
+    close_channel(s);
+    session_touch_idle(s); /* a lost session nobody asks about goes with its idle timeout */
+}
+
+/* Moves (not copies) the result's fields into the exec reply, as job.c does for jobs. */
+static cJSON *
+build_exec_reply(struct session *s, cJSON *result, int *ret_code)
+{
+    const char *outcome = msg_get_string(result, "outcome", NULL);
+    bool ok = outcome && strcmp(outcome, "ok") == 0;
+    int code = ok ? 0 : pf_code_from_name(outcome);
+    if (!ok && code == 0)
+        code = PF_E_INTERNAL;
+    cJSON *reply = ok ? msg_reply_ok(s->req.id) : msg_reply_error(s->req.id, code, "");
+    if (!reply)
+        return NULL;
+    cJSON_AddStringToObject(reply, "outcome", ok ? "ok" : pf_code_name(code));
+    static const char *const moved[] = {"output", "output_repr", "logs", "is_final_answer"};
+    for (size_t i = 0; i < PF_ELEMENTSOF(moved); i++) {
+        cJSON *item = cJSON_DetachItemFromObjectCaseSensitive(result, moved[i]);
+        if (!item)
+            item = strcmp(moved[i], "logs") == 0              ? cJSON_CreateString("")
+                   : strcmp(moved[i], "is_final_answer") == 0 ? cJSON_CreateFalse()
+                                                              : cJSON_CreateNull();
+        cJSON_AddItemToObject(reply, moved[i], item);
+    }
+    if (!ok) {
+        /* msg_reply_error's placeholder gives way to the worker's error object. */
+        cJSON *error = cJSON_DetachItemFromObjectCaseSensitive(result, "error");
+        if (!cJSON_IsObject(error)) {
+            cJSON_Delete(error);
+            error = cJSON_CreateObject();
+        }
+        if (error) {
+            cJSON_DeleteItemFromObjectCaseSensitive(error, "code");
+            cJSON_AddStringToObject(error, "code", pf_code_name(code));
+            if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(error, "message")))
+                cJSON_AddStringToObject(error, "message", outcome ? outcome : "no outcome");
+            cJSON_ReplaceItemInObjectCaseSensitive(reply, "error", error);
+        }
+    }
+    cJSON *stats = cJSON_DetachItemFromObjectCaseSensitive(result, "stats");
+    if (!cJSON_IsObject(stats)) {
+        cJSON_Delete(stats);
+        stats = cJSON_CreateObject();
+    }
+    if (stats) {
+        cJSON_DeleteItemFromObjectCaseSensitive(stats, "queue_ms");
+        cJSON_AddNumberToObject(stats, "queue_ms",
+                                (double) (s->req.start_ns - s->req.arrival_ns) / 1e6);
+        cJSON_AddItemToObject(reply, "stats", stats);
+    }
+    *ret_code = code;
+    return reply;
+}
+
+static void
+handle_result(struct session *s, cJSON *result)
+{
+    if (s->req.kind == SESSION_REQ_OPEN) {
+        /* The worker could not set up (hardening, variables): session.open fails with why. */
+        const char *outcome = msg_get_string(result, "outcome", "internal");
+        int code = pf_code_from_name(outcome);
+        const cJSON *error = cJSON_GetObjectItemCaseSensitive(result, "error");
+        request_fail(s, code ? code : PF_E_INTERNAL,
+                     msg_get_string(error, "message", "the session's worker failed to start"),
+                     false);
+        session_end(s, SESSION_END_FAILED);
+        return;
+    }
+    int code = PF_E_INTERNAL;
+    cJSON *reply = build_exec_reply(s, result, &code);
+    s->execs++;
+    /* A heap full of the session's own data fails every later snippet the same way: the
+     * worker is retired, and the session is lost (PROTOCOL.md). */
+    bool oom = code == PF_E_MEMORY_LIMIT;
+    if (oom && reply)
+        cJSON_AddTrueToObject(reply, "session_lost");
+    request_finish(s, reply, code);
+    cJSON_Delete(reply);
+    if (oom) {
+        char cause[96];
+        snprintf(cause, sizeof(cause), "worker killed by the memory limit (memory_mb %lld)",
+                 (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
+        make_lost(s, cause);
+    }
+}
+
+/* {"id", "ok": true, "session", "variables": {...}, "missing": [names not defined]} */
+static void
+handle_variables(struct session *s, cJSON *event)
+{
+    cJSON *vars = cJSON_DetachItemFromObjectCaseSensitive(event, "variables");
+    cJSON *reply = msg_reply_ok(s->req.id);
+    cJSON *missing = cJSON_CreateArray();
+    if (!cJSON_IsObject(vars) || !reply || !missing) {
+        cJSON_Delete(vars);
+        cJSON_Delete(missing);
+        cJSON_Delete(reply);
+        request_fail(s, PF_E_INTERNAL, "the session's worker sent no variables", false);
+        return;
+    }
+    const cJSON *name;
+    cJSON_ArrayForEach(name, s->req.names) {
+        if (!cJSON_GetObjectItemCaseSensitive(vars, name->valuestring) &&
+            !cJSON_AddItemToArray(missing, cJSON_CreateString(name->valuestring)))
+            break;
+    }
+    cJSON_AddStringToObject(reply, "session", s->id);
+    cJSON_AddItemToObject(reply, "variables", vars);
+    cJSON_AddItemToObject(reply, "missing", missing);
+    request_finish(s, reply, 0);
+    cJSON_Delete(reply);
+}
+
+static void
+handle_ready(struct session *s)
+{
+    cJSON *reply = msg_reply_ok(s->req.id);
+    cJSON *limits = policy_limits_to_json(&s->limits, POLICY_SCOPE_JOB);
+    if (reply && limits) {
+        cJSON_AddStringToObject(reply, "session", s->id);
+        cJSON_AddStringToObject(reply, "profile", s->profile);
+        cJSON_AddBoolToObject(reply, "detached", s->detached);
+        cJSON_AddItemToObject(reply, "limits", TAKE_PTR(limits));
+    }
+    cJSON_Delete(limits);
+    pf_log_debug(WORKER, "session %.8s… of uid %u ready (worker pid %d)", s->id, (unsigned) s->uid,
+                 (int) s->pid);
+    request_finish(s, reply, 0);
+    cJSON_Delete(reply);
+}
+
+static void
+handle_output(struct session *s, const cJSON *event)
+{
+    const char *data = msg_get_string(event, "data", NULL);
+    if (!data)
+        return;
+    s->req.output_bytes += strlen(data);
+    uint64_t max = (uint64_t) s->limits.v[POLICY_LIMIT_MAX_OUTPUT_BYTES];
+    if (s->req.output_bytes > max) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "snippet printed more than max_output_bytes (%llu bytes); session '%s' is lost",
+                 (unsigned long long) max, s->id);
+        request_fail(s, PF_E_OUTPUT_LIMIT, msg, true);
+        make_lost(s, "worker killed for printing more than max_output_bytes");
+        return;
+    }
+    if (!s->req.stream || !s->req.conn)
+        return;
+    cJSON *ev = msg_event(s->req.id, "output");
+    if (ev && cJSON_AddStringToObject(ev, "data", data))
+        conn_send(s->req.conn, ev);
+    cJSON_Delete(ev);
+}
+
+/* A frame the worker could not have sent in this state. */
+static void
+protocol_error(struct session *s, const char *what)
+{
+    pf_log_warning(WORKER, "session %.8s… (worker pid %d): %s", s->id, (int) s->pid, what);
+    char msg[160];
+    if (s->req.kind == SESSION_REQ_OPEN) {
+        request_fail(s, PF_E_INTERNAL, "the session's worker broke the channel protocol", false);
+        session_end(s, SESSION_END_FAILED);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "the worker broke the channel protocol; session '%s' is lost",
+             s->id);
+    request_fail(s, PF_E_INTERNAL, msg, true);
+    make_lost(s, "the worker broke the channel protocol");
+}
+
+static void
+dispatch_frame(struct session *s, cJSON *obj)
+{
+    const char *event = msg_get_string(obj, "event", "");
+    enum session_req_kind kind = s->req.kind;
+    if (strcmp(event, "seccomp") == 0)
+        snprintf(s->seccomp_syscall, sizeof(s->seccomp_syscall), "%s",
+                 msg_get_string(obj, "syscall", "?"));
+    else if (strcmp(event, "output") == 0 && kind == SESSION_REQ_EXEC)
+        handle_output(s, obj);
+    else if (strcmp(event, "result") == 0 && (kind == SESSION_REQ_EXEC || kind == SESSION_REQ_OPEN))
+        handle_result(s, obj);
+    else if (strcmp(event, "variables") == 0 && kind == SESSION_REQ_GET)
+        handle_variables(s, obj);
+    else if (strcmp(event, "ready") == 0 && kind == SESSION_REQ_OPEN)
+        handle_ready(s);
+    else
+        protocol_error(s, "unexpected frame from the worker");
+}
+
+static int
+on_worker_frame(void *userdata, char *payload, size_t len)
+{
+    _cleanup_free_ char *owned = payload;
+    struct session *s = userdata;
+    cJSON *obj = NULL;
+    struct pf_error *err = NULL;
+    if (msg_parse(owned, len, JOB_MAX_WORKER_DEPTH, &obj, &err) < 0) {
+        pf_error_free(err);
+        protocol_error(s, "bad frame from the worker");
+        return -1;
+    }
+    dispatch_frame(s, obj);
+    cJSON_Delete(obj);
+    return s->channel_open ? 0 : -1;
+}
+
+/* ---- the worker's end ------------------------------------------------------------------- */
+
+/* Both the channel and the exit are in: a session still in the table has lost its worker. */
+static void
+settle(struct session *s)
+{
+    if (s->channel_open || s->awaiting_exit)
+        return;
+    if (s->state != SESSION_ENDED && s->state != SESSION_LOST) {
+        char msg[256];
+        int code = PF_E_WORKER_CRASHED;
+        if (!s->exit_seen) {
+            snprintf(msg, sizeof(msg), "the worker could not be started");
+        } else if (s->exit_info.oom_killed) {
+            code = PF_E_MEMORY_LIMIT;
+            snprintf(msg, sizeof(msg), "worker killed by the memory limit (memory_mb %lld)",
+                     (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
+        } else {
+            code = job_outcome_from_exit(&s->exit_info, (uint64_t) s->limits.v[POLICY_LIMIT_CPU_MS],
+                                         s->seccomp_syscall, msg, sizeof(msg));
+        }
+        if (s->req.kind == SESSION_REQ_OPEN) {
+            char open_msg[320];
+            snprintf(open_msg, sizeof(open_msg), "the session's worker failed to start: %s", msg);
+            request_fail(s, code, open_msg, false);
+            session_end(s, SESSION_END_FAILED);
+        } else {
+            char req_msg[320];
+            snprintf(req_msg, sizeof(req_msg), "%s; session '%s' is lost", msg, s->id);
+            request_fail(s, code, req_msg, true);
+            make_lost(s, msg);
+        }
+    }
+    session_maybe_release(s);
+}
+
+static void
+on_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    struct session *s = stream->data;
+    if (nread > 0) {
+        struct pf_error *err = NULL;
+        long r = frame_decoder_feed(&s->dec, buf->base, (size_t) nread, on_worker_frame, s, &err);
+        daemon_release_buf(s->d, buf);
+        if (r < 0) {
+            pf_error_free(err);
+            protocol_error(s, "bad frame length from the worker");
+        }
+        return;
+    }
+    daemon_release_buf(s->d, buf);
+    if (nread == 0)
+        return;
+    close_channel(s);
+    settle(s);
+}
+
+static void
+on_deadline(uv_timer_t *timer)
+{
+    struct session *s = timer->data;
+    long long ms = (long long) s->limits.v[POLICY_LIMIT_TIMEOUT_MS];
+    char msg[200];
+    if (s->req.kind == SESSION_REQ_OPEN) {
+        snprintf(msg, sizeof(msg), "the session's worker was not ready within %lld ms", ms);
+        request_fail(s, PF_E_TIMEOUT, msg, false);
+        session_end(s, SESSION_END_FAILED);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "%s the wall-clock limit of %lld ms; session '%s' is lost",
+             s->req.kind == SESSION_REQ_GET ? "reading the variables exceeded" : "snippet exceeded",
+             ms, s->id);
+    request_fail(s, PF_E_TIMEOUT, msg, true);
+    snprintf(msg, sizeof(msg), "worker killed at the wall-clock limit (timeout_ms %lld)", ms);
+    make_lost(s, msg);
+}
+
+static void
+start_request(struct session *s, enum session_req_kind kind, struct conn *c, const cJSON *req_id,
+              bool stream)
+{
+    s->req.kind = kind;
+    s->req.conn = c;
+    s->req.id = req_id ? cJSON_Duplicate(req_id, 1) : NULL;
+    s->req.stream = stream;
+    s->req.arrival_ns = s->req.start_ns = uv_hrtime();
+    s->req.output_bytes = 0;
+    if (s->state == SESSION_IDLE)
+        s->state = SESSION_BUSY;
+    session_touch_busy(s);
+    uv_timer_start(&s->deadline, on_deadline,
+                   (uint64_t) s->limits.v[POLICY_LIMIT_TIMEOUT_MS] + JOB_DEADLINE_GRACE_MS, 0);
+}
+
+static void
+fill_harden_params(const struct session *s, const enum harden_level *levels,
+                   struct harden_params *p)
+{
+    const struct policy_limits *l = &s->limits;
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
+        p->level[i] = levels[i];
+    p->cpu_ms = (uint64_t) l->v[POLICY_LIMIT_CPU_MS];
+    p->memory_mb = (uint64_t) l->v[POLICY_LIMIT_MEMORY_MB];
+    p->file_size_mb = (uint64_t) l->v[POLICY_LIMIT_FILE_SIZE_MB];
+    p->open_files = (uint64_t) l->v[POLICY_LIMIT_OPEN_FILES];
+    p->pids = (uint64_t) l->v[POLICY_LIMIT_PIDS];
+}
+
+/* {"op": "session", "imports", "limits", "variables"?} */
+static cJSON *
+session_frame(const struct session *s, const cJSON *imports, const cJSON *variables)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON *lim = policy_limits_to_json(&s->limits, POLICY_SCOPE_JOB);
+    cJSON *imp = cJSON_Duplicate(imports, 1);
+    cJSON *vars = variables ? cJSON_Duplicate(variables, 1) : NULL;
+    bool ok =
+            f && lim && imp && (!variables || vars) && cJSON_AddStringToObject(f, "op", "session");
+    if (ok) {
+        cJSON_AddItemToObject(f, "imports", TAKE_PTR(imp));
+        cJSON_AddItemToObject(f, "limits", TAKE_PTR(lim));
+        if (vars)
+            cJSON_AddItemToObject(f, "variables", TAKE_PTR(vars));
+    }
+    cJSON_Delete(lim);
+    cJSON_Delete(imp);
+    cJSON_Delete(vars);
+    if (!ok) {
+        cJSON_Delete(f);
+        return NULL;
+    }
+    return f;
+}
+
+int
+session_start(struct session *s, struct conn *c, const cJSON *req_id,
+              const enum harden_level *levels, const cJSON *imports, const cJSON *variables,
+              struct pf_error **err)
+{
+    struct daemon *d = c->d;
+    if (!d->zygote)
+        return pf_error_set(err, PF_E_INTERNAL, "pyfenced has no zygote; no session can run");
+    cJSON *frame = session_frame(s, imports, variables);
+    if (!frame)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    struct harden_params params;
+    fill_harden_params(s, levels, &params);
+    s->d = d;
+    s->job_id = ++d->next_job_id;
+    int fd = -1;
+    if (zygote_spawn(d->zygote, s->job_id, &params, s, &fd, err) < 0) {
+        cJSON_Delete(frame);
+        return pf_error_prefix(err, "cannot start the session's worker");
+    }
+    /* From here the zygote owes an exit: every failure goes through the session's end. */
+    s->awaiting_exit = true;
+    d->jobs_running++;
+    frame_decoder_init(&s->dec, JOB_MAX_WORKER_FRAME);
+    uv_pipe_init(d->loop, &s->channel, 0);
+    uv_timer_init(d->loop, &s->deadline);
+    s->channel.data = s;
+    s->deadline.data = s;
+    s->open_handles += 2;
+    s->worker_handles = true;
+    s->channel_open = true;
+    start_request(s, SESSION_REQ_OPEN, c, req_id, false);
+    int r = uv_pipe_open(&s->channel, fd);
+    if (r < 0)
+        close(fd);
+    struct pf_error *werr = NULL;
+    if (r < 0 || send_frame(s, frame, &werr) < 0 ||
+        (r = uv_read_start((uv_stream_t *) &s->channel, daemon_alloc_cb, on_channel_read)) < 0) {
+        pf_log_warning(WORKER, "session %.8s…: cannot use the worker's channel: %s", s->id,
+                       werr ? werr->msg : uv_strerror(r));
+        pf_error_free(werr);
+        request_fail(s, PF_E_INTERNAL, "cannot talk to the session's worker", false);
+        session_end(s, SESSION_END_FAILED);
+    }
+    cJSON_Delete(frame);
+    return 0;
+}
+
+static int
+check_idle(struct session *s, struct pf_error **err)
+{
+    if (s->state == SESSION_IDLE)
+        return 0;
+    return pf_error_set(err, PF_E_BUSY,
+                        "session '%s' is busy with another request; send the next one after its "
+                        "reply",
+                        s->id);
+}
+
+int
+session_exec(struct session *s, struct conn *c, const cJSON *req_id, const char *code,
+             const cJSON *variables, bool stream, struct pf_error **err)
+{
+    if (check_idle(s, err) < 0)
+        return -1;
+    cJSON *run = cJSON_CreateObject();
+    bool ok = run && cJSON_AddStringToObject(run, "op", "run") &&
+              cJSON_AddStringToObject(run, "code", code);
+    if (ok && variables) {
+        cJSON *v = cJSON_Duplicate(variables, 1);
+        ok = v && cJSON_AddItemToObject(run, "variables", v);
+        if (!ok)
+            cJSON_Delete(v);
+    }
+    int r = ok ? send_frame(s, run, err) : pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    cJSON_Delete(run);
+    if (r < 0)
+        return -1;
+    s->d->jobs_total++;
+    start_request(s, SESSION_REQ_EXEC, c, req_id, stream);
+    return 0;
+}
+
+int
+session_get(struct session *s, struct conn *c, const cJSON *req_id, const cJSON *names,
+            struct pf_error **err)
+{
+    if (check_idle(s, err) < 0)
+        return -1;
+    cJSON *get = cJSON_CreateObject();
+    cJSON *copy = cJSON_Duplicate(names, 1);
+    bool ok = get && copy && cJSON_AddStringToObject(get, "op", "get") &&
+              cJSON_AddItemReferenceToObject(get, "names", copy);
+    int r = ok ? send_frame(s, get, err) : pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    cJSON_Delete(get);
+    if (r < 0) {
+        cJSON_Delete(copy);
+        return -1;
+    }
+    start_request(s, SESSION_REQ_GET, c, req_id, false);
+    s->req.names = copy;
+    return 0;
+}
+
+/* ---- the end ------------------------------------------------------------------------------ */
+
+void
+session_end(struct session *s, enum session_end why)
+{
+    if (s->state == SESSION_ENDED)
+        return;
+    char msg[200];
+    switch (why) {
+    case SESSION_END_CLOSE:
+        snprintf(msg, sizeof(msg), "session '%s' was closed while this request ran", s->id);
+        request_fail(s, PF_E_CANCELLED, msg, true);
+        break;
+    case SESSION_END_CONN:
+        snprintf(msg, sizeof(msg), "the connection that owns session '%s' closed", s->id);
+        request_fail(s, PF_E_CANCELLED, msg, true);
+        break;
+    case SESSION_END_IDLE: /* never with a request in flight */
+    case SESSION_END_LIFETIME:
+        snprintf(msg, sizeof(msg), "session '%s' reached its lifetime (session_lifetime_ms %lld)",
+                 s->id, (long long) s->limits.v[POLICY_LIMIT_SESSION_LIFETIME_MS]);
+        request_fail(s, PF_E_SESSION_LOST, msg, true);
+        break;
+    case SESSION_END_SHUTDOWN:
+        request_fail(s, PF_E_SHUTTING_DOWN, "pyfenced is shutting down", true);
+        break;
+    case SESSION_END_LOST:
+    case SESSION_END_FAILED:
+    case _SESSION_END_MAX:
+    case _SESSION_END_INVALID:
+    default:
+        request_fail(s, PF_E_INTERNAL, "the session ended", true);
+        break;
+    }
+    pf_log_debug(WORKER, "session %.8s… of uid %u ends (%d)", s->id, (unsigned) s->uid, why);
+    session_unlink(s, why);
+    kill_worker(s);
+    close_channel(s);
+    session_maybe_release(s);
+}
+
+void
+session_on_spawned(struct session *s, pid_t pid, const struct pf_error *err)
+{
+    if (!err && pid > 0) {
+        s->pid = pid;
+        return;
+    }
+    /* No worker exists, so no exit will come. */
+    pf_log_warning(WORKER, "session %.8s…: the zygote could not fork a worker: %s", s->id,
+                   err ? err->msg : "no pid");
+    s->awaiting_exit = false;
+    s->d->jobs_running--;
+    if (s->state == SESSION_STARTING) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "cannot start the session's worker: %s",
+                 err ? err->msg : "the zygote gave no pid");
+        int code = err && err->code > 0 && err->code < _PF_E_MAX ? err->code : PF_E_INTERNAL;
+        request_fail(s, code, msg, false);
+        session_end(s, SESSION_END_FAILED);
+        return;
+    }
+    close_channel(s);
+    settle(s);
+}
+
+void
+session_on_exit(struct session *s, const struct zygote_exit *exit_info)
+{
+    if (!s->awaiting_exit)
+        return;
+    s->awaiting_exit = false;
+    s->exit_seen = true;
+    s->exit_info = *exit_info;
+    s->d->jobs_running--;
+    pf_log_debug(WORKER, "session %.8s…: worker pid %d ended (status %d, signal %d)", s->id,
+                 (int) exit_info->pid, exit_info->exit_code, exit_info->signal);
+    /* Frames the worker sent before it died are still read: the channel's EOF settles. */
+    settle(s);
+}
+
+void
+session_conn_gone(struct session_table *t, struct conn *c)
+{
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &t->all) {
+        struct session *s = pf_container_of(pos, struct session, link);
+        if (s->req.conn == c)
+            s->req.conn = NULL;
+        if (s->owner == c)
+            session_end(s, SESSION_END_CONN);
+    }
+}
+
+void
+session_shutdown_all(struct session_table *t)
+{
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &t->all) {
+        session_end(pf_container_of(pos, struct session, link), SESSION_END_SHUTDOWN);
+    }
+}
+
+void
+session_abandon_all(struct session_table *t)
+{
+    session_shutdown_all(t);
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &t->ended) {
+        struct session *s = pf_container_of(pos, struct session, link);
+        if (s->awaiting_exit) {
+            s->awaiting_exit = false;
+            s->d->jobs_running--;
+        }
+        close_channel(s);
+        session_maybe_release(s);
+    }
+}
