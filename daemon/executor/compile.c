@@ -267,6 +267,13 @@ conv_name(struct cstate *cs, PyObject *ast, struct node *n)
     n->kind = NK_E_NAME;
     if (!(n->obj = exec_mangle(cs, exec_field_str(cs, ast, "id"))) || set_ctx(n, ast) < 0)
         return NULL;
+    if (!(n->flags & (NF_STORE | NF_DEL)) &&
+        PyUnicode_CompareWithASCIIString(n->obj, "__debug__") == 0) {
+        /* a compile-time constant in CPython (True without -O) */
+        n->kind = NK_E_CONST;
+        n->obj = Py_True;
+        return n;
+    }
     if ((n->flags & (NF_STORE | NF_DEL)) && exec_scope_add(cs->scope, n->obj, SYM_LOCAL) < 0)
         return NULL;
     if (strcmp(PyUnicode_AsUTF8(n->obj), "super") == 0)

@@ -16,6 +16,7 @@ test_constants_and_operators(void **state)
                 "(True, False, True, True)");
     assert_eval("0 or '' or 'z', 1 and 2 and 0, 1 or undefined_name", "('z', 0, 1)");
     assert_eval("'yes' if 0 else 'no'", "'no'");
+    assert_eval("__debug__", "True");
     assert_eval("1 / 0", "Code execution failed at line '1 / 0' due to: ZeroDivisionError: "
                          "division by zero");
 }
