@@ -104,6 +104,21 @@ daemon_side_stats(const struct job *j)
     return stats;
 }
 
+/* What the worker's cgroup measured (CHANNEL.md): threads and children included, which the
+ * worker's own rusage is not. */
+static void
+add_cgroup_stats(const struct job *j, cJSON *stats)
+{
+    const struct zygote_exit *e = &j->exit_info;
+    if (!j->exit_seen || !e->have_cgroup || !stats)
+        return;
+    cJSON_DeleteItemFromObjectCaseSensitive(stats, "peak_memory_kb");
+    cJSON_DeleteItemFromObjectCaseSensitive(stats, "cgroup_cpu_ms");
+    if (e->peak_memory_kb)
+        cJSON_AddNumberToObject(stats, "peak_memory_kb", (double) e->peak_memory_kb);
+    cJSON_AddNumberToObject(stats, "cgroup_cpu_ms", (double) e->cgroup_cpu_ms);
+}
+
 /* An error reply the daemon makes itself (timeout, limits, crashes): it still has the exec
  * reply's outcome, logs and stats, so clients read every exec reply the same way. */
 static void
@@ -126,6 +141,7 @@ reply_failure(struct job *j, int code, const char *message)
             cJSON_AddItemToObject(reply, "logs", logs);
         cJSON_AddFalseToObject(reply, "is_final_answer");
         cJSON *stats = daemon_side_stats(j);
+        add_cgroup_stats(j, stats);
         if (stats)
             cJSON_AddItemToObject(reply, "stats", stats);
     }
@@ -234,10 +250,49 @@ build_result_reply(struct job *j, cJSON *result, int *ret_code)
         uint64_t start = j->spawn_ns ? j->spawn_ns : j->arrival_ns;
         cJSON_DeleteItemFromObjectCaseSensitive(stats, "queue_ms");
         cJSON_AddNumberToObject(stats, "queue_ms", (double) (start - j->arrival_ns) / 1e6);
+        add_cgroup_stats(j, stats);
         cJSON_AddItemToObject(reply, "stats", stats);
     }
     *ret_code = code;
     return reply;
+}
+
+/* A snippet that failed because its cgroup refused memory or a process (a child OOM-killed, a
+ * fork or thread refused: an OSError or RuntimeError in the worker) failed on that limit: the
+ * outcome names it, the message keeps the snippet's own error. */
+static int
+cgroup_outcome(const struct job *j, cJSON *reply, int code)
+{
+    const struct zygote_exit *e = &j->exit_info;
+    if (!j->exit_seen || !e->have_cgroup || (code != PF_E_ERROR && code != PF_E_INTERNAL))
+        return code;
+    int limit_code;
+    char msg[1024];
+    cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
+    const char *was = msg_get_string(error, "message", "no detail");
+    if (e->oom_killed) {
+        limit_code = PF_E_MEMORY_LIMIT;
+        snprintf(msg, sizeof(msg),
+                 "snippet exceeded the memory limit of %lld MiB: the kernel's OOM killer ended a "
+                 "process of the job (%s)",
+                 (long long) j->limits.v[POLICY_LIMIT_MEMORY_MB], was);
+    } else if (e->pids_limited) {
+        limit_code = PF_E_PIDS_LIMIT;
+        snprintf(msg, sizeof(msg),
+                 "snippet reached the process limit of %lld (pids): a fork or thread was "
+                 "refused (%s)",
+                 (long long) j->limits.v[POLICY_LIMIT_PIDS], was);
+    } else {
+        return code;
+    }
+    if (!cJSON_IsObject(error))
+        return code;
+    cJSON_ReplaceItemInObjectCaseSensitive(reply, "outcome",
+                                           cJSON_CreateString(pf_code_name(limit_code)));
+    cJSON_ReplaceItemInObjectCaseSensitive(error, "code",
+                                           cJSON_CreateString(pf_code_name(limit_code)));
+    cJSON_ReplaceItemInObjectCaseSensitive(error, "message", cJSON_CreateString(msg));
+    return limit_code;
 }
 
 static void
@@ -251,6 +306,7 @@ reply_result(struct job *j, cJSON *result)
         reply_failure(j, PF_E_INTERNAL, "out of memory building the reply");
         return;
     }
+    code = cgroup_outcome(j, reply, code);
     pf_log_debug(WORKER, "job %llu: result %s", (unsigned long long) j->id,
                  code ? pf_code_name(code) : "ok");
     send_reply(j, reply, code);
@@ -264,9 +320,12 @@ handle_result(struct job *j, cJSON *result)
         return;
     j->got_result = true;
     /* A worker that fails inside itself (typically while hardening) may be failing because it
-     * is being killed, e.g. with its zygote: the exit tells, so such a result waits for it. */
+     * is being killed, e.g. with its zygote: the exit tells, so such a result waits for it. So
+     * does every result of a job with a cgroup: the exit carries what the cgroup saw (an OOM
+     * kill, a refused fork, peak memory), which the reply reports. The exit follows the result
+     * by well under a millisecond: the worker's last act is to send it. */
     const char *outcome = msg_get_string(result, "outcome", "");
-    if (strcmp(outcome, "internal") == 0 && !j->exit_seen) {
+    if ((j->wait_exit || strcmp(outcome, "internal") == 0) && !j->exit_seen) {
         j->held_result = cJSON_Duplicate(result, 1);
         if (j->held_result)
             return;
@@ -279,12 +338,15 @@ reply_held_result(struct job *j)
 {
     cJSON *held = TAKE_PTR(j->held_result);
     const struct zygote_exit *e = &j->exit_info;
-    if (j->exit_seen && e->signal == SIGKILL && !e->killed_by_request) {
+    bool internal = strcmp(msg_get_string(held, "outcome", ""), "internal") == 0;
+    if (internal && j->exit_seen && e->signal == SIGKILL && !e->killed_by_request) {
         const cJSON *error = cJSON_GetObjectItemCaseSensitive(held, "error");
         char msg[512];
-        snprintf(msg, sizeof(msg), "worker killed by signal SIGKILL before it finished (%s)",
+        bool oom = e->have_cgroup && e->oom_killed;
+        snprintf(msg, sizeof(msg), "worker killed by %s before it finished (%s)",
+                 oom ? "the kernel's OOM killer at its memory limit" : "signal SIGKILL",
                  msg_get_string(error, "message", "no detail"));
-        reply_failure(j, PF_E_WORKER_CRASHED, msg);
+        reply_failure(j, oom ? PF_E_MEMORY_LIMIT : PF_E_WORKER_CRASHED, msg);
     } else {
         reply_result(j, held);
     }
@@ -463,6 +525,24 @@ job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
                  seccomp_syscall && *seccomp_syscall ? seccomp_syscall : "unknown");
         return PF_E_SECCOMP;
     }
+    if (e->have_cgroup && e->oom_killed) {
+        char peak[64] = "";
+        if (e->peak_memory_kb)
+            snprintf(peak, sizeof(peak), " (peak %llu MiB)",
+                     (unsigned long long) e->peak_memory_kb / 1024);
+        snprintf(msg, msg_size,
+                 "snippet exceeded the memory limit (memory_mb): the kernel's OOM killer ended "
+                 "the worker%s",
+                 peak);
+        return PF_E_MEMORY_LIMIT;
+    }
+    if (e->have_cgroup && e->pids_limited && !e->killed_by_request) {
+        snprintf(msg, msg_size,
+                 "snippet reached the process limit (pids): a fork or thread was refused, then "
+                 "the worker died (%s %d)",
+                 e->signal ? "signal" : "status", e->signal ? e->signal : e->exit_code);
+        return PF_E_PIDS_LIMIT;
+    }
     if (e->signal == SIGXCPU || (e->signal == SIGKILL && e->cpu_ms >= cpu_limit_ms)) {
         snprintf(msg, msg_size, "snippet exceeded the CPU limit of %llu ms (used %llu ms)",
                  (unsigned long long) cpu_limit_ms, (unsigned long long) e->cpu_ms);
@@ -521,6 +601,7 @@ job_new(struct conn *c, const cJSON *req_id, const struct job_spec *spec)
     j->d = c->d;
     j->limits = spec->limits;
     j->stream = spec->stream;
+    j->wait_exit = spec->levels[HARDEN_LAYER_CGROUP] != HARDEN_OFF;
     j->arrival_ns = spec->arrival_ns;
     dlist_init(&j->conn_link);
     dlist_init(&j->daemon_link);

@@ -75,7 +75,10 @@ struct job {
     char seccomp_syscall[64];
     enum job_kill_reason kill_reason;
     struct zygote_exit exit_info;
-    cJSON *held_result; /* an "internal" result, held until the exit says how the worker died */
+    /* A result held until the exit says how the worker ended: an "internal" one always, any
+     * other when the job has a cgroup (its outcome and stats complete the reply). */
+    cJSON *held_result;
+    bool wait_exit; /* the cgroup layer is on: results wait for the exit */
 
     bool replied; /* the reply was sent, or is no longer owed */
     bool got_result;
@@ -112,7 +115,9 @@ void job_fail(struct job *j, int code, const char *message, enum job_kill_reason
 void job_abandon(struct job *j);
 
 /* How a worker that sent no result ended, as an error code (enum pf_code) and a message.
- * cpu_limit_ms is the job's cpu_ms; seccomp_syscall is the name the worker reported, or "". */
+ * cpu_limit_ms is the job's cpu_ms; seccomp_syscall is the name the worker reported, or "".
+ * The cgroup's word comes first after seccomp: an OOM kill is memory_limit, a refused fork or
+ * thread in a worker that then died is pids_limit. */
 int job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
                           const char *seccomp_syscall, char *msg, size_t msg_size);
 

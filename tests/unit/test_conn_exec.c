@@ -302,6 +302,101 @@ test_outcome_from_exit(void **state)
     e = (struct zygote_exit){.exit_code = 0};
     assert_int_equal(job_outcome_from_exit(&e, 1000, NULL, msg, sizeof(msg)), PF_E_WORKER_CRASHED);
     assert_string_equal(msg, "worker exited without sending a result");
+    /* The cgroup's word: an OOM kill is memory_limit (even with CPU spent past the limit), a
+     * refused fork in a worker that then died is pids_limit; seccomp still comes first. */
+    e = (struct zygote_exit){.signal = SIGKILL, .cpu_ms = 5000, .have_cgroup = true,
+                             .oom_killed = true, .peak_memory_kb = 65 * 1024};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_MEMORY_LIMIT);
+    assert_non_null(strstr(msg, "OOM killer"));
+    assert_non_null(strstr(msg, "peak 65 MiB"));
+    e.have_cgroup = false; /* without a cgroup the flags mean nothing */
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_CPU_LIMIT);
+    e = (struct zygote_exit){.exit_code = 1, .have_cgroup = true, .pids_limited = true};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_PIDS_LIMIT);
+    assert_non_null(strstr(msg, "process limit"));
+    e.killed_by_request = true; /* a timeout kill says why it died */
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_TIMEOUT);
+    e = (struct zygote_exit){.signal = SIGSYS, .have_cgroup = true, .oom_killed = true};
+    assert_int_equal(job_outcome_from_exit(&e, 1000, "clone", msg, sizeof(msg)), PF_E_SECCOMP);
+}
+
+/* The zygote reports the worker's end with what its cgroup saw. */
+static void
+end_worker_cgroup(struct fx *f, uint64_t job, struct zygote_exit e)
+{
+    close(fake.worker_fd[job]);
+    fake.worker_fd[job] = 0;
+    e.job_id = job;
+    e.pid = 100 + (pid_t) job;
+    e.have_cgroup = true;
+    job_on_exit(fake.ctx[job], &e);
+    pump(f, 5);
+}
+
+static void
+test_exec_cgroup_outcomes(void **state)
+{
+    struct fx *f = *state;
+    /* ok: held until the exit, whose cgroup numbers join the stats. */
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"1\"}");
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":1,"
+                             "\"stats\":{\"ops\":1,\"cpu_ms\":3}}");
+    assert_null(recv_frame(f, &f->client, 30));
+    end_worker_cgroup(f, job,
+                      (struct zygote_exit){.cpu_ms = 3, .peak_memory_kb = 2048, .cgroup_cpu_ms = 4});
+    cJSON *r = recv_frame(f, &f->client, 1000);
+    assert_non_null(r);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+    cJSON *st = cJSON_GetObjectItem(r, "stats");
+    assert_int_equal(cJSON_GetObjectItem(st, "peak_memory_kb")->valueint, 2048);
+    assert_int_equal(cJSON_GetObjectItem(st, "cgroup_cpu_ms")->valueint, 4);
+    assert_int_equal(cJSON_GetObjectItem(st, "ops")->valueint, 1);
+    cJSON_Delete(r);
+
+    /* The snippet's error came from a refused fork: pids_limit, its own message kept. */
+    job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->worker.fd,
+               "{\"event\":\"result\",\"outcome\":\"error\",\"error\":{\"type\":"
+               "\"BlockingIOError\",\"message\":\"BlockingIOError: [Errno 11] Resource "
+               "temporarily unavailable\"}}");
+    end_worker_cgroup(f, job, (struct zygote_exit){.pids_limited = true});
+    r = expect_error(f, "2", "pids_limit");
+    assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "pids_limit");
+    assert_non_null(strstr(error_message(r), "process limit of 16 (pids)"));
+    assert_non_null(strstr(error_message(r), "Errno 11"));
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "type")->valuestring,
+                        "BlockingIOError");
+    cJSON_Delete(r);
+
+    /* A child OOM-killed made the snippet fail: memory_limit. A snippet that succeeded stays ok
+     * whatever its cgroup saw (it handled the refusal). */
+    job = start_exec(f, "{\"id\":3,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"error\",\"error\":{"
+                             "\"message\":\"RuntimeError: child died\"}}");
+    end_worker_cgroup(f, job, (struct zygote_exit){.oom_killed = true, .pids_limited = true});
+    r = expect_error(f, "3", "memory_limit");
+    assert_non_null(strstr(error_message(r), "memory limit of 1024 MiB"));
+    cJSON_Delete(r);
+    job = start_exec(f, "{\"id\":4,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    end_worker_cgroup(f, job, (struct zygote_exit){.pids_limited = true});
+    r = recv_frame(f, &f->client, 1000);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+    cJSON_Delete(r);
+
+    /* No result: the worker was OOM-killed. */
+    job = start_exec(f, "{\"id\":5,\"op\":\"exec\",\"code\":\"x\"}");
+    end_worker_cgroup(f, job,
+                      (struct zygote_exit){.signal = SIGKILL, .oom_killed = true,
+                                           .peak_memory_kb = 1024 * 1024, .cgroup_cpu_ms = 70});
+    r = expect_error(f, "5", "memory_limit");
+    st = cJSON_GetObjectItem(r, "stats");
+    assert_int_equal(cJSON_GetObjectItem(st, "peak_memory_kb")->valueint, 1024 * 1024);
+    assert_int_equal(cJSON_GetObjectItem(st, "cgroup_cpu_ms")->valueint, 70);
+    cJSON_Delete(r);
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_MEMORY_LIMIT], 2);
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_PIDS_LIMIT], 1);
+    assert_true(dlist_empty(&f->d.jobs));
 }
 
 /* ---- the policy ------------------------------------------------------------------------- */
@@ -352,8 +447,9 @@ test_profile_sets_limits_levels_imports(void **state)
     assert_int_equal(hp->uid, 0); /* the zygote picks a uid of its range */
     assert_int_equal(hp->pids, 16);
     send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
-    cJSON_Delete(recv_frame(f, &f->client, 1000));
+    /* The cgroup layer is on: the result waits for the exit (test_exec_cgroup_outcomes). */
     end_worker(f, job, 0, 0, false, 0);
+    cJSON_Delete(recv_frame(f, &f->client, 1000));
 
     send_frame(f->client.fd,
                "{\"id\":3,\"op\":\"exec\",\"code\":\"1\",\"imports\":[\"json\",\"numpy\"]}");
@@ -457,6 +553,7 @@ main(void)
                                             teardown),
             cmocka_unit_test_setup_teardown(test_reload_keeps_old_policy_on_error, setup_policy,
                                             teardown),
+            cmocka_unit_test_setup_teardown(test_exec_cgroup_outcomes, setup_policy, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
