@@ -181,12 +181,15 @@ int
 exec_raise(struct exec_run *r, const struct node *s)
 {
     if (!s->a) {
-        if (!r->handling) {
+        /* the body's own handled exception, else (in a generator) its resumer's */
+        PyObject *h = r->handling ? Py_NewRef(r->handling) : PyErr_GetHandledException();
+        if (!h || h == Py_None) {
+            Py_XDECREF(h);
             PyErr_SetString(PyExc_RuntimeError, "No active exception to reraise");
             return -1;
         }
-        PyObject *tb = PyException_GetTraceback(r->handling);
-        PyErr_Restore(Py_NewRef((PyObject *) Py_TYPE(r->handling)), Py_NewRef(r->handling), tb);
+        PyObject *tb = PyException_GetTraceback(h);
+        PyErr_Restore(Py_NewRef((PyObject *) Py_TYPE(h)), h, tb);
         return -1;
     }
     PyObject *x = exec_eval(r, s->a);

@@ -127,7 +127,7 @@ static const char *const allowed_dunders[] = {
         "__lt__",          "__le__",
         "__gt__",          "__ge__",
         "__bool__",        "__format__",
-        "__annotations__",
+        "__annotations__", "__notes__",
 };
 
 bool

@@ -261,6 +261,15 @@ test_exceptions(void **state)
                 "            return i\nf()",
                 "0");
     assert_eval_fails("raise", "RuntimeError: No active exception to reraise");
+    /* a bare raise in a generator re-raises what its resumer is handling (CPython) */
+    assert_eval(
+            "def g():\n    yield 1\n    raise\ni = g()\ntry:\n    1/0\nexcept ZeroDivisionError:\n"
+            "    next(i)\n    try:\n        next(i)\n    except ZeroDivisionError:\n"
+            "        r = 'reraised'\nr",
+            "'reraised'");
+    assert_eval("try:\n    raise ValueError('v')\nexcept ValueError as e:\n    e.add_note('n1')\n"
+                "    n = e.__notes__\nn",
+                "['n1']");
     assert_eval_fails("raise 5", "TypeError: exceptions must derive from BaseException");
     assert_eval_fails("try:\n    pass\nexcept 5:\n    pass\n1/0", "ZeroDivisionError");
     assert_eval_fails("try:\n    1/0\nexcept 5:\n    pass",
