@@ -216,7 +216,7 @@ exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n)
         PyObject *v = PyDict_GetItemString(env->globals, names[i]);
         if (!v)
             continue;
-        cJSON *j = exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+        cJSON *j = exec_env_value_json(env, v);
         if (!j || !cJSON_AddItemToObject(obj, names[i], j)) {
             cJSON_Delete(j);
             cJSON_Delete(obj);

@@ -416,6 +416,9 @@ PyObject *exec_name_load(struct exec_run *r, const struct node *n, bool for_call
 int exec_name_store(struct exec_run *r, const struct node *n, PyObject *v);
 int exec_name_delete(struct exec_run *r, const struct node *n);
 
+/* run.c */
+cJSON *exec_env_value_json(struct exec_env *env, PyObject *v);
+
 /* builtins.c */
 struct exec_env *exec_handle_env(PyObject *capsule);
 PyObject *exec_builtins_new(struct exec_env *env);

@@ -255,6 +255,24 @@ run_init(struct exec_env *env, struct exec_run *r, exec_output_cb cb, void *user
         r->deadline_ns = r->start_ns + env->policy.timeout_ms * 1000000ULL;
 }
 
+/* Converts a namespace value outside exec_env_run: a user __repr__ it calls still runs in the
+ * executor, under a fresh set of budgets. */
+cJSON *
+exec_env_value_json(struct exec_env *env, PyObject *v)
+{
+    if (env->run)
+        return exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+    run_init(env, env->rs, NULL, NULL);
+    env->run = env->rs;
+    cJSON *j = exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+    PyErr_Clear();
+    env->run = NULL;
+    Py_CLEAR(env->rs->abort_msg);
+    free(env->rs->logs);
+    env->rs->logs = NULL;
+    return j;
+}
+
 cJSON *
 exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
 {

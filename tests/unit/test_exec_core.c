@@ -235,6 +235,15 @@ test_session_state(void **state)
     free(s);
     cJSON_Delete(got);
 
+    /* a user __repr__ runs in the executor even between runs */
+    cJSON_Delete(t_run_in(env, "class R:\n    def __repr__(self):\n        return 'R!'\nobj = R()"));
+    const char *rn[] = {"obj"};
+    got = exec_env_get_variables(env, rn, 1);
+    s = cJSON_PrintUnformatted(got);
+    assert_non_null(strstr(s, "\"repr\":\"R!\""));
+    free(s);
+    cJSON_Delete(got);
+
     vars = cJSON_Parse("{\"not valid\": 1}");
     assert_int_equal(exec_env_set_variables(env, vars, &err), -1);
     assert_int_equal(err->code, PF_E_BAD_REQUEST);
