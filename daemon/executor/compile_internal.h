@@ -25,6 +25,7 @@ struct cscope {
     uint32_t nuses, capuses;
     struct exec_code *code;
     uint32_t loops; /* loops around the statement being converted, for break/continue */
+    bool in_star;   /* inside an except* handler */
     uint32_t decl_line, decl_col; /* of a nonlocal declaration, for its error */
     bool uses_super;
 };

@@ -176,6 +176,21 @@ conv_handler(struct cstate *cs, PyObject *ast)
     return exec_conv_list(cs, ast, "body", exec_conv_stmt, &n->v, &n->nv) < 0 ? NULL : n;
 }
 
+/* except* handlers may not leave by break, continue or return (CPython's compiler rule):
+ * loops and functions inside them start afresh. */
+static struct node *
+conv_star_handler(struct cstate *cs, PyObject *ast)
+{
+    uint32_t loops = cs->scope->loops;
+    bool in_star = cs->scope->in_star;
+    cs->scope->loops = 0;
+    cs->scope->in_star = true;
+    struct node *n = conv_handler(cs, ast);
+    cs->scope->loops = loops;
+    cs->scope->in_star = in_star;
+    return n;
+}
+
 static struct node *
 conv_block(struct cstate *cs, PyObject *ast, const char *field)
 {
@@ -344,14 +359,18 @@ conv_stmt_compound(struct cstate *cs, PyObject *ast, const char *type, struct no
         return conv_funcdef(cs, ast, n);
     if (strcmp(type, "ClassDef") == 0)
         return conv_classdef(cs, ast, n);
-    if (strcmp(type, "Try") == 0) {
+    if (strcmp(type, "Try") == 0 || strcmp(type, "TryStar") == 0) {
         n->kind = NK_S_TRY;
+        if (type[3] == 'S')
+            n->flags |= NF_TRY_STAR;
         PyObject *fin = PyObject_GetAttrString(ast, "finalbody");
         bool has_fin = fin && PyList_GET_SIZE(fin) > 0;
         Py_XDECREF(fin);
         return exec_conv_list(cs, ast, "body", exec_conv_stmt, &n->v, &n->nv) == 0 &&
-                               exec_conv_list(cs, ast, "handlers", conv_handler, &n->w, &n->nw) ==
-                                       0 &&
+                               exec_conv_list(cs, ast, "handlers",
+                                              (n->flags & NF_TRY_STAR) ? conv_star_handler
+                                                                       : conv_handler,
+                                              &n->w, &n->nw) == 0 &&
                                exec_conv_list(cs, ast, "orelse", exec_conv_stmt, &n->u, &n->nu) ==
                                        0 &&
                                (!has_fin || (n->c = conv_block(cs, ast, "finalbody")))
@@ -460,6 +479,9 @@ conv_stmt_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
     if (strcmp(type, "Pass") == 0)
         return n;
     if (strcmp(type, "Break") == 0 || strcmp(type, "Continue") == 0) {
+        if (!cs->scope->loops && cs->scope->in_star)
+            return syntax_error("'break', 'continue' and 'return' cannot appear in an except* "
+                                "block");
         if (!cs->scope->loops)
             return syntax_error(type[0] == 'B' ? "'break' outside loop"
                                                : "'continue' not properly in loop");
@@ -469,6 +491,9 @@ conv_stmt_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
     if (strcmp(type, "Return") == 0) {
         if (cs->scope->kind != CODE_FUNCTION)
             return syntax_error("'return' outside function");
+        if (cs->scope->in_star)
+            return syntax_error("'break', 'continue' and 'return' cannot appear in an except* "
+                                "block");
         n->kind = NK_S_RETURN;
         return exec_conv_field(cs, ast, "value", exec_conv_expr, &n->a) == 0 ? n : NULL;
     }

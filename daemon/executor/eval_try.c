@@ -150,7 +150,7 @@ exec_try(struct exec_run *r, const struct node *s)
 {
     int flow = exec_block(r, s->v, s->nv);
     if (flow == FLOW_ERROR && r->abort == ABORT_NONE && s->nw)
-        flow = handle(r, s);
+        flow = (s->flags & NF_TRY_STAR) ? exec_handle_star(r, s) : handle(r, s);
     else if (flow == FLOW_NEXT && s->nu)
         flow = exec_block(r, s->u, s->nu);
     if (s->c)

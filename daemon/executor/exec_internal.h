@@ -144,6 +144,7 @@ enum exec_cmpop {
 #define NF_FORBIDDEN 0x8 /* an attribute whose name the policy refuses (dunder) */
 #define NF_BOOL_OR   0x10
 #define NF_PRIVATE   0x20 /* an attribute named _x: refused on modules */
+#define NF_TRY_STAR  0x40 /* try ... except* */
 
 enum comp_kind { COMP_LIST, COMP_SET, COMP_DICT, COMP_GEN };
 
@@ -385,6 +386,8 @@ PyObject *exec_builtin_super(PyObject *self, PyObject *args, PyObject *kwargs);
 int exec_try(struct exec_run *r, const struct node *s);
 /* The pending exception gets context as its __context__ unless it has one. */
 void exec_chain_context(PyObject *context);
+/* except* handlers (eval_trystar.c): the body failed with the pending exception. */
+int exec_handle_star(struct exec_run *r, const struct node *s);
 int exec_raise(struct exec_run *r, const struct node *s);
 int exec_with(struct exec_run *r, const struct node *s);
 int exec_assert(struct exec_run *r, const struct node *s);

@@ -236,7 +236,8 @@ test_session_state(void **state)
     cJSON_Delete(got);
 
     /* a user __repr__ runs in the executor even between runs */
-    cJSON_Delete(t_run_in(env, "class R:\n    def __repr__(self):\n        return 'R!'\nobj = R()"));
+    cJSON_Delete(
+            t_run_in(env, "class R:\n    def __repr__(self):\n        return 'R!'\nobj = R()"));
     const char *rn[] = {"obj"};
     got = exec_env_get_variables(env, rn, 1);
     s = cJSON_PrintUnformatted(got);
@@ -265,8 +266,6 @@ test_unsupported_nodes(void **state)
                       "InterpreterError: AsyncWith is not supported");
     assert_eval_fails("for x in []:\n    pass\nasync for y in x:\n    pass",
                       "InterpreterError: AsyncFor is not supported");
-    assert_eval_fails("try:\n    pass\nexcept* ValueError:\n    pass",
-                      "InterpreterError: TryStar is not supported");
     assert_eval_fails("x = 1\ny = [i async for i in x]",
                       "Code parsing failed on line 2 due to: SyntaxError: asynchronous "
                       "comprehension outside of an asynchronous function");

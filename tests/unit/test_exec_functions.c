@@ -282,6 +282,50 @@ test_exceptions(void **state)
                 "'InterpreterError'");
 }
 
+/* except* (PEP 654): split by handler, naked exceptions wrapped, the rest re-raised with the
+ * original structure, new raises grouped; CPython's compile-time rule on break/return. */
+static void
+test_except_star(void **state)
+{
+    (void) state;
+    assert_eval("try:\n    raise ExceptionGroup('outer', [ValueError(1), ExceptionGroup('inner', "
+                "[ValueError(2), KeyError(3)])])\nexcept* ValueError as e:\n    a = repr(e)\n"
+                "except* KeyError as e:\n    b = repr(e)\na, b",
+                "(\"ExceptionGroup('outer', [ValueError(1), ExceptionGroup('inner', "
+                "[ValueError(2)])])\", "
+                "\"ExceptionGroup('outer', [ExceptionGroup('inner', [KeyError(3)])])\")");
+    assert_eval("try:\n    raise ValueError('naked')\nexcept* ValueError as e:\n"
+                "    r = (type(e).__name__, e.exceptions)\nr",
+                "('ExceptionGroup', (ValueError('naked'),))");
+    assert_eval("try:\n    try:\n        raise ExceptionGroup('eg', [ValueError(1), KeyError(2)])\n"
+                "    except* ValueError:\n        pass\nexcept ExceptionGroup as e:\n    r = "
+                "repr(e)\nr",
+                "\"ExceptionGroup('eg', [KeyError(2)])\"");
+    assert_eval(
+            "try:\n    try:\n        raise ValueError('v')\n    except* KeyError:\n        pass\n"
+            "except ValueError as e:\n    r = repr(e)\nr",
+            "\"ValueError('v')\"");
+    assert_eval(
+            "try:\n    try:\n        raise ExceptionGroup('eg', [ValueError(1)])\n"
+            "    except* ValueError:\n        raise TypeError('new')\nexcept ExceptionGroup as e:\n"
+            "    r = (repr(e), repr(e.exceptions[0].__context__))\nr",
+            "(\"ExceptionGroup('', [TypeError('new')])\", \"ExceptionGroup('eg', "
+            "[ValueError(1)])\")");
+    assert_eval("try:\n    try:\n        raise ExceptionGroup('eg', [ValueError(1), KeyError(2)])\n"
+                "    except* ValueError:\n        raise\nexcept ExceptionGroup as e:\n    r = "
+                "repr(e)\nr",
+                "\"ExceptionGroup('eg', [ValueError(1), KeyError(2)])\"");
+    assert_eval_fails("try:\n    pass\nexcept* ExceptionGroup:\n    pass\n1/0",
+                      "ZeroDivisionError");
+    assert_eval_fails(
+            "try:\n    raise ExceptionGroup('eg', [ValueError(1)])\nexcept* ExceptionGroup:\n"
+            "    pass",
+            "TypeError: catching ExceptionGroup with except* is not allowed");
+    assert_eval_fails("def f():\n    try:\n        pass\n    except* ValueError:\n        return 1",
+                      "SyntaxError: 'break', 'continue' and 'return' cannot appear in an except* "
+                      "block");
+}
+
 static void
 test_with(void **state)
 {
@@ -389,6 +433,7 @@ main(void)
             cmocka_unit_test(test_classes),
             cmocka_unit_test(test_class_protocols),
             cmocka_unit_test(test_exceptions),
+            cmocka_unit_test(test_except_star),
             cmocka_unit_test(test_with),
             cmocka_unit_test(test_comprehensions_and_generators),
             cmocka_unit_test(test_generators_in_sessions),
