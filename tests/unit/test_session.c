@@ -1,0 +1,671 @@
+/* Sessions. The table on its own (ids, the owner check, idle and lifetime expiry, the per-uid
+ * bound), then the daemon's session ops on a real uv loop with conn_fixture.c's fake zygote:
+ * the test plays the client and the session's worker over socketpairs. */
+#include <ctype.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "conn_fixture.h"
+#include "job.h"
+#include "pf_cleanup.h"
+#include "pf_error.h"
+#include "session.h"
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+struct table_fx {
+    uv_loop_t loop;
+    struct session_table t;
+    struct policy_limits limits;
+    int expired;
+    enum session_end why;
+    uint64_t expired_at;
+};
+
+static struct table_fx *current;
+
+/* What the daemon's expire callback does for a session without a worker. */
+static void
+on_expire(struct session *s, enum session_end why)
+{
+    current->expired++;
+    current->why = why;
+    current->expired_at = uv_now(&current->loop);
+    session_unlink(s, why);
+    session_maybe_release(s);
+}
+
+static int
+table_setup(void **state)
+{
+    struct table_fx *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    session_table_init(&f->t, &f->loop, on_expire);
+    policy_limits_init_defaults(&f->limits);
+    current = f;
+    *state = f;
+    return 0;
+}
+
+static int
+table_teardown(void **state)
+{
+    struct table_fx *f = *state;
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &f->t.all) {
+        struct session *s = pf_container_of(pos, struct session, link);
+        session_unlink(s, SESSION_END_CLOSE);
+        session_maybe_release(s);
+    }
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    assert_true(dlist_empty(&f->t.all));
+    assert_true(dlist_empty(&f->t.ended));
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+    free(f);
+    return 0;
+}
+
+static struct session *
+new_session(struct table_fx *f, uid_t uid)
+{
+    struct pf_error *err = NULL;
+    struct session *s = session_new(&f->t, uid, "default", &f->limits, &err);
+    if (!s)
+        fail_msg("session_new: %s", err->msg);
+    return s;
+}
+
+static int
+hexval(char c)
+{
+    return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+static void
+test_ids_unique_128_bits(void **state)
+{
+    struct table_fx *f = *state;
+    enum { N = 64 };
+    f->limits.v[POLICY_LIMIT_MAX_SESSIONS_PER_UID] = N;
+    struct session *s[N];
+    unsigned ones[128] = {0};
+    for (int i = 0; i < N; i++) {
+        s[i] = new_session(f, 1000);
+        assert_int_equal(strlen(s[i]->id), SESSION_ID_LEN);
+        assert_int_equal(SESSION_ID_LEN, 32);
+        for (int k = 0; k < SESSION_ID_LEN; k++) {
+            char c = s[i]->id[k];
+            assert_true(isdigit((unsigned char) c) || (c >= 'a' && c <= 'f'));
+            for (int b = 0; b < 4; b++)
+                ones[k * 4 + b] += (hexval(c) >> b) & 1;
+        }
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(s[i]->id, s[j]->id);
+    }
+    /* Every one of the 128 bits varies: the id is not a counter or a short random value
+     * padded out (each check fails by chance with probability 2^-63). */
+    for (int b = 0; b < 128; b++) {
+        if (ones[b] == 0 || ones[b] == N)
+            fail_msg("bit %d of the id never varies", b);
+    }
+    assert_int_equal(f->t.n, N);
+}
+
+static void
+test_owner_check_is_not_found(void **state)
+{
+    struct table_fx *f = *state;
+    struct session *s = new_session(f, 1001);
+    struct pf_error *err = NULL;
+    assert_ptr_equal(session_find(&f->t, s->id, 1001, &err), s);
+    assert_null(err);
+
+    /* Another uid, the right id. */
+    struct pf_error *other = NULL;
+    assert_null(session_find(&f->t, s->id, 1002, &other));
+    /* The same uid, an id that does not exist (same length, same alphabet). */
+    char missing[SESSION_ID_LEN + 1];
+    memcpy(missing, s->id, sizeof(missing));
+    missing[0] = missing[0] == 'a' ? 'b' : 'a';
+    struct pf_error *none = NULL;
+    assert_null(session_find(&f->t, missing, 1002, &none));
+
+    assert_int_equal(other->code, PF_E_NOT_FOUND);
+    assert_int_equal(none->code, PF_E_NOT_FOUND);
+    char expect[128];
+    snprintf(expect, sizeof(expect), "no session '%s'", s->id);
+    assert_string_equal(other->msg, expect);
+    snprintf(expect, sizeof(expect), "no session '%s'", missing);
+    assert_string_equal(none->msg, expect);
+    /* Word for word the same answer but for the id quoted back. */
+    assert_int_equal(strlen(other->msg), strlen(none->msg));
+    pf_error_free(other);
+    pf_error_free(none);
+
+    err = NULL;
+    assert_null(session_find(&f->t, "not-hex", 1001, &err));
+    assert_string_equal(err->msg, "no session 'not-hex'");
+    pf_error_free(err);
+
+    /* Ended: nobody finds it any more, not even its owner. */
+    char id[SESSION_ID_LEN + 1];
+    memcpy(id, s->id, sizeof(id));
+    session_unlink(s, SESSION_END_CLOSE);
+    session_maybe_release(s);
+    err = NULL;
+    assert_null(session_find(&f->t, id, 1001, &err));
+    assert_int_equal(err->code, PF_E_NOT_FOUND);
+    pf_error_free(err);
+}
+
+static void
+run_for(struct table_fx *f, uint64_t ms)
+{
+    uint64_t end = uv_hrtime() + ms * 1000000;
+    while (uv_hrtime() < end) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        usleep(1000);
+    }
+}
+
+static void
+test_idle_expiry(void **state)
+{
+    struct table_fx *f = *state;
+    f->limits.v[POLICY_LIMIT_SESSION_IDLE_TIMEOUT_MS] = 150;
+    struct session *s = new_session(f, 1000);
+    s->state = SESSION_IDLE;
+    uint64_t t0 = uv_now(&f->loop);
+    session_touch_idle(s);
+    run_for(f, 80);
+    assert_int_equal(f->expired, 0);
+    /* A request running holds the idle time off, however long it takes. */
+    s->state = SESSION_BUSY;
+    session_touch_busy(s);
+    run_for(f, 200);
+    assert_int_equal(f->expired, 0);
+    /* It counts again from the end of the request. */
+    s->state = SESSION_IDLE;
+    session_touch_idle(s);
+    uint64_t idle_from = uv_now(&f->loop);
+    run_for(f, 100);
+    assert_int_equal(f->expired, 0);
+    run_for(f, 150);
+    assert_int_equal(f->expired, 1);
+    assert_int_equal(f->why, SESSION_END_IDLE);
+    assert_true(f->expired_at >= idle_from + 150);
+    assert_true(f->expired_at > t0 + 280);
+    assert_int_equal(f->t.n, 0);
+}
+
+static void
+test_lifetime(void **state)
+{
+    struct table_fx *f = *state;
+    f->limits.v[POLICY_LIMIT_SESSION_IDLE_TIMEOUT_MS] = 100;
+    f->limits.v[POLICY_LIMIT_SESSION_LIFETIME_MS] = 250;
+    struct session *s = new_session(f, 1000);
+    s->state = SESSION_IDLE;
+    uint64_t t0 = s->created_at;
+    /* Used every 30 ms: never idle for 100 ms, yet it ends at its lifetime. */
+    for (int i = 0; i < 20 && f->expired == 0; i++) {
+        session_touch_idle(s);
+        run_for(f, 30);
+    }
+    assert_int_equal(f->expired, 1);
+    assert_int_equal(f->why, SESSION_END_LIFETIME);
+    assert_true(f->expired_at >= t0 + 250);
+    assert_true(f->expired_at < t0 + 400);
+}
+
+static void
+test_lifetime_ends_busy_session(void **state)
+{
+    struct table_fx *f = *state;
+    f->limits.v[POLICY_LIMIT_SESSION_LIFETIME_MS] = 100;
+    struct session *s = new_session(f, 1000);
+    s->state = SESSION_BUSY;
+    session_touch_busy(s);
+    run_for(f, 200);
+    assert_int_equal(f->expired, 1);
+    assert_int_equal(f->why, SESSION_END_LIFETIME);
+}
+
+static void
+test_max_per_uid(void **state)
+{
+    struct table_fx *f = *state;
+    f->limits.v[POLICY_LIMIT_MAX_SESSIONS_PER_UID] = 2;
+    struct session *a = new_session(f, 1000);
+    new_session(f, 1000);
+    struct pf_error *err = NULL;
+    assert_null(session_new(&f->t, 1000, "default", &f->limits, &err));
+    assert_int_equal(err->code, PF_E_BUSY);
+    assert_string_equal(err->msg, "uid 1000 already has 2 open sessions (max_sessions_per_uid); "
+                                  "close one first");
+    err = pf_error_free(err);
+    /* Another uid has its own count. */
+    new_session(f, 1001);
+    assert_int_equal(session_count_uid(&f->t, 1000), 2);
+    assert_int_equal(session_count_uid(&f->t, 1001), 1);
+    /* An ended session frees its place. */
+    session_unlink(a, SESSION_END_CLOSE);
+    session_maybe_release(a);
+    new_session(f, 1000);
+    /* A profile without sessions says so. */
+    f->limits.v[POLICY_LIMIT_MAX_SESSIONS_PER_UID] = 0;
+    assert_null(session_new(&f->t, 1002, "strict", &f->limits, &err));
+    assert_int_equal(err->code, PF_E_PERMISSION);
+    assert_string_equal(err->msg, "profile 'strict' allows no sessions (max_sessions_per_uid 0)");
+    pf_error_free(err);
+}
+
+static void
+test_list_own_only(void **state)
+{
+    struct table_fx *f = *state;
+    struct session *mine = new_session(f, 1000);
+    new_session(f, 1001);
+    cJSON *list = session_list_json(&f->t, 1000);
+    assert_int_equal(cJSON_GetArraySize(list), 1);
+    cJSON *e = cJSON_GetArrayItem(list, 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "id")->valuestring, mine->id);
+    assert_string_equal(cJSON_GetObjectItem(e, "profile")->valuestring, "default");
+    assert_string_equal(cJSON_GetObjectItem(e, "state")->valuestring, "starting");
+    assert_true(cJSON_GetObjectItem(e, "created")->valuedouble > 1.6e12);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(e, "last_used")));
+    assert_int_equal(cJSON_GetObjectItem(e, "execs")->valueint, 0);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(e, "detached")));
+    cJSON_Delete(list);
+    list = session_list_json(&f->t, 4242);
+    assert_int_equal(cJSON_GetArraySize(list), 0);
+    cJSON_Delete(list);
+}
+
+/* ---- through the daemon --------------------------------------------------------------- */
+
+static struct conn *
+the_conn(struct fx *f)
+{
+    assert_false(dlist_empty(&f->d.conns));
+    return pf_container_of(f->d.conns.next, struct conn, link);
+}
+
+static cJSON *
+expect_ok(struct fx *f, const char *id_json)
+{
+    cJSON *r = recv_frame(f, &f->client, 3000);
+    if (!r)
+        fail_msg("no reply to %s", id_json);
+    char *id = cJSON_PrintUnformatted(cJSON_GetObjectItem(r, "id"));
+    char *all = cJSON_PrintUnformatted(r);
+    if (strcmp(id, id_json) != 0 || !cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")))
+        fail_msg("expected an ok reply to %s, got %s", id_json, all);
+    free(id);
+    free(all);
+    return r;
+}
+
+/* session.open answered once the fake worker says ready; returns the job id of its worker
+ * and copies the session id. */
+static uint64_t
+open_session(struct fx *f, const char *request, char id[SESSION_ID_LEN + 1])
+{
+    uint64_t before = fake.last_job;
+    send_frame(f->client.fd, request);
+    for (int i = 0; i < 1000 && fake.last_job == before; i++)
+        pump(f, 1);
+    assert_true(fake.last_job > before);
+    uint64_t job = fake.last_job;
+    f->worker.fd = fake.worker_fd[job];
+    f->worker.len = 0;
+    f->worker.eof = false;
+    cJSON *first = recv_frame(f, &f->worker, 2000);
+    assert_non_null(first);
+    assert_string_equal(cJSON_GetObjectItem(first, "op")->valuestring, "session");
+    assert_null(cJSON_GetObjectItem(first, "code"));
+    assert_true(cJSON_IsArray(cJSON_GetObjectItem(first, "imports")));
+    cJSON *lim = cJSON_GetObjectItem(first, "limits");
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(lim, "timeout_ms")));
+    cJSON_Delete(first);
+    send_frame(f->worker.fd, "{\"event\":\"ready\"}");
+    cJSON *r = expect_ok(f, "1");
+    const char *sid = cJSON_GetObjectItem(r, "session")->valuestring;
+    assert_int_equal(strlen(sid), SESSION_ID_LEN);
+    memcpy(id, sid, SESSION_ID_LEN + 1);
+    cJSON_Delete(r);
+    return job;
+}
+
+static void send_fmt(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+send_fmt(int fd, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    send_frame(fd, buf);
+}
+
+static void
+test_open_exec_get_close(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job =
+            open_session(f, "{\"id\":1,\"op\":\"session.open\",\"variables\":{\"a\":1}}", sid);
+
+    for (int round = 0; round < 2; round++) {
+        send_fmt(f->client.fd,
+                 "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"a += 1\\na\"}", sid);
+        cJSON *run = recv_frame(f, &f->worker, 2000);
+        assert_non_null(run);
+        assert_string_equal(cJSON_GetObjectItem(run, "op")->valuestring, "run");
+        assert_string_equal(cJSON_GetObjectItem(run, "code")->valuestring, "a += 1\na");
+        assert_null(cJSON_GetObjectItem(run, "limits")); /* fixed when the session opened */
+        cJSON_Delete(run);
+        send_frame(f->worker.fd, "{\"event\":\"output\",\"data\":\"hi\\n\"}");
+        send_fmt(f->worker.fd,
+                 "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":%d,\"output_repr\":\"%d\","
+                 "\"logs\":\"hi\\n\",\"stats\":{\"ops\":3}}",
+                 round + 2, round + 2);
+        cJSON *ev = recv_frame(f, &f->client, 2000);
+        assert_string_equal(cJSON_GetObjectItem(ev, "event")->valuestring, "output");
+        cJSON_Delete(ev);
+        cJSON *r = expect_ok(f, "2");
+        assert_int_equal(cJSON_GetObjectItem(r, "output")->valueint, round + 2);
+        assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "ok");
+        cJSON_Delete(r);
+    }
+
+    send_fmt(f->client.fd,
+             "{\"id\":3,\"op\":\"session.get\",\"session\":\"%s\",\"names\":[\"a\",\"nope\"]}",
+             sid);
+    cJSON *get = recv_frame(f, &f->worker, 2000);
+    assert_string_equal(cJSON_GetObjectItem(get, "op")->valuestring, "get");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(get, "names")), 2);
+    cJSON_Delete(get);
+    send_frame(f->worker.fd, "{\"event\":\"variables\",\"variables\":{\"a\":3}}");
+    cJSON *r = expect_ok(f, "3");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "variables"), "a")->valueint, 3);
+    cJSON *missing = cJSON_GetObjectItem(r, "missing");
+    assert_int_equal(cJSON_GetArraySize(missing), 1);
+    assert_string_equal(cJSON_GetArrayItem(missing, 0)->valuestring, "nope");
+    cJSON_Delete(r);
+
+    send_frame(f->client.fd, "{\"id\":4,\"op\":\"session.list\"}");
+    r = expect_ok(f, "4");
+    cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "sessions"), 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "id")->valuestring, sid);
+    assert_int_equal(cJSON_GetObjectItem(e, "execs")->valueint, 2);
+    assert_string_equal(cJSON_GetObjectItem(e, "state")->valuestring, "idle");
+    cJSON_Delete(r);
+
+    send_fmt(f->client.fd, "{\"id\":5,\"op\":\"session.close\",\"session\":\"%s\"}", sid);
+    cJSON_Delete(expect_ok(f, "5"));
+    assert_true(fake.kills[job] > 0);
+    end_worker(f, job, 0, SIGKILL, true, 1);
+    send_fmt(f->client.fd, "{\"id\":6,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"a\"}", sid);
+    cJSON_Delete(expect_error(f, "6", "not_found"));
+    assert_int_equal(f->d.sessions.n, 0);
+}
+
+/* exec, session.get or session.close of session sid, as request 2. */
+static void
+send_op(int fd, int which, const char *sid)
+{
+    if (which == 0)
+        send_fmt(fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    else if (which == 1)
+        send_fmt(fd, "{\"id\":2,\"op\":\"session.get\",\"session\":\"%s\",\"names\":[\"a\"]}", sid);
+    else
+        send_fmt(fd, "{\"id\":2,\"op\":\"session.close\",\"session\":\"%s\"}", sid);
+}
+
+static void
+test_other_uid_sees_not_found(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\",\"detach\":true}", sid);
+    struct conn *c = the_conn(f);
+    uid_t mine = c->uid;
+    c->uid = mine + 1;
+    for (int i = 0; i < 3; i++) {
+        char msg_theirs[128], msg_missing[128];
+        send_op(f->client.fd, i, sid);
+        cJSON *r = expect_error(f, "2", "not_found");
+        snprintf(msg_theirs, sizeof(msg_theirs), "%s", error_message(r));
+        cJSON_Delete(r);
+        send_op(f->client.fd, i, "0123456789abcdef0123456789abcdef");
+        r = expect_error(f, "2", "not_found");
+        snprintf(msg_missing, sizeof(msg_missing), "%s", error_message(r));
+        cJSON_Delete(r);
+        char expect[128];
+        snprintf(expect, sizeof(expect), "no session '%s'", sid);
+        assert_string_equal(msg_theirs, expect);
+        assert_string_equal(msg_missing, "no session '0123456789abcdef0123456789abcdef'");
+    }
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"session.list\"}");
+    cJSON *r = expect_ok(f, "3");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "sessions")), 0);
+    cJSON_Delete(r);
+    /* Nothing reached the worker, and the session is still its owner's. */
+    assert_int_equal(fake.kills[job], 0);
+    assert_int_equal(f->d.sessions.n, 1);
+    c->uid = mine;
+}
+
+static void
+test_worker_death_loses_session(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"boom()\"}",
+             sid);
+    cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    end_worker(f, job, 0, SIGSEGV, false, 5);
+    cJSON *r = expect_error(f, "2", "worker_crashed");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
+    assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "worker_crashed");
+    assert_non_null(strstr(error_message(r), "worker killed by signal SIGSEGV"));
+    cJSON_Delete(r);
+
+    /* The next request learns why, once; then the session is gone. */
+    send_fmt(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    r = expect_error(f, "3", "session_lost");
+    char expect[160];
+    snprintf(expect, sizeof(expect), "session '%s' was lost: worker killed by signal SIGSEGV", sid);
+    assert_string_equal(error_message(r), expect);
+    cJSON_Delete(r);
+    send_fmt(f->client.fd, "{\"id\":4,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    cJSON_Delete(expect_error(f, "4", "not_found"));
+}
+
+static void
+test_oom_killed_worker(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    /* Dies while idle, by the cgroup's OOM killer. */
+    close(fake.worker_fd[job]);
+    fake.worker_fd[job] = 0;
+    struct zygote_exit e = {
+            .job_id = job, .pid = 77, .signal = SIGKILL, .have_cgroup = true, .oom_killed = true};
+    job_on_exit(fake.ctx[job], &e);
+    pump(f, 5);
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"session.get\",\"session\":\"%s\",\"names\":[]}",
+             sid);
+    cJSON *r = expect_error(f, "2", "session_lost");
+    assert_non_null(strstr(error_message(r), "was lost: worker killed by the memory limit"));
+    cJSON_Delete(r);
+}
+
+static void
+test_memory_limit_result_retires_worker(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}", sid);
+    cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"memory_limit\",\"output\":null,"
+                             "\"error\":{\"type\":\"MemoryError\",\"message\":\"m\"}}");
+    cJSON *r = expect_error(f, "2", "memory_limit");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
+    cJSON_Delete(r);
+    assert_true(fake.kills[job] > 0);
+    end_worker(f, job, 0, SIGKILL, true, 5);
+    send_fmt(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    r = expect_error(f, "3", "session_lost");
+    assert_non_null(strstr(error_message(r), "worker killed by the memory limit (memory_mb"));
+    cJSON_Delete(r);
+}
+
+static void
+test_deadline_backstop_loses_session(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(
+            f, "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"timeout_ms\":30}}", sid);
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}", sid);
+    cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    cJSON *r = recv_frame(f, &f->client, 3000); /* 30 ms + the grace */
+    assert_non_null(r);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "code")->valuestring,
+                        "timeout");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
+    cJSON_Delete(r);
+    assert_true(fake.kills[job] > 0);
+    end_worker(f, job, 0, SIGKILL, true, 5);
+    send_fmt(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    r = expect_error(f, "3", "session_lost");
+    assert_non_null(
+            strstr(error_message(r), "worker killed at the wall-clock limit (timeout_ms 30)"));
+    cJSON_Delete(r);
+}
+
+static void
+test_busy_and_fixed_fields(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}", sid);
+    cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    send_fmt(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"y\"}", sid);
+    cJSON *r = expect_error(f, "3", "busy");
+    assert_non_null(strstr(error_message(r), "is busy with another request"));
+    cJSON_Delete(r);
+    send_fmt(f->client.fd,
+             "{\"id\":4,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"y\",\"imports\":[\"json\"]}",
+             sid);
+    r = expect_error(f, "4", "bad_request");
+    assert_string_equal(error_message(r), "exec request: field 'imports' cannot be used with a "
+                                          "session (it is set by session.open)");
+    cJSON_Delete(r);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":1}");
+    cJSON_Delete(expect_ok(f, "2"));
+}
+
+static void
+test_conn_close_ends_attached_not_detached(void **state)
+{
+    struct fx *f = *state;
+    char attached[SESSION_ID_LEN + 1], detached[SESSION_ID_LEN + 1];
+    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", attached);
+    uint64_t job_d =
+            open_session(f, "{\"id\":1,\"op\":\"session.open\",\"detach\":true}", detached);
+    assert_int_equal(f->d.sessions.n, 2);
+    close(f->client.fd);
+    f->client.fd = -1;
+    pump(f, 20);
+    assert_true(fake.kills[job_a] > 0);
+    assert_int_equal(fake.kills[job_d], 0);
+    assert_int_equal(f->d.sessions.n, 1);
+    struct pf_error *err = NULL;
+    assert_non_null(session_find(&f->d.sessions, detached, getuid(), &err));
+    assert_null(session_find(&f->d.sessions, attached, getuid(), &err));
+    pf_error_free(err);
+    end_worker(f, job_a, 0, SIGKILL, true, 1);
+}
+
+static void
+test_session_open_failures(void **state)
+{
+    struct fx *f = *state;
+    send_frame(f->client.fd,
+               "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"timeout_ms\":999999}}");
+    cJSON *r = expect_error(f, "1", "bad_request");
+    assert_non_null(strstr(error_message(r), "would loosen"));
+    cJSON_Delete(r);
+    fake.fail_spawn = true;
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
+    r = expect_error(f, "2", "internal");
+    assert_non_null(strstr(error_message(r), "cannot start the session's worker"));
+    cJSON_Delete(r);
+    fake.fail_spawn = false;
+    assert_int_equal(f->d.sessions.n, 0);
+    /* The worker fails to set up: session.open fails with its reason. */
+    uint64_t before = fake.last_job;
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"session.open\"}");
+    for (int i = 0; i < 1000 && fake.last_job == before; i++)
+        pump(f, 1);
+    uint64_t job = fake.last_job;
+    f->worker.fd = fake.worker_fd[job];
+    f->worker.len = 0;
+    cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"bad_request\",\"error\":"
+                             "{\"message\":\"variables.x: bad tag\"}}");
+    r = expect_error(f, "3", "bad_request");
+    assert_string_equal(error_message(r), "variables.x: bad tag");
+    cJSON_Delete(r);
+    assert_int_equal(f->d.sessions.n, 0);
+    end_worker(f, job, 0, SIGKILL, true, 1);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest table[] = {
+            cmocka_unit_test_setup_teardown(test_ids_unique_128_bits, table_setup, table_teardown),
+            cmocka_unit_test_setup_teardown(test_owner_check_is_not_found, table_setup,
+                                            table_teardown),
+            cmocka_unit_test_setup_teardown(test_idle_expiry, table_setup, table_teardown),
+            cmocka_unit_test_setup_teardown(test_lifetime, table_setup, table_teardown),
+            cmocka_unit_test_setup_teardown(test_lifetime_ends_busy_session, table_setup,
+                                            table_teardown),
+            cmocka_unit_test_setup_teardown(test_max_per_uid, table_setup, table_teardown),
+            cmocka_unit_test_setup_teardown(test_list_own_only, table_setup, table_teardown),
+    };
+    const struct CMUnitTest daemon_tests[] = {
+            cmocka_unit_test_setup_teardown(test_open_exec_get_close, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_other_uid_sees_not_found, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_worker_death_loses_session, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_oom_killed_worker, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_memory_limit_result_retires_worker, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_deadline_backstop_loses_session, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_busy_and_fixed_fields, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_conn_close_ends_attached_not_detached, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_session_open_failures, setup, teardown),
+    };
+    int r = cmocka_run_group_tests_name("session table", table, NULL, NULL);
+    return r | cmocka_run_group_tests_name("sessions through the daemon", daemon_tests, NULL, NULL);
+}
