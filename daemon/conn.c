@@ -43,6 +43,7 @@ conn_close(struct conn *c)
     if (c->counted) {
         c->d->n_conns--;
         c->counted = false;
+        sched_peer_detach(&c->d->sched, c->uid);
     }
     /* Nobody is left to read the replies of this connection's jobs: kill their workers. */
     struct dlist *pos, *tmp;
@@ -360,6 +361,9 @@ conn_setup(struct conn *c)
     }
     c->counted = true;
     d->n_conns++;
+    if (sched_peer_attach(&d->sched, c->uid) < 0)
+        pf_log_warning(CONN, "connection #%llu: out of memory counting its uid, ignoring",
+                       (unsigned long long) c->serial);
     pf_log_debug(CONN, "connection #%llu from uid %u gid %u pid %d", (unsigned long long) c->serial,
                  (unsigned) c->uid, (unsigned) c->gid, (int) c->pid);
     int r = uv_read_start((uv_stream_t *) &c->pipe, daemon_alloc_cb, on_read);

@@ -40,7 +40,8 @@ daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts
     d->opts = *opts;
     d->limits = *limits;
     sched_derive_limits(&d->limits);
-    sched_init(&d->sched, &d->limits, NULL, d);
+    sched_init(&d->sched, &d->limits, pools_start_job, d);
+    pools_init(&d->pools, d);
     dlist_init(&d->conns);
     dlist_init(&d->jobs);
     session_table_init(&d->sessions, loop, session_end);
@@ -120,6 +121,10 @@ int
 daemon_reload_policy(struct daemon *d, struct pf_error **err)
 {
     struct policy *next = NULL;
+    uv_timeval64_t now;
+    d->policy_reload_at_ms =
+            uv_gettimeofday(&now) == 0 ? now.tv_sec * 1000 + now.tv_usec / 1000 : 0;
+    d->policy_reload_ok = false;
     if (load_policy(d, &next, err) < 0) {
         /* Kept for `stats` (pyfence status): the log may not be where the operator looks. */
         free(d->policy_error);
@@ -129,9 +134,11 @@ daemon_reload_policy(struct daemon *d, struct pf_error **err)
     /* Running jobs copied what they need from their profile: swapping is safe. */
     policy_free(d->policy);
     d->policy = next;
+    d->policy_reload_ok = true;
     free(d->policy_error);
     d->policy_error = NULL;
     pf_log_notice(POLICY, "policy: %zu profiles from %s", next->n, next->source);
+    pools_reload(&d->pools);
     return 0;
 }
 
@@ -203,6 +210,7 @@ daemon_stop_now(struct daemon *d)
     {
         job_abandon(pf_container_of(pos, struct job, daemon_link));
     }
+    pools_stop(&d->pools);
     uv_close((uv_handle_t *) &d->flush_timer, NULL);
     uv_close((uv_handle_t *) &d->sig_term, NULL);
     uv_close((uv_handle_t *) &d->sig_int, NULL);

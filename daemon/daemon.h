@@ -9,9 +9,11 @@
 #include <uv.h>
 
 #include "dlist.h"
+#include "latency.h"
 #include "listener.h"
 #include "pf_error.h"
 #include "policy_limits.h"
+#include "pool.h"
 #include "session.h"
 #include "scheduler.h"
 
@@ -37,6 +39,8 @@ struct daemon {
     struct zygote *zygote; /* owned; NULL until started (and in tests) */
     struct policy *policy; /* owned; NULL until started: then jobs get the table's defaults */
     char *policy_error;    /* owned; why the last reload failed, NULL once one succeeds */
+    int64_t policy_reload_at_ms; /* Unix time of the last load or reload attempt */
+    bool policy_reload_ok;       /* and whether it succeeded */
 
     struct dlist conns; /* struct conn.link */
     unsigned n_conns;   /* accepted connections, not counting ones refused with busy */
@@ -48,6 +52,8 @@ struct daemon {
     uint64_t jobs_by_outcome[_PF_E_MAX]; /* index 0 counts "ok", others by enum pf_code */
     struct session_table sessions;       /* session.c; a session's worker counts in jobs_running */
     struct sched sched;                  /* the queue, per-uid caps and counters (scheduler.c) */
+    struct pools pools;                  /* warm pools, job placement (pool.c) */
+    struct latency latency;              /* request-to-reply times of recent jobs */
 
     uint64_t start_ns; /* uv_hrtime() at daemon_init */
     bool privileged;   /* euid 0: workers can get uids of their own */

@@ -1,5 +1,6 @@
 #include "job.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "pool.h"
 #include "session.h"
 
 /* A write request embeds uv_write_t first and owns its buffer until on_channel_write. */
@@ -32,15 +34,18 @@ on_handle_closed(uv_handle_t *handle)
     cJSON_Delete(j->req_id);
     cJSON_Delete(j->held_result);
     free(j->logs);
+    free(j->frame);
     free(j);
 }
 
 static void
 maybe_release(struct job *j)
 {
-    if (j->releasing || !j->replied || !j->channel_done || !j->exit_seen)
+    if (j->releasing || !j->replied || (j->launched && (!j->channel_done || !j->exit_seen)))
         return;
     j->releasing = true;
+    /* A queued job never starts (a no-op for any other). */
+    sched_done(&j->d->sched, &j->sched, -1);
     pf_log_debug(WORKER, "job %llu released", (unsigned long long) j->id);
     uv_close((uv_handle_t *) &j->deadline, on_handle_closed);
 }
@@ -48,9 +53,10 @@ maybe_release(struct job *j)
 static void
 close_channel(struct job *j)
 {
-    if (j->channel_done)
+    if (j->channel_done || !j->launched)
         return;
     j->channel_done = true;
+    pool_worker_lost(j, true); /* an idle pool worker without its channel is of no use */
     uv_read_stop((uv_stream_t *) &j->channel);
     uv_close((uv_handle_t *) &j->channel, on_handle_closed);
 }
@@ -67,7 +73,7 @@ detach_conn(struct job *j)
 static void
 kill_worker(struct job *j, enum job_kill_reason reason)
 {
-    if (j->exit_seen)
+    if (j->exit_seen || !j->launched)
         return;
     if (j->kill_reason == JOB_KILL_NONE)
         j->kill_reason = reason;
@@ -83,6 +89,7 @@ send_reply(struct job *j, const cJSON *reply, int code)
         return;
     j->replied = true;
     daemon_count_outcome(j->d, code);
+    latency_record(&j->d->latency, daemon_elapsed_ms(j->arrival_ns));
     if (j->conn)
         conn_finish_request(j->conn, reply);
     detach_conn(j);
@@ -183,7 +190,7 @@ job_conn_gone(struct job *j)
 void
 job_abandon(struct job *j)
 {
-    if (!j->exit_seen) {
+    if (j->launched && !j->exit_seen) {
         j->exit_seen = true;
         j->exit_info.signal = SIGKILL;
         j->exit_info.killed_by_request = true;
@@ -407,6 +414,11 @@ on_worker_frame(void *userdata, char *payload, size_t len)
     struct job *j = userdata;
     cJSON *obj = NULL;
     struct pf_error *err = NULL;
+    if (j->pool) {
+        /* Before its run frame, a worker speaks only to say its hardening failed. */
+        pool_worker_lost(j, true);
+        kill_worker(j, JOB_KILL_PROTOCOL);
+    }
     if (msg_parse(owned, len, JOB_MAX_WORKER_DEPTH, &obj, &err) < 0) {
         pf_log_warning(WORKER, "job %llu: bad frame from worker: %s", (unsigned long long) j->id,
                        err ? err->msg : "out of memory");
@@ -570,8 +582,8 @@ job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
     return PF_E_WORKER_CRASHED;
 }
 
-static void
-fill_harden_params(const struct job_spec *spec, struct harden_params *p)
+void
+job_harden_params(const struct job_spec *spec, struct harden_params *p)
 {
     const struct policy_limits *l = &spec->limits;
     memset(p, 0, sizeof(*p));
@@ -587,8 +599,9 @@ fill_harden_params(const struct job_spec *spec, struct harden_params *p)
     p->gid = 0;
 }
 
-static struct job *
-job_new(struct conn *c, const cJSON *req_id, const struct job_spec *spec)
+struct job *
+job_create(struct daemon *d, struct conn *c, const cJSON *req_id, const struct job_spec *spec,
+           char *frame, size_t frame_len)
 {
     struct job *j = calloc(1, sizeof(*j));
     if (!j)
@@ -598,58 +611,72 @@ job_new(struct conn *c, const cJSON *req_id, const struct job_spec *spec)
         free(j);
         return NULL;
     }
-    j->d = c->d;
+    j->d = d;
     j->limits = spec->limits;
     j->stream = spec->stream;
     j->wait_exit = spec->levels[HARDEN_LAYER_CGROUP] != HARDEN_OFF;
     j->arrival_ns = spec->arrival_ns;
+    job_harden_params(spec, &j->params);
+    snprintf(j->profile, sizeof(j->profile), "%s", spec->profile ? spec->profile : "");
+    j->frame = frame;
+    j->frame_len = frame_len;
+    /* The deadline timer is the handle whose close frees the job, worker or not. */
+    uv_timer_init(d->loop, &j->deadline);
+    j->deadline.data = j;
+    j->open_handles = 1;
+    dlist_init(&j->pool_link);
     dlist_init(&j->conn_link);
-    dlist_init(&j->daemon_link);
+    dlist_insert_tail(&d->jobs, &j->daemon_link);
+    j->replied = !c; /* a pool worker owes nobody a reply until it is bound */
+    if (c) {
+        j->conn = c;
+        dlist_insert_tail(&c->jobs, &j->conn_link);
+    }
     return j;
+}
+
+/* Writes the held run frame and starts the wall clock: from here the job is running. */
+static int
+send_run(struct job *j)
+{
+    struct job_write *w = calloc(1, sizeof(*w));
+    if (!w)
+        return UV_ENOMEM;
+    w->buf = TAKE_PTR(j->frame);
+    w->req.data = j;
+    uv_buf_t b = uv_buf_init(w->buf, (unsigned) j->frame_len);
+    int r = uv_write(&w->req, (uv_stream_t *) &j->channel, &b, 1, on_channel_write);
+    if (r < 0) {
+        free(w->buf);
+        free(w);
+        return r;
+    }
+    j->d->jobs_total++;
+    uv_timer_start(&j->deadline, on_deadline,
+                   (uint64_t) j->limits.v[POLICY_LIMIT_TIMEOUT_MS] + JOB_DEADLINE_GRACE_MS, 0);
+    return 0;
 }
 
 /* The zygote has the job: from here on its callbacks will come, so every failure goes through
  * the normal release path. */
 static void
-job_run(struct job *j, struct conn *c, int fd, char *frame, size_t frame_len)
+job_run(struct job *j, int fd)
 {
     struct daemon *d = j->d;
     frame_decoder_init(&j->dec, JOB_MAX_WORKER_FRAME);
     uv_pipe_init(d->loop, &j->channel, 0);
-    uv_timer_init(d->loop, &j->deadline);
     j->channel.data = j;
-    j->deadline.data = j;
-    j->open_handles = 2;
-    dlist_insert_tail(&d->jobs, &j->daemon_link);
-    dlist_insert_tail(&c->jobs, &j->conn_link);
-    j->conn = c;
+    j->open_handles++;
+    j->launched = true;
     d->jobs_running++;
-    d->jobs_total++;
-    uv_timer_start(&j->deadline, on_deadline,
-                   (uint64_t) j->limits.v[POLICY_LIMIT_TIMEOUT_MS] + JOB_DEADLINE_GRACE_MS, 0);
-
     int r = uv_pipe_open(&j->channel, fd);
-    struct job_write *w = r < 0 ? NULL : calloc(1, sizeof(*w));
-    if (r < 0 || !w) {
-        if (r < 0)
-            close(fd);
-        free(frame);
-        pf_log_warning(WORKER, "job %llu: cannot use the worker's channel: %s",
-                       (unsigned long long) j->id, r < 0 ? uv_strerror(r) : "out of memory");
-        job_fail(j, PF_E_INTERNAL, "cannot talk to the worker", JOB_KILL_PROTOCOL);
-        close_channel(j);
-        return;
-    }
-    w->buf = frame;
-    w->req.data = j;
-    uv_buf_t b = uv_buf_init(frame, (unsigned) frame_len);
-    r = uv_write(&w->req, (uv_stream_t *) &j->channel, &b, 1, on_channel_write);
+    if (r < 0)
+        close(fd);
+    if (r == 0)
+        r = uv_read_start((uv_stream_t *) &j->channel, daemon_alloc_cb, on_channel_read);
+    if (r == 0 && j->frame)
+        r = send_run(j);
     if (r < 0) {
-        free(frame);
-        free(w);
-    }
-    if (r < 0 ||
-        (r = uv_read_start((uv_stream_t *) &j->channel, daemon_alloc_cb, on_channel_read)) < 0) {
         pf_log_warning(WORKER, "job %llu: worker channel: %s", (unsigned long long) j->id,
                        uv_strerror(r));
         job_fail(j, PF_E_INTERNAL, "cannot talk to the worker", JOB_KILL_PROTOCOL);
@@ -658,8 +685,54 @@ job_run(struct job *j, struct conn *c, int fd, char *frame, size_t frame_len)
 }
 
 int
+job_launch(struct job *j, struct pf_error **err)
+{
+    struct daemon *d = j->d;
+    if (!d->zygote)
+        return pf_error_set(err, PF_E_INTERNAL, "pyfenced has no zygote; no job can run");
+    uint64_t id = ++d->next_job_id;
+    int fd = -1;
+    if (zygote_spawn(d->zygote, id, &j->params, j, &fd, err) < 0)
+        return pf_error_prefix(err, "cannot start a worker");
+    j->id = id;
+    j->spawn_ns = uv_hrtime();
+    job_run(j, fd);
+    return 0;
+}
+
+void
+job_bind(struct job *w, struct job *q)
+{
+    w->req_id = TAKE_PTR(q->req_id);
+    w->limits = q->limits;
+    w->stream = q->stream;
+    w->wait_exit = q->wait_exit;
+    w->arrival_ns = q->arrival_ns;
+    w->sched = q->sched;
+    q->sched.state = SCHED_NONE;
+    w->frame = TAKE_PTR(q->frame);
+    w->frame_len = q->frame_len;
+    w->from_pool = true;
+    w->spawn_ns = uv_hrtime(); /* queue_ms ends here */
+    w->replied = false;
+    if (q->conn) {
+        w->conn = q->conn;
+        dlist_insert_tail(&w->conn->jobs, &w->conn_link);
+        detach_conn(q);
+    }
+    q->replied = true;
+    maybe_release(q);
+    int r = w->channel_done ? UV_EPIPE : send_run(w);
+    if (r < 0) {
+        pf_log_warning(WORKER, "job %llu: pool worker channel: %s", (unsigned long long) w->id,
+                       uv_strerror(r));
+        job_fail(w, PF_E_INTERNAL, "cannot talk to the worker", JOB_KILL_PROTOCOL);
+    }
+}
+
+int
 job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, const char *run_json,
-          size_t run_len, struct pf_error **err)
+          size_t run_len, uint32_t *ret_retry_after_ms, struct pf_error **err)
 {
     struct daemon *d = c->d;
     if (!d->zygote)
@@ -668,20 +741,25 @@ job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, cons
     size_t frame_len;
     if (frame_encode(run_json, run_len, JOB_MAX_WORKER_FRAME, &frame, &frame_len, err) < 0)
         return pf_error_prefix(err, "exec request");
-    struct job *j = job_new(c, req_id, spec);
+    struct job *j = job_create(d, c, req_id, spec, frame, frame_len);
     if (!j)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    struct harden_params params;
-    fill_harden_params(spec, &params);
-    j->id = ++d->next_job_id;
-    int fd = -1;
-    if (zygote_spawn(d->zygote, j->id, &params, j, &fd, err) < 0) {
-        cJSON_Delete(j->req_id);
-        free(j);
-        return pf_error_prefix(err, "cannot start a worker");
+    TAKE_PTR(frame);
+    const char *why = NULL;
+    int r = sched_submit(&d->sched, &j->sched, c->uid, pools_startable(&d->pools, &j->params),
+                         ret_retry_after_ms, &why);
+    if (r < 0) {
+        detach_conn(j);
+        j->replied = true;
+        maybe_release(j);
+        if (r != -EBUSY)
+            return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        return pf_error_set(err, PF_E_BUSY,
+                            "%u jobs already wait for a worker (%s); try again in %u ms",
+                            d->sched.queued, why, ret_retry_after_ms ? *ret_retry_after_ms : 0);
     }
-    j->spawn_ns = uv_hrtime();
-    job_run(j, c, fd, TAKE_PTR(frame), frame_len);
+    sched_pump(&d->sched);
+    pools_kick(&d->pools);
     return 0;
 }
 
@@ -703,6 +781,8 @@ job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
         if (!j->exit_seen) {
             j->exit_seen = true;
             j->d->jobs_running--;
+            sched_done(&j->d->sched, &j->sched, -1);
+            pools_kick(&j->d->pools);
         }
         int code = err && err->code > 0 && err->code < _PF_E_MAX ? err->code : PF_E_INTERNAL;
         reply_failure(j, code, msg);
@@ -711,7 +791,8 @@ job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
         return;
     }
     j->pid = pid;
-    j->spawn_ns = uv_hrtime();
+    if (!j->from_pool)
+        j->spawn_ns = uv_hrtime();
     pf_log_debug(WORKER, "job %llu: worker pid %d", (unsigned long long) j->id, (int) pid);
 }
 
@@ -728,6 +809,10 @@ job_on_exit(void *job_ctx, const struct zygote_exit *exit_info)
     j->exit_seen = true;
     j->exit_info = *exit_info;
     j->d->jobs_running--;
+    /* Its worker slot is free: a waiting job may start, a pool may refill. */
+    sched_done(&j->d->sched, &j->sched, daemon_elapsed_ms(j->spawn_ns));
+    pool_worker_lost(j, true);
+    pools_kick(&j->d->pools);
     pf_log_debug(WORKER, "job %llu: worker pid %d ended (status %d, signal %d, cpu %llu ms)",
                  (unsigned long long) j->id, (int) exit_info->pid, exit_info->exit_code,
                  exit_info->signal, (unsigned long long) exit_info->cpu_ms);

@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "pf_error.h"
 #include "policy_limits.h"
+#include "scheduler.h"
 #include "zygote.h"
 
 /* Grace on top of timeout_ms before the daemon kills: the executor's own deadline, checked
@@ -85,6 +86,19 @@ struct job {
     bool channel_done; /* EOF or error on the channel; its handle is closing */
     bool exit_seen;
     bool releasing;
+
+    /* Scheduling and the warm pool (scheduler.c, pool.c). A job is created when its request
+     * is admitted and waits in the scheduler until a worker is had: a fresh one (job_launch)
+     * or an idle pool worker, which then takes the request over (job_bind). */
+    struct sched_entry sched;
+    struct harden_params params; /* what its worker is (to be) hardened with */
+    char profile[65];            /* the profile that resolved it ("" without a policy) */
+    char *frame;                 /* owned: the run frame, until it is written */
+    size_t frame_len;
+    struct pool *pool;      /* Not owned: the pool of an idle pool worker; NULL once bound */
+    struct dlist pool_link; /* in pool->idle while idle */
+    bool launched;          /* it has a worker (spawned, or bound from the pool) */
+    bool from_pool;         /* its worker came from the pool */
 };
 
 /* What an exec request resolved to. A job copies it, so a policy reload never changes a job
@@ -94,12 +108,28 @@ struct job_spec {
     enum harden_level levels[_HARDEN_LAYER_MAX];
     bool stream;
     uint64_t arrival_ns; /* uv_hrtime() when the request arrived */
+    const char *profile; /* Not owned: the profile's name; NULL without a policy */
 };
 
-/* Starts a job for an exec request: spawns the worker and writes `run` (frame payload
- * run_json, borrowed). On failure nothing was started and the caller replies with *err. */
+/* Admits a job for an exec request (frame payload run_json, borrowed) into the scheduler; it
+ * starts at once when a worker can be had, else waits its turn. On failure nothing was admitted
+ * and the caller replies with *err: PF_E_BUSY with *ret_retry_after_ms when the queue is full. */
 int job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec,
-              const char *run_json, size_t run_len, struct pf_error **err);
+              const char *run_json, size_t run_len, uint32_t *ret_retry_after_ms,
+              struct pf_error **err);
+
+/* A job in the daemon's table (and c's, when c is not NULL: a request; else a pool worker,
+ * which owes nobody a reply). frame (may be NULL) is taken over on success. */
+struct job *job_create(struct daemon *d, struct conn *c, const cJSON *req_id,
+                       const struct job_spec *spec, char *frame, size_t frame_len);
+/* Asks the zygote for j's worker; the run frame, if any, is written at once. On failure j is
+ * unchanged (not launched) and the caller ends it (job_fail). */
+int job_launch(struct job *j, struct pf_error **err);
+/* The idle pool worker w takes over the queued request q: q's frame goes to w's worker, its
+ * connection and reply become w's, and q is released. */
+void job_bind(struct job *w, struct job *q);
+/* The hardening a spec asks for (uid/gid 0: the zygote picks). */
+void job_harden_params(const struct job_spec *spec, struct harden_params *ret);
 
 /* zygote callbacks (job_ctx is the struct job). */
 void job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err);

@@ -163,11 +163,7 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
         return -1;
     if (resolve_spec(d, profile, req->root, &spec, err) < 0)
         return -1;
-    int64_t max_workers = d->limits.v[POLICY_LIMIT_MAX_WORKERS];
-    if ((int64_t) d->jobs_running >= max_workers)
-        return pf_error_set(err, PF_E_BUSY,
-                            "all %lld workers are busy (max_workers); try again later",
-                            (long long) max_workers);
+    spec.profile = profile ? profile->name : NULL;
     cJSON *imports = NULL;
     if (resolve_imports(profile, cJSON_GetObjectItemCaseSensitive(req->root, "imports"), &imports,
                         err) < 0)
@@ -175,8 +171,21 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
     _cleanup_free_ char *run = build_run_json(req->root, &spec.limits, imports);
     if (!run)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    if (job_start(c, req->id, &spec, run, strlen(run), err) < 0)
-        return -1;
+    uint32_t retry_after_ms = 0;
+    if (job_start(c, req->id, &spec, run, strlen(run), &retry_after_ms, err) < 0) {
+        if (!err || !*err || (*err)->code != PF_E_BUSY || !retry_after_ms)
+            return -1;
+        /* The queue is full: the error says when to come back (PROTOCOL.md, "busy"). */
+        cJSON *reply = msg_reply_error(req->id, PF_E_BUSY, (*err)->msg);
+        cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+        if (!e || !cJSON_AddNumberToObject(e, "retry_after_ms", retry_after_ms)) {
+            cJSON_Delete(reply);
+            return -1;
+        }
+        *err = pf_error_free(*err);
+        *ret_reply = reply;
+        return 0;
+    }
     *ret_reply = NULL; /* the job replies */
     return 0;
 }

@@ -7,6 +7,7 @@
 #include "load.h"
 #include "ops.h"
 #include "profile.h"
+#include "stats.h"
 #include "zygote.h"
 
 static int
@@ -123,6 +124,7 @@ op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struc
     cJSON *zyg = cJSON_AddObjectToObject(reply, "zygote");
     ok = ok && zyg && cJSON_AddNumberToObject(zyg, "pid", d->zygote ? zygote_pid(d->zygote) : 0) &&
          cJSON_AddNumberToObject(zyg, "restarts", d->zygote ? zygote_restarts(d->zygote) : 0);
+    ok = ok && stats_add_scheduling(d, reply) == 0;
     if (!ok)
         return oom(reply, err);
     *ret_reply = reply;

@@ -1,7 +1,7 @@
 /* pyfenced's exec jobs on a real uv loop, the client and the worker played by this test over
  * socketpairs, the zygote by conn_fixture.c's fake: results and errors, output streaming and
  * output_limit, the deadline, worker deaths mapped to worker_crashed / seccomp_violation /
- * cpu_limit, spawn failures, max_workers, cancellation when the client goes, and the policy:
+ * cpu_limit, spawn failures, the queue at max_workers, cancellation when the client goes, and the policy:
  * the peer's profile sets limits, hardening levels and the imports a request may add. */
 #include <errno.h>
 #include <fcntl.h>
@@ -238,25 +238,77 @@ static void
 tune_workers(struct policy_limits *l)
 {
     l->v[POLICY_LIMIT_MAX_WORKERS] = 1;
+    l->v[POLICY_LIMIT_MAX_QUEUED] = 1;
+}
+
+/* The worker of the job that started after `before`, and its run frame. */
+static uint64_t
+take_started_job(struct fx *f, uint64_t before, cJSON **ret_run)
+{
+    for (int i = 0; i < 1000 && fake.last_job == before; i++)
+        pump(f, 1);
+    assert_true(fake.last_job > before);
+    f->worker.fd = fake.worker_fd[fake.last_job];
+    f->worker.len = 0;
+    f->worker.eof = false;
+    *ret_run = recv_frame(f, &f->worker, 2000);
+    assert_non_null(*ret_run);
+    return fake.last_job;
 }
 
 static void
-test_busy_at_max_workers(void **state)
+test_queued_at_max_workers(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    /* max_workers reached: the next job waits for a worker... */
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"code\":\"y\"}");
+    pump(f, 20);
+    assert_int_equal(fake.last_job, job);
+    /* ...and past max_queued, busy says when to come back. */
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"code\":\"z\"}");
+    cJSON *r = expect_error(f, "3", "busy");
+    assert_non_null(strstr(error_message(r), "max_queued"));
+    cJSON *retry = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "retry_after_ms");
+    assert_true(cJSON_IsNumber(retry) && retry->valuedouble >= 1);
+    cJSON_Delete(r);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    cJSON_Delete(recv_frame(f, &f->client, 1000));
+    /* A worker holds its slot until it is reaped. */
+    pump(f, 20);
+    assert_int_equal(fake.last_job, job);
+    end_worker(f, job, 0, 0, false, 0);
+    cJSON *run = NULL;
+    job = take_started_job(f, job, &run);
+    assert_string_equal(cJSON_GetObjectItem(run, "code")->valuestring, "y");
+    cJSON_Delete(run);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    r = recv_frame(f, &f->client, 1000);
+    assert_non_null(r);
+    assert_int_equal(cJSON_GetObjectItem(r, "id")->valuedouble, 2);
+    /* It waited for the first worker: 40 ms of pumping at least. */
+    double queue_ms = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "stats"), "queue_ms")->valuedouble;
+    assert_true(queue_ms >= 40);
+    cJSON_Delete(r);
+    end_worker(f, job, 0, 0, false, 0);
+}
+
+static void
+test_close_drops_queued_job(void **state)
 {
     struct fx *f = *state;
     uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
     send_frame(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"code\":\"y\"}");
-    cJSON *r = expect_error(f, "2", "busy");
-    assert_non_null(strstr(error_message(r), "max_workers"));
-    cJSON_Delete(r);
-    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
-    cJSON_Delete(recv_frame(f, &f->client, 1000));
-    /* Still busy until the worker is reaped: max_workers counts processes. */
-    send_frame(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"code\":\"y\"}");
-    cJSON_Delete(expect_error(f, "3", "busy"));
-    end_worker(f, job, 0, 0, false, 0);
-    job = start_exec(f, "{\"id\":4,\"op\":\"exec\",\"code\":\"z\"}");
-    assert_int_equal(job, 2);
+    pump(f, 10);
+    close(f->client.fd);
+    f->client.fd = -1;
+    pump(f, 10);
+    assert_int_equal(fake.kills[job], 1);
+    /* The queued job is gone with its client: it never starts. */
+    end_worker(f, job, 0, SIGKILL, true, 0);
+    pump(f, 20);
+    assert_int_equal(fake.last_job, job);
+    assert_int_equal(f->d.sched.queued, 0);
 }
 
 static void
@@ -546,7 +598,8 @@ main(void)
             T(test_exec_internal_result_waits_for_exit),
             T(test_exec_worker_protocol_error),
             T(test_exec_spawn_failures),
-            TW(test_busy_at_max_workers, workers),
+            TW(test_queued_at_max_workers, workers),
+            TW(test_close_drops_queued_job, workers),
             T(test_close_cancels_jobs),
             cmocka_unit_test(test_outcome_from_exit),
             cmocka_unit_test_setup_teardown(test_profile_sets_limits_levels_imports, setup_policy,

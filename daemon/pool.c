@@ -1,0 +1,395 @@
+#include "pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "job.h"
+#include "load.h"
+#include "ops.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+
+static void on_check(uv_check_t *h);
+
+static void on_sweep(uv_timer_t *t);
+
+void
+pools_init(struct pools *ps, struct daemon *d)
+{
+    memset(ps, 0, sizeof(*ps));
+    ps->d = d;
+    dlist_init(&ps->list);
+    uv_check_init(d->loop, &ps->check);
+    uv_timer_init(d->loop, &ps->sweep);
+    ps->check.data = ps;
+    ps->sweep.data = ps;
+    /* Neither keeps the loop alive: they only matter while something else does. */
+    uv_unref((uv_handle_t *) &ps->check);
+    uv_unref((uv_handle_t *) &ps->sweep);
+    uv_timer_start(&ps->sweep, on_sweep, POOL_SWEEP_MS, POOL_SWEEP_MS);
+}
+
+static bool
+same_params(const struct harden_params *a, const struct harden_params *b)
+{
+    return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+static struct pool *
+pool_find(const struct pools *ps, const char *name)
+{
+    struct dlist *pos;
+    for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
+        struct pool *p = pf_container_of(pos, struct pool, link);
+        if (strcmp(p->name, name) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static struct job *
+first_idle(struct pool *p)
+{
+    return dlist_empty(&p->idle) ? NULL : pf_container_of(p->idle.next, struct job, pool_link);
+}
+
+/* Takes j out of its pool without touching the worker. */
+static void
+detach(struct job *j)
+{
+    struct pool *p = j->pool;
+    dlist_remove(&j->pool_link);
+    p->n_idle--;
+    j->pool = NULL;
+}
+
+/* Lets an idle worker go (recycled, evicted, or its pool changed): killed, then released like
+ * any job once the zygote reports its end. */
+static void
+let_go(struct job *j)
+{
+    detach(j);
+    job_fail(j, PF_E_SHUTTING_DOWN, "idle pool worker recycled", JOB_KILL_SHUTDOWN);
+}
+
+static void
+drain(struct pool *p)
+{
+    struct job *j;
+    while ((j = first_idle(p))) {
+        p->recycled++;
+        let_go(j);
+    }
+}
+
+void
+pools_stop(struct pools *ps)
+{
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &ps->list) {
+        struct pool *p = pf_container_of(pos, struct pool, link);
+        /* The shutdown fails every job, these workers included. */
+        struct job *j;
+        while ((j = first_idle(p)))
+            detach(j);
+        dlist_remove(&p->link);
+        free(p);
+    }
+    ps->check_active = false;
+    uv_close((uv_handle_t *) &ps->check, NULL);
+    uv_close((uv_handle_t *) &ps->sweep, NULL);
+}
+
+/* The hardening a job of profile p gets when its request tightens nothing. */
+static int
+profile_params(struct daemon *d, const struct policy_profile *p, struct harden_params *ret,
+               struct pf_error **err)
+{
+    struct job_spec spec = {0};
+    cJSON *imports = NULL;
+    if (ops_resolve_job(d, p, NULL, &spec, &imports, err) < 0)
+        return -1;
+    cJSON_Delete(imports);
+    job_harden_params(&spec, ret);
+    return 0;
+}
+
+void
+pools_reload(struct pools *ps)
+{
+    struct daemon *d = ps->d;
+    struct dlist *pos, *tmp;
+    /* Pools whose profile is gone or keeps no pool any more. */
+    DLIST_FOREACH_SAFE(pos, tmp, &ps->list) {
+        struct pool *p = pf_container_of(pos, struct pool, link);
+        const struct policy_profile *prof = d->policy ? policy_find(d->policy, p->name) : NULL;
+        if (prof && prof->limits.v[POLICY_LIMIT_POOL_SIZE] > 0)
+            continue;
+        pf_log_info(WORKER, "pool '%s': profile gone or pool_size 0, dropping it", p->name);
+        drain(p);
+        dlist_remove(&p->link);
+        free(p);
+    }
+    for (size_t i = 0; d->policy && i < d->policy->n; i++) {
+        const struct policy_profile *prof = d->policy->profiles[i];
+        unsigned size = (unsigned) prof->limits.v[POLICY_LIMIT_POOL_SIZE];
+        if (size == 0)
+            continue;
+        struct harden_params params;
+        struct pf_error *err = NULL;
+        if (profile_params(d, prof, &params, &err) < 0) {
+            pf_log_warning(WORKER, "pool '%s': %s, no pool", prof->name,
+                           err ? err->msg : "out of memory");
+            pf_error_free(err);
+            continue;
+        }
+        struct pool *p = pool_find(ps, prof->name);
+        if (!p) {
+            p = calloc(1, sizeof(*p));
+            if (!p) {
+                pf_log_warning(WORKER, "pool '%s': out of memory, no pool", prof->name);
+                continue;
+            }
+            snprintf(p->name, sizeof(p->name), "%s", prof->name);
+            dlist_init(&p->idle);
+            dlist_insert_tail(&ps->list, &p->link);
+        } else if (!same_params(&p->params, &params)) {
+            pf_log_info(WORKER, "pool '%s': hardening changed, replacing its idle workers",
+                        p->name);
+            drain(p);
+        }
+        p->params = params;
+        p->size = size;
+        p->failures = 0;
+        p->retry_at_ms = 0;
+        /* Shrunk: the extra idle workers go. */
+        while (p->n_idle > p->size) {
+            p->recycled++;
+            let_go(first_idle(p));
+        }
+    }
+    pools_kick(ps);
+}
+
+void
+pools_kick(struct pools *ps)
+{
+    if (ps->check_active || uv_is_closing((uv_handle_t *) &ps->check))
+        return;
+    ps->check_active = true;
+    uv_check_start(&ps->check, on_check);
+}
+
+static bool
+slot_free(const struct daemon *d)
+{
+    return (int64_t) d->jobs_running < d->limits.v[POLICY_LIMIT_MAX_WORKERS];
+}
+
+/* The oldest idle worker hardened with params, from `home` first. */
+static struct job *
+find_idle(const struct pools *ps, const struct harden_params *params, struct pool *home)
+{
+    if (home && home->n_idle && same_params(&home->params, params))
+        return first_idle(home);
+    struct dlist *pos;
+    for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
+        struct pool *p = pf_container_of(pos, struct pool, link);
+        if (p->n_idle && same_params(&p->params, params))
+            return first_idle(p);
+    }
+    return NULL;
+}
+
+bool
+pools_startable(const struct pools *ps, const struct harden_params *params)
+{
+    return slot_free(ps->d) || find_idle(ps, params, NULL);
+}
+
+/* Makes room for a waiting job that no idle worker fits: the oldest idle worker goes. */
+static void
+evict_one(struct pools *ps)
+{
+    struct job *oldest = NULL;
+    struct dlist *pos;
+    for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
+        struct job *j = first_idle(pf_container_of(pos, struct pool, link));
+        if (j && (!oldest || j->spawn_ns < oldest->spawn_ns))
+            oldest = j;
+    }
+    if (oldest) {
+        oldest->pool->recycled++;
+        let_go(oldest);
+    }
+}
+
+enum sched_start
+pools_start_job(void *ctx, struct sched_entry *e)
+{
+    struct daemon *d = ctx;
+    struct pools *ps = &d->pools;
+    struct job *q = pf_container_of(e, struct job, sched);
+    struct pool *home = q->profile[0] ? pool_find(ps, q->profile) : NULL;
+    struct job *w = find_idle(ps, &q->params, home);
+    if (w) {
+        if (home)
+            home->hits++;
+        w->pool->failures = 0; /* its workers do come up */
+        detach(w);
+        job_bind(w, q);
+        pools_kick(ps); /* refill */
+        return SCHED_STARTED;
+    }
+    if (!slot_free(d)) {
+        evict_one(ps);
+        return SCHED_NO_SLOT;
+    }
+    struct pf_error *err = NULL;
+    if (job_launch(q, &err) < 0) {
+        /* Its release takes it out of the scheduler. */
+        job_fail(q, err && err->code > 0 && err->code < _PF_E_MAX ? err->code : PF_E_INTERNAL,
+                 err ? err->msg : "out of memory", JOB_KILL_NONE);
+        pf_error_free(err);
+        return SCHED_FAILED;
+    }
+    if (home)
+        home->misses++;
+    return SCHED_STARTED;
+}
+
+static int
+spawn_one(struct pools *ps, struct pool *p)
+{
+    struct daemon *d = ps->d;
+    struct job_spec spec = {.limits = d->limits};
+    struct job *j = job_create(d, NULL, NULL, &spec, NULL, 0);
+    if (!j)
+        return -1;
+    j->params = p->params;
+    struct pf_error *err = NULL;
+    if (job_launch(j, &err) < 0) {
+        pf_log_warning(WORKER, "pool '%s': %s", p->name, err ? err->msg : "out of memory");
+        pf_error_free(err);
+        job_fail(j, PF_E_INTERNAL, "pool worker not started", JOB_KILL_NONE);
+        return -1;
+    }
+    j->pool = p;
+    dlist_insert_tail(&p->idle, &j->pool_link);
+    p->n_idle++;
+    p->spawned++;
+    return 0;
+}
+
+/* Tops the pools up while no job waits and max_workers allows. True when one is still short. */
+static bool
+refill(struct pools *ps)
+{
+    struct daemon *d = ps->d;
+    if (d->shutting_down || !d->zygote)
+        return false;
+    bool short_ = false;
+    uint64_t now = uv_now(d->loop);
+    struct dlist *pos;
+    for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
+        struct pool *p = pf_container_of(pos, struct pool, link);
+        while (p->n_idle < p->size && d->sched.queued == 0 && slot_free(d) && now >= p->retry_at_ms)
+            if (spawn_one(ps, p) < 0) {
+                p->retry_at_ms = now + POOL_BACKOFF_MS;
+                break;
+            }
+        short_ = short_ || p->n_idle < p->size;
+    }
+    return short_;
+}
+
+static void
+on_check(uv_check_t *h)
+{
+    struct pools *ps = h->data;
+    struct daemon *d = ps->d;
+    sched_pump(&d->sched);
+    bool short_ = refill(ps);
+    /* Still needed while jobs wait for a worker or a pool could grow: a slot is freed by a
+     * reaped worker, which wakes the loop, and this runs again on that turn. */
+    if (d->sched.queued == 0 && !short_) {
+        ps->check_active = false;
+        uv_check_stop(&ps->check);
+    }
+}
+
+static void
+on_sweep(uv_timer_t *t)
+{
+    struct pools *ps = t->data;
+    uint64_t now = uv_hrtime();
+    struct dlist *pos;
+    for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
+        struct pool *p = pf_container_of(pos, struct pool, link);
+        struct job *j;
+        while ((j = first_idle(p)) && now - j->spawn_ns > (uint64_t) POOL_IDLE_MS * 1000000) {
+            p->recycled++;
+            let_go(j);
+        }
+    }
+    pools_kick(ps);
+}
+
+void
+pool_worker_lost(struct job *j, bool failure)
+{
+    struct pool *p = j->pool;
+    if (!p)
+        return;
+    detach(j);
+    struct pools *ps = &j->d->pools;
+    if (failure) {
+        p->lost++;
+        if (++p->failures >= POOL_MAX_FAILURES) {
+            p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : POOL_BACKOFF_MS;
+            if (p->backoff_ms > POOL_BACKOFF_MAX)
+                p->backoff_ms = POOL_BACKOFF_MAX;
+            p->retry_at_ms = uv_now(j->d->loop) + p->backoff_ms;
+            pf_log_warning(WORKER,
+                           "pool '%s': %u workers in a row ended before they were used (see "
+                           "the log above); refilling again in %llu ms",
+                           p->name, p->failures, (unsigned long long) p->backoff_ms);
+            p->failures = 0;
+        }
+    }
+    pools_kick(ps);
+}
+
+unsigned
+pools_idle(const struct pools *ps)
+{
+    unsigned n = 0;
+    struct dlist *pos;
+    for (pos = ps->list.next; pos != &ps->list; pos = pos->next)
+        n += pf_container_of(pos, struct pool, link)->n_idle;
+    return n;
+}
+
+cJSON *
+pools_stats_json(const struct pools *ps)
+{
+    cJSON *o = cJSON_CreateObject();
+    const struct dlist *pos;
+    for (pos = ps->list.next; o && pos != &ps->list; pos = pos->next) {
+        const struct pool *p = pf_container_of(pos, struct pool, link);
+        cJSON *e = cJSON_AddObjectToObject(o, p->name);
+        if (!e || !cJSON_AddNumberToObject(e, "size", p->size) ||
+            !cJSON_AddNumberToObject(e, "idle", p->n_idle) ||
+            !cJSON_AddNumberToObject(e, "hits", (double) p->hits) ||
+            !cJSON_AddNumberToObject(e, "misses", (double) p->misses) ||
+            !cJSON_AddNumberToObject(e, "spawned", (double) p->spawned) ||
+            !cJSON_AddNumberToObject(e, "recycled", (double) p->recycled) ||
+            !cJSON_AddNumberToObject(e, "lost", (double) p->lost)) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    }
+    return o;
+}
