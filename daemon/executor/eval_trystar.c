@@ -203,25 +203,34 @@ run_star_handler(struct exec_run *r, const struct node *h, PyObject *match, PyOb
     return rc;
 }
 
-/* What to raise after the handlers: the kept part of orig, with new raises grouped. */
+/* What to raise after the handlers (3.11.2's _PyExc_PrepReraiseStar): for a naked original,
+ * what its one handler raised, else itself if unhandled; for a group, the kept part of the
+ * original alone, or new raises grouped with it. */
 static int
 reraise_star(PyObject *orig, PyObject *rest, PyObject *raised)
 {
-    PyObject *orig_leaves = PySet_New(NULL), *keep = PySet_New(NULL), *fresh = PyList_New(0);
+    if (!PyObject_TypeCheck(orig, (PyTypeObject *) PyExc_BaseExceptionGroup)) {
+        PyObject *e = PyList_GET_SIZE(raised) ? PyList_GET_ITEM(raised, 0) : rest;
+        if (e == Py_None)
+            return 0;
+        PyErr_SetObject((PyObject *) Py_TYPE(e), e);
+        return -1;
+    }
+    PyObject *orig_leaves = PySet_New(NULL), *keep = PySet_New(NULL), *list = PyList_New(0);
     PyObject *kept = NULL;
     int rc = -1;
-    if (!orig_leaves || !keep || !fresh || add_leaves(orig_leaves, orig) < 0 ||
+    if (!orig_leaves || !keep || !list || add_leaves(orig_leaves, orig) < 0 ||
         (rest != Py_None && add_leaves(keep, rest) < 0))
         goto out;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(raised); i++) {
         PyObject *e = PyList_GET_ITEM(raised, i);
         int re = all_leaves_in(e, orig_leaves);
-        if (re < 0 || (re ? add_leaves(keep, e) : PyList_Append(fresh, e)) < 0)
+        if (re < 0 || (re ? add_leaves(keep, e) : PyList_Append(list, e)) < 0)
             goto out;
     }
     if (!(kept = restrict_to(orig, keep)))
         goto out;
-    if (PyList_GET_SIZE(fresh) == 0) {
+    if (PyList_GET_SIZE(list) == 0) {
         rc = 0;
         if (kept != Py_None) {
             PyErr_SetObject((PyObject *) Py_TYPE(kept), kept);
@@ -229,19 +238,18 @@ reraise_star(PyObject *orig, PyObject *rest, PyObject *raised)
         }
         goto out;
     }
-    if (kept != Py_None && PyList_Append(fresh, kept) < 0)
+    if (kept != Py_None && PyList_Append(list, kept) < 0)
         goto out;
-    PyObject *group = PyObject_CallFunction(PyExc_BaseExceptionGroup, "sO", "", fresh);
-    if (group) {
-        PyErr_SetObject((PyObject *) Py_TYPE(group), group);
-        Py_DECREF(group);
+    PyObject *e = PyObject_CallFunction(PyExc_BaseExceptionGroup, "sO", "", list);
+    if (e) {
+        PyErr_SetObject((PyObject *) Py_TYPE(e), e);
+        Py_DECREF(e);
     }
-    rc = -1;
 out:
     Py_XDECREF(kept);
     Py_XDECREF(orig_leaves);
     Py_XDECREF(keep);
-    Py_XDECREF(fresh);
+    Py_XDECREF(list);
     return rc;
 }
 
