@@ -612,6 +612,9 @@ worker_main(int channel_fd, const struct harden_params *params)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* A write past RLIMIT_FSIZE (file_size_mb) must fail with EFBIG, an OSError the snippet
+     * sees, not kill the worker: embedded CPython does not ignore SIGXFSZ as python3 does. */
+    signal(SIGXFSZ, SIG_IGN);
 
     int fd = worker_harden(&p, channel_fd, &err);
     if (fd < 0) {
