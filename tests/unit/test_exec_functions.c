@@ -318,7 +318,7 @@ test_except_star(void **state)
     /* a naked exception: what its handler raised, as is (CPython 3.11.2) */
     assert_eval("try:\n    try:\n        raise ValueError(42)\n    except* ValueError as e:\n"
                 "        raise\nexcept ExceptionGroup as e:\n    r = repr(e)\nr",
-                "\"ExceptionGroup('', [ValueError(42)])\"");
+                "\"ExceptionGroup('', (ValueError(42),))\"");
     assert_eval("try:\n    try:\n        raise ValueError(1)\n    except* ValueError:\n"
                 "        raise KeyError('k')\nexcept KeyError as e:\n    r = repr(e)\nr",
                 "\"KeyError('k')\"");
