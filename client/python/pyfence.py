@@ -19,8 +19,12 @@ A Client may be shared by threads: every request gets its own id and each reply 
 the thread waiting for that id (several requests are then in flight on one connection).
 `submit()` + `wait()` pipeline requests from one thread.
 
+Sessions keep state between snippets in one worker (`Client.open_session()` -> `Session`, with
+`exec()`, `get()`, `close()`; a context manager).
+
 `PyfenceExecutor` adapts a Client to smolagents' executor interface:
-`executor(code) -> CodeOutput(output, logs, is_final_answer)`.
+`executor(code) -> CodeOutput(output, logs, is_final_answer)`; with `session=True` it keeps
+state across calls, as smolagents' local executor does.
 
 Errors: connection, protocol and refused-request failures raise `PyfenceError` (with `.code`,
 the wire code name, and `.message`). A snippet that raises or hits a limit does NOT raise from
@@ -48,6 +52,7 @@ __all__ = [
     "PyfenceError",
     "PyfenceExecutor",
     "Repr",
+    "Session",
     "decode_value",
     "default_socket_path",
     "encode_value",
@@ -299,10 +304,11 @@ def default_socket_path():
 
 class ExecResult:
     """The reply to an exec: ok, outcome, output (decoded), output_repr, logs, is_final_answer,
-    error (dict with code, message, type, line, source; None on success), stats, reply (raw)."""
+    error (dict with code, message, type, line, source; None on success), stats, reply (raw),
+    session_lost (the exec ran in a session whose worker is now gone)."""
 
     __slots__ = ("ok", "outcome", "output", "output_repr", "logs", "is_final_answer", "error",
-                 "stats", "reply")
+                 "stats", "reply", "session_lost")
 
     def __init__(self, reply):
         self.reply = reply
@@ -315,6 +321,7 @@ class ExecResult:
         self.logs = reply.get("logs") or ""
         self.is_final_answer = reply.get("is_final_answer") is True
         self.stats = reply.get("stats") or {}
+        self.session_lost = reply.get("session_lost") is True or self.outcome == "session_lost"
 
     def raise_for_outcome(self):
         """Raises ExecutionError unless the snippet completed; returns self otherwise."""
@@ -598,6 +605,44 @@ class Client:
         rid = self.submit(code, timeout, imports, limits, variables, stream=on_output is not None)
         return self.wait(rid, on_output)
 
+    # -- sessions --
+
+    def open_session(self, profile=None, imports=(), limits=None, variables=None, detach=False,
+                     timeout=None):
+        """Starts a session: one worker that keeps what each snippet defines (variables,
+        functions, classes, imports) for the next. Returns a Session. `profile` names a profile
+        the caller may use; `imports`, `limits` and `timeout` (seconds per snippet) are fixed for
+        the session's life and may only tighten the profile's; `variables` are defined before
+        the first snippet. detach=True keeps the session when this connection closes (until its
+        idle timeout), so another connection of the same user can resume it with session(id)."""
+        fields = {}
+        if profile is not None:
+            fields["profile"] = profile
+        if imports:
+            fields["imports"] = list(imports)
+        lim = dict(limits or {})
+        if timeout is not None:
+            lim["timeout_ms"] = max(1, math.ceil(timeout * 1000))
+        if lim:
+            fields["limits"] = lim
+        if variables:
+            fields["variables"] = {str(k): encode_value(v) for k, v in variables.items()}
+        if detach:
+            fields["detach"] = True
+        reply = self.request("session.open", **fields)
+        return Session(self, reply["session"], reply)
+
+    def session(self, session_id):
+        """A Session object for an existing session of this user, e.g. a detached one opened
+        by another connection. Nothing is sent: an id that is not (or no longer) this user's
+        shows at its first use as not_found."""
+        return Session(self, session_id)
+
+    def list_sessions(self):
+        """This user's sessions: dicts with id, profile, created and last_used (Unix ms),
+        execs, detached, state."""
+        return self.request("session.list")["sessions"]
+
     def close(self):
         with self._cond:
             if self._broken is None:
@@ -614,6 +659,67 @@ class Client:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class Session:
+    """A pyfenced session (Client.open_session): snippets run one after another in one worker,
+    each seeing what the ones before it defined.
+
+        with client.open_session(imports=["json"]) as s:
+            s.exec("import json\ndef f(x): return x * 2")
+            s.exec("f(21)").output                 # 42
+            s.get("f", "nope")                     # {"f": Repr(...)}: names not defined are left out
+
+    exec() returns an ExecResult whatever happened, like Client.exec. A session whose worker died
+    (the memory limit, the wall-clock backstop, a crash) is lost: the exec that was running has
+    result.session_lost set, the next request answers `session_lost` with the cause, and then
+    the id is unknown (`not_found`). A lost session never silently restarts with fresh state.
+    get() and close() raise PyfenceError on failure (close() ignores a session already gone).
+    """
+
+    def __init__(self, client, session_id, info=None):
+        self.client = client
+        self.id = session_id
+        self.info = dict(info or {})  # the session.open reply: profile, limits, detached
+        self.lost = False
+
+    def submit(self, code, variables=None, stream=False):
+        """Sends an exec on this session and returns its request id (see Client.wait())."""
+        fields = {"code": code, "session": self.id, "stream": bool(stream)}
+        if variables:
+            fields["variables"] = {str(k): encode_value(v) for k, v in variables.items()}
+        return self.client.submit_request("exec", **fields)
+
+    def exec(self, code, variables=None, on_output=None):
+        """Runs a snippet in the session after defining `variables` there; on_output(text) gets
+        its printed output as it comes."""
+        r = self.client.wait(self.submit(code, variables, stream=on_output is not None), on_output)
+        self.lost = self.lost or r.session_lost
+        return r
+
+    def get(self, *names):
+        """{name: value} for the names the session defines (decoded as exec outputs are)."""
+        if len(names) == 1 and isinstance(names[0], (list, tuple)):
+            names = tuple(names[0])
+        reply = self.client.request("session.get", session=self.id, names=[str(n) for n in names])
+        return {k: decode_value(v) for k, v in (reply.get("variables") or {}).items()}
+
+    def close(self):
+        """Ends the session and kills its worker; a session already gone is not an error."""
+        try:
+            self.client.request("session.close", session=self.id)
+        except PyfenceError as e:
+            if e.code not in ("not_found", "session_lost", "connect"):
+                raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"<pyfence.Session {self.id}>"
 
 
 # ---- smolagents adapter ------------------------------------------------------------------------
@@ -635,25 +741,53 @@ class PyfenceExecutor:
         out = executor("y = x * 2\\nprint(y)\\nfinal_answer(y)")
         out.output, out.logs, out.is_final_answer      # 6, '6\\n', True
 
-    Each call runs in a fresh worker (no state is kept between calls). A connection the daemon
-    closed while idle is reopened on the next call. A snippet that raises or
+    By default each call runs in a fresh worker (no state is kept between calls). With
+    session=True the calls share one session, as smolagents' local executor shares its state:
+    what a call defines, the next sees; send_variables() defines variables in it. The session is
+    opened detached on the first call, so it survives a reconnect, and closed by close(). If
+    its worker dies (a memory limit, say), that call raises ExecutionError saying the session
+    was lost, and the next call opens a new session (with the variables sent so far).
+    A connection the daemon closed while idle is reopened on the next call. A snippet that raises or
     hits a limit raises ExecutionError, whose message is smolagents' ("Code execution failed at
     line ... due to: ...") and whose .logs holds what it printed. Tools cannot cross the
     process boundary: send_tools() accepts only `final_answer`, which the executor provides.
     """
 
     def __init__(self, additional_authorized_imports=(), socket_path=None, timeout=None, client=None,
-                 limits=None):
+                 limits=None, session=False, profile=None):
         self.additional_authorized_imports = list(additional_authorized_imports)
         self.timeout = timeout
         self.limits = dict(limits or {})
         self.state = {}
+        self.use_session = bool(session)
+        self.profile = profile
+        self.session = None  # the Session, once the first call opened it
+        self._pending = {}  # variables sent since the session's last call
         self._client = client or Client(socket_path)
         self._own_client = client is None
 
     def send_variables(self, variables):
         encode_value(variables)  # fail now, not at the next call, if a value cannot cross
         self.state.update(variables)
+        self._pending.update(variables)
+
+    def _submit_session(self, code_action):
+        if self.session is None:
+            self.session = self._client.open_session(
+                profile=self.profile, imports=self.additional_authorized_imports,
+                limits=self.limits or None, variables=self.state or None, detach=True,
+                timeout=self.timeout)
+            self._pending = {}
+        rid = self.session.submit(code_action, variables=self._pending or None)
+        self._pending = {}
+        return rid
+
+    def _submit(self, code_action):
+        if self.use_session:
+            return self._submit_session(code_action)
+        return self._client.submit(code_action, timeout=self.timeout,
+                                   imports=self.additional_authorized_imports,
+                                   limits=self.limits or None, variables=self.state or None)
 
     def send_tools(self, tools):
         others = sorted(name for name in tools if name != "final_answer")
@@ -661,23 +795,32 @@ class PyfenceExecutor:
             raise NotImplementedError(f"pyfenced cannot call Python tools across the sandbox: {', '.join(others)}")
 
     def __call__(self, code_action):
-        args = dict(timeout=self.timeout, imports=self.additional_authorized_imports,
-                    limits=self.limits or None, variables=self.state or None)
         try:
-            rid = self._client.submit(code_action, **args)
+            rid = self._submit(code_action)
         except PyfenceError as e:
             # pyfenced closes idle connections (conn_idle_timeout_ms): an agent may think for
-            # longer than that. The request was not sent, so sending it again is safe.
+            # longer than that. The request was not sent, so sending it again is safe; the
+            # session is detached, so the new connection resumes it.
             if e.code != "connect" or not self._own_client:
                 raise
             self._client.close()
             self._client = Client(self._client.socket_path)
-            rid = self._client.submit(code_action, **args)
+            if self.session is not None:
+                self.session = self._client.session(self.session.id)
+            rid = self._submit(code_action)
         r = self._client.wait(rid)
+        if self.use_session and (r.session_lost or r.outcome == "not_found"):
+            self.session = None  # told once, by the error below; the next call starts afresh
         r.raise_for_outcome()
         return CodeOutput(output=r.output, logs=r.logs, is_final_answer=r.is_final_answer)
 
     def close(self):
+        if self.session is not None:
+            try:
+                self.session.close()
+            except PyfenceError:
+                pass
+            self.session = None
         if self._own_client:
             self._client.close()
 

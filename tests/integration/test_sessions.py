@@ -1,0 +1,357 @@
+"""Sessions through the real pyfenced: state persists across snippets, session.get returns tagged
+values, sessions of one uid are invisible to another, idle expiry, detach and reattach, a session
+ends with its connection, a worker killed by the memory limit or the wall-clock backstop loses
+its session (told once, then gone)."""
+
+import json
+import os
+import time
+
+import pytest
+
+import pyfence
+from conftest import PYFENCED, REPO, is_asan_build
+
+needs_rlimit_as = pytest.mark.skipif(is_asan_build(PYFENCED),
+                                     reason="AddressSanitizer build: RLIMIT_AS cannot be enforced")
+
+
+@pytest.fixture
+def client(daemon):
+    with daemon.client() as c:
+        yield c
+
+
+def test_state_persists(client):
+    with client.open_session(imports=["json"], variables={"n": 2}) as s:
+        assert len(s.id) == 32 and int(s.id, 16) >= 0
+        assert s.info["profile"] == "default" and s.info["detached"] is False
+        r = s.exec("x = n * 21\nimport json\n"
+                   "def double(v):\n    return v * 2\n"
+                   "class Point:\n    def __init__(self, a, b):\n        self.a, self.b = a, b\n"
+                   "    def total(self):\n        return self.a + self.b\n"
+                   "print('defined')")
+        assert r.ok and r.logs == "defined\n", (r, r.error)
+        r = s.exec("p = Point(x, double(x))\njson.dumps({'t': p.total()})")
+        assert r.ok and r.output == '{"t": 126}', (r, r.error)
+        # A failing snippet keeps what the earlier ones defined.
+        r = s.exec("y = 1\n1 / 0")
+        assert r.outcome == "error" and "ZeroDivisionError" in r.error["message"]
+        r = s.exec("(x, y, p.total(), json.loads('[1]'))")
+        assert r.ok and r.output == (42, 1, 126, [1]), (r, r.error)
+        # variables sent with an exec land in the session too
+        r = s.exec("z * x", variables={"z": 2})
+        assert r.ok and r.output == 84
+        assert s.exec("z").output == 2
+    # closed: the id is gone
+    with pytest.raises(pyfence.PyfenceError) as e:
+        client.request("session.get", session=s.id, names=["x"])
+    assert e.value.code == "not_found" and e.value.message == f"no session '{s.id}'"
+
+
+def test_get_tagged_values(client):
+    with client.open_session() as s:
+        assert s.exec("import datetime\n"
+                      "t = (1, 'a', None)\nb = b'\\x00hi'\nst = {3}\nbig = 2**80\nf = 1.0\n"
+                      "d = {1: 'one'}\nc = 1+2j\nday = datetime.date(2024, 2, 29)\n"
+                      "class K:\n    pass\nk = K()\nnested = [t, {'x': [b]}]").ok
+        reply = client.request("session.get", session=s.id,
+                               names=["t", "b", "st", "big", "f", "d", "c", "day", "k", "nested",
+                                      "nope", "also_missing"])
+        v = reply["variables"]
+        assert v["t"] == {"$type": "tuple", "items": [1, "a", None]}
+        assert v["b"] == {"$type": "bytes", "base64": "AGhp"}
+        assert v["big"] == {"$type": "int", "value": str(2**80)}
+        assert v["k"]["$type"] == "repr" and v["k"]["type"].endswith("K")
+        assert reply["missing"] == ["nope", "also_missing"]
+        assert "nope" not in v
+        got = s.get("t", "b", "st", "big", "f", "d", "c", "day", "nested", "nope")
+        import datetime
+        assert got == {"t": (1, "a", None), "b": b"\x00hi", "st": {3}, "big": 2**80, "f": 1.0,
+                       "d": {1: "one"}, "c": 1 + 2j, "day": datetime.date(2024, 2, 29),
+                       "nested": [(1, "a", None), {"x": [b"\x00hi"]}]}
+        assert isinstance(got["f"], float)
+
+
+def test_list_and_counters(client):
+    with client.open_session() as a, client.open_session(detach=True) as b:
+        a.exec("1")
+        a.exec("2")
+        listed = {e["id"]: e for e in client.list_sessions()}
+        assert a.id in listed and b.id in listed
+        assert listed[a.id]["execs"] == 2 and listed[b.id]["execs"] == 0
+        assert listed[a.id]["detached"] is False and listed[b.id]["detached"] is True
+        assert listed[a.id]["state"] == "idle" and listed[a.id]["profile"] == "default"
+        now_ms = time.time() * 1000
+        assert abs(listed[a.id]["created"] - now_ms) < 60000
+        assert listed[a.id]["last_used"] >= listed[a.id]["created"]
+    ids = {e["id"] for e in client.list_sessions()}
+    assert a.id not in ids and b.id not in ids
+
+
+def test_limits_and_imports_fixed_at_open(client):
+    with pytest.raises(pyfence.PyfenceError) as e:
+        client.open_session(imports=["os"])
+    assert e.value.code == "bad_request" and "'os' is not allowed" in e.value.message
+    with pytest.raises(pyfence.PyfenceError) as e:
+        client.open_session(limits={"timeout_ms": 10**7})
+    assert e.value.code == "bad_request" and "would loosen" in e.value.message
+    with client.open_session(limits={"max_ops": 1000}) as s:
+        r = client.wait(client.submit_request("exec", code="1", session=s.id, imports=["json"]))
+        assert r.outcome == "bad_request" and "set by session.open" in r.error["message"]
+        r = s.exec("for i in range(10**6): pass")
+        assert r.outcome == "error" and not r.session_lost, r.error
+        assert s.exec("i").ok  # the budget ends a snippet, not the session
+
+
+def test_clean_timeout_keeps_state(client):
+    with client.open_session(timeout=0.3) as s:
+        assert s.exec("kept = 'yes'").ok
+        r = s.exec("for i in range(10**12): pass")
+        assert r.outcome == "timeout" and not r.session_lost, (r, r.error)
+        assert s.exec("kept").output == "yes"
+
+
+def test_backstop_kill_loses_session(daemon, client):
+    s = client.open_session(timeout=0.3)
+    assert s.exec("kept = 1").ok
+    # One long C call: no executor step checks the deadline, so the daemon's backstop kills.
+    r = s.exec("sum(range(10**11))")
+    assert r.outcome in ("timeout", "cpu_limit") and r.session_lost, (r, r.error)
+    r = s.exec("kept")
+    assert r.outcome == "session_lost", (r, r.error)
+    assert r.error["message"].startswith(f"session '{s.id}' was lost: ")
+    r = s.exec("kept")
+    assert r.outcome == "not_found"
+    daemon.assert_serving()
+
+
+@needs_rlimit_as
+def test_memory_bomb_loses_session(daemon, client):
+    s = client.open_session(limits={"memory_mb": 64})
+    assert s.exec("kept = 1").ok
+    r = s.exec("l = []\nfor i in range(10**8):\n    l.append('x' * 100000)")
+    assert r.outcome == "memory_limit" and r.session_lost, (r, r.error)
+    r = s.exec("kept")
+    assert r.outcome == "session_lost", (r, r.error)
+    assert r.error["message"] == (f"session '{s.id}' was lost: worker killed by the memory limit "
+                                  "(memory_mb 64)")
+    # then it is gone: never silently fresh state
+    for _ in range(2):
+        r = s.exec("kept")
+        assert r.outcome == "not_found", (r, r.error)
+    assert s.id not in {e["id"] for e in client.list_sessions()}
+    daemon.assert_serving()
+
+
+def test_closes_with_its_connection(daemon):
+    with daemon.client() as c:
+        s = c.open_session()
+        assert s.exec("v = 1").ok
+        sid = s.id
+    # The connection is gone, and with it the attached session.
+    with daemon.client() as c:
+        deadline = time.monotonic() + 5
+        while sid in {e["id"] for e in c.list_sessions()} and time.monotonic() < deadline:
+            time.sleep(0.02)
+        r = c.session(sid).exec("v")
+        assert r.outcome == "not_found", (r, r.error)
+
+
+def test_detach_and_reattach(daemon):
+    with daemon.client() as c:
+        s = c.open_session(detach=True, variables={"base": 40})
+        assert s.exec("def f():\n    return base + 2").ok
+        sid = s.id
+    with daemon.client() as c:
+        assert sid in {e["id"] for e in c.list_sessions()}
+        s = c.session(sid)
+        assert s.exec("f()").output == 42
+        s.close()
+        assert s.exec("f()").outcome == "not_found"
+
+
+def test_busy_while_running(client):
+    with client.open_session() as s:
+        rid = s.submit("import time\ntime.sleep(0.5)\n'done'")
+        r = s.exec("1")
+        assert r.outcome == "busy" and "busy with another request" in r.error["message"]
+        assert client.wait(rid).output == "done"
+        assert s.exec("1").ok
+
+
+def test_executor_session_mode(daemon):
+    with pyfence.PyfenceExecutor(socket_path=daemon.socket_path, session=True,
+                                 additional_authorized_imports=["json"]) as ex:
+        ex.send_variables({"seed": 5})
+        assert ex("import json\nacc = [seed]").output is None
+        ex.send_variables({"more": 6})
+        out = ex("acc.append(more)\nprint(json.dumps(acc))\nfinal_answer(len(acc))")
+        assert out.output == 2 and out.logs == "[5, 6]\n" and out.is_final_answer
+        sid = ex.session.id
+        assert sid in {e["id"] for e in ex._client.list_sessions()}
+    with daemon.client() as c:
+        assert sid not in {e["id"] for e in c.list_sessions()}  # close() closed it
+    # without session=True nothing is kept
+    with pyfence.PyfenceExecutor(socket_path=daemon.socket_path) as ex:
+        ex("a = 1")
+        with pytest.raises(pyfence.ExecutionError):
+            ex("a")
+
+
+# ---- a daemon with a policy of its own -----------------------------------------------------
+
+def write_policy(directory, **limits):
+    directory.mkdir()
+    profile = json.loads((REPO / "policy" / "profiles" / "default.json").read_text())
+    profile["limits"].update(limits)
+    (directory / "default.json").write_text(json.dumps(profile))
+    return directory
+
+
+def test_idle_expiry(daemon_factory, tmpdir_short):
+    policy = write_policy(tmpdir_short / "policy", session_idle_timeout_ms=600)
+    d = daemon_factory("--policy", str(policy))
+    with d.client() as c:
+        s = c.open_session(detach=True)
+        assert s.info["limits"]["session_idle_timeout_ms"] == 600
+        # used more often than the idle time: it stays
+        for _ in range(4):
+            assert s.exec("1").ok
+            time.sleep(0.3)
+        time.sleep(1.0)
+        r = s.exec("1")
+        assert r.outcome == "not_found", (r, r.error)
+        assert c.list_sessions() == []
+        # session.open may tighten it further
+        t = c.open_session(limits={"session_idle_timeout_ms": 200})
+        time.sleep(0.6)
+        assert t.exec("1").outcome == "not_found"
+
+
+def test_max_sessions_per_uid(daemon_factory, tmpdir_short):
+    policy = write_policy(tmpdir_short / "policy", max_sessions_per_uid=2)
+    d = daemon_factory("--policy", str(policy))
+    with d.client() as c:
+        a, b = c.open_session(), c.open_session()
+        with pytest.raises(pyfence.PyfenceError) as e:
+            c.open_session()
+        assert e.value.code == "busy" and "max_sessions_per_uid" in e.value.message
+        a.close()
+        c.open_session().close()
+        b.close()
+
+
+# ---- two uids ------------------------------------------------------------------------------
+
+UID_A, UID_B = 1001, 1002
+
+
+def as_uid(uid, fn):
+    """Runs fn() in a forked child that became uid (and gid uid); returns what it returned
+    (JSON-able), or raises with the child's error."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = {"ok": fn()}
+        except BaseException as e:  # noqa: B902 - everything goes back to the parent
+            out = {"error": f"{type(e).__name__}: {e}"}
+        with os.fdopen(w, "w") as f:
+            json.dump(out, f)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    out = json.loads(data)
+    if "error" in out:
+        raise AssertionError(f"as uid {uid}: {out['error']}")
+    return out["ok"]
+
+
+@pytest.fixture
+def shared_daemon(daemon_factory, tmpdir_short):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run clients as two other uids")
+    os.chmod(tmpdir_short, 0o755)
+    return daemon_factory("--socket-mode", "0666")
+
+
+def test_uids_cannot_see_each_other(shared_daemon):
+    sock = shared_daemon.socket_path
+
+    def open_a():
+        with pyfence.Client(sock) as c:
+            s = c.open_session(detach=True)
+            assert s.exec("secret = 'a-only'").ok
+            return s.id
+
+    sid = as_uid(UID_A, open_a)
+
+    def probe_b():
+        out = {}
+        with pyfence.Client(sock) as c:
+            out["list"] = c.list_sessions()
+            r = c.session(sid).exec("secret")
+            out["exec"] = [r.outcome, r.error["message"]]
+            for op, fields in (("session.get", {"names": ["secret"]}), ("session.close", {})):
+                try:
+                    c.request(op, session=sid, **fields)
+                    out[op] = "ok"
+                except pyfence.PyfenceError as e:
+                    out[op] = [e.code, e.message]
+            missing = "0" * 32
+            try:
+                c.request("session.close", session=missing)
+            except pyfence.PyfenceError as e:
+                out["missing"] = [e.code, e.message]
+            own = c.open_session(detach=True)
+            out["own"] = own.id
+        return out
+
+    b = as_uid(UID_B, probe_b)
+    expected = ["not_found", f"no session '{sid}'"]
+    assert b["list"] == []
+    assert b["exec"] == expected
+    assert b["session.get"] == expected
+    assert b["session.close"] == expected
+    assert b["missing"] == ["not_found", f"no session '{'0' * 32}'"]
+
+    def use_a():
+        with pyfence.Client(sock) as c:
+            listed = [e["id"] for e in c.list_sessions()]
+            value = c.session(sid).exec("secret").output
+            r = c.session(b["own"]).exec("1")
+            c.session(sid).close()
+            return {"listed": listed, "value": value, "other": r.outcome}
+
+    a = as_uid(UID_A, use_a)
+    # B's close did nothing; A never sees B's session either.
+    assert a == {"listed": [sid], "value": "a-only", "other": "not_found"}
+
+    # root's sessions are invisible to them too
+    with shared_daemon.client() as c:
+        mine = c.open_session(detach=True)
+        assert b["own"] not in {e["id"] for e in c.list_sessions()}
+        assert as_uid(UID_A, lambda: pyfence.Client(sock).session(mine.id).exec("1").outcome) \
+            == "not_found"
+        assert mine.exec("1").ok
+        mine.close()
+
+
+def test_shutdown_with_sessions(daemon_factory):
+    d = daemon_factory()
+    c = d.client()
+    s = c.open_session(detach=True)
+    assert s.exec("1").ok
+    busy = s.submit("import time\ntime.sleep(30)")
+    time.sleep(0.2)
+    d.stop()  # asserts exit 0, no process left behind
+    r = c.wait(busy)
+    assert r.outcome == "shutting_down", (r, r.error)
+    c.close()
