@@ -389,7 +389,10 @@ exec_eval_attr(struct exec_run *r, const struct node *n)
     PyObject *obj = exec_eval(r, n->a);
     if (!obj)
         return NULL;
-    PyObject *v = exec_getattr(r, obj, n->obj);
+    /* the name passed its checks at compile time: only the value needs a look */
+    PyObject *v = PyObject_GetAttr(obj, n->obj);
+    if (v && unlikely((n->flags & (NF_PRIVATE | NF_FORMAT)) || !exec_value_is_plain(v)))
+        v = exec_getattr_result(r, obj, n->obj, v);
     Py_DECREF(obj);
     return v;
 }

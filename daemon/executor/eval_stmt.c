@@ -205,7 +205,10 @@ exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
     case NK_E_ATTR:
         if (!(obj = exec_eval(r, t->a)))
             return -1;
-        rc = exec_setattr(r, obj, t->obj, value);
+        /* a dunder name never compiles into a store that runs (NF_FORBIDDEN) */
+        rc = (t->flags & NF_FORBIDDEN) || PyModule_Check(obj)
+                     ? exec_setattr(r, obj, t->obj, value)
+                     : PyObject_SetAttr(obj, t->obj, value);
         Py_DECREF(obj);
         return rc;
     case NK_E_SUBSCRIPT:

@@ -145,6 +145,7 @@ enum exec_cmpop {
 #define NF_BOOL_OR   0x10
 #define NF_PRIVATE   0x20 /* an attribute named _x: refused on modules */
 #define NF_TRY_STAR  0x40 /* try ... except* */
+#define NF_FORMAT    0x80 /* an attribute named format or format_map (str.format guard) */
 
 enum comp_kind { COMP_LIST, COMP_SET, COMP_DICT, COMP_GEN };
 
@@ -328,18 +329,27 @@ bool exec_is_allowed_dunder(const char *name);
 /* Refuses values the snippet must never hold: modules outside the allow-list, frames, code
  * objects, tracebacks. Returns 0, or -1 with InterpreterError set. */
 int exec_check_value_slow(struct exec_run *r, PyObject *v);
+/* Values the checks never refuse, decided by exact type. */
+static inline bool
+exec_value_is_plain(PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(v);
+    return t == &PyLong_Type || t == &PyUnicode_Type || t == &PyFloat_Type || t == &PyList_Type ||
+           t == &PyTuple_Type || t == &PyDict_Type || t == &PyBool_Type || t == &PyMethod_Type ||
+           t == &PyCFunction_Type || v == Py_None;
+}
+
 static inline int
 exec_check_value(struct exec_run *r, PyObject *v)
 {
-    PyTypeObject *t = Py_TYPE(v);
-    if (likely(t == &PyLong_Type || t == &PyUnicode_Type || t == &PyFloat_Type ||
-               t == &PyList_Type || t == &PyTuple_Type || t == &PyDict_Type || t == &PyBool_Type))
+    if (likely(exec_value_is_plain(v)))
         return 0;
     return exec_check_value_slow(r, v);
 }
 /* Attribute read/write/delete with the dunder and module checks (used by the . operator and by
  * the getattr family of builtins). */
 PyObject *exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name);
+PyObject *exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *v);
 int exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value);
 /* Replaces operator.attrgetter/methodcaller by checking versions; steals v. */
 PyObject *exec_guard_getters(PyObject *v);

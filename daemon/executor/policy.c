@@ -308,16 +308,27 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
     if (exec_dunder_forbidden(s))
         return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
     PyObject *v = PyObject_GetAttr(obj, name);
-    if (v && ((v = exec_guard_getters(v)) == NULL || exec_check_value(r, v) < 0))
-        Py_CLEAR(v);
-    if (v && s[0] == '_' && PyModule_Check(obj) && !exec_is_allowed_dunder(s)) {
+    return v ? exec_getattr_result(r, obj, name, v) : NULL;
+}
+
+/* The checks on a value read by obj.name (name already checked): modules, the operator
+ * getters, frames and code, module privates, str.format. Steals v. */
+PyObject *
+exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *v)
+{
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s || (v = exec_guard_getters(v)) == NULL || exec_check_value(r, v) < 0) {
+        Py_XDECREF(v);
+        return NULL;
+    }
+    if (s[0] == '_' && PyModule_Check(obj) && !exec_is_allowed_dunder(s)) {
         /* a module's private names are its implementation: often other modules' functions */
-        Py_CLEAR(v);
+        Py_DECREF(v);
         const char *m = PyModule_GetName(obj);
         return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s", s,
                          m ? m : "?");
     }
-    if (v && is_format_method(obj, s)) {
+    if (is_format_method(obj, s)) {
         PyObject *g = guard_format(obj, v);
         Py_DECREF(v);
         v = g;
