@@ -201,6 +201,10 @@ exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
     int rc;
     switch (t->kind) {
     case NK_E_NAME:
+        if (t->op == NAME_FAST) {
+            Py_XSETREF(r->frame->slots[t->slot], Py_NewRef(value));
+            return 0;
+        }
         return exec_name_store(r, t, value);
     case NK_E_ATTR:
         if (!(obj = exec_eval(r, t->a)))
