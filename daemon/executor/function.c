@@ -329,18 +329,36 @@ function_repr(PyObject *self)
 }
 
 static PyMemberDef function_members[] = {
-        {"__name__", T_OBJECT, offsetof(struct exec_function, name), 0, NULL},
-        {"__qualname__", T_OBJECT, offsetof(struct exec_function, qualname), 0, NULL},
         {"__doc__", T_OBJECT, offsetof(struct exec_function, doc), 0, NULL},
         {"__module__", T_OBJECT, offsetof(struct exec_function, module), 0, NULL},
-        {"__dictoffset__", T_PYSSIZET, offsetof(PyTypeObject, tp_dictoffset), READONLY, NULL},
-        {"__vectorcalloffset__", T_PYSSIZET, offsetof(struct exec_function, vectorcall), READONLY,
-         NULL},
         {NULL, 0, 0, 0, NULL},
 };
 
+/* __name__ and __qualname__ stay str (CPython's rule): messages and repr format them. */
+static PyObject *
+function_get_name(PyObject *self, void *closure)
+{
+    struct exec_function *f = (struct exec_function *) self;
+    return Py_NewRef(closure ? f->qualname : f->name);
+}
+
+static int
+function_set_name(PyObject *self, PyObject *value, void *closure)
+{
+    struct exec_function *f = (struct exec_function *) self;
+    if (!value || !PyUnicode_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be set to a string object",
+                     closure ? "__qualname__" : "__name__");
+        return -1;
+    }
+    Py_XSETREF(*(closure ? &f->qualname : &f->name), Py_NewRef(value));
+    return 0;
+}
+
 static PyGetSetDef function_getset[] = {
         {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+        {"__name__", function_get_name, function_set_name, NULL, NULL},
+        {"__qualname__", function_get_name, function_set_name, NULL, (void *) 1},
         {NULL, NULL, NULL, NULL, NULL},
 };
 

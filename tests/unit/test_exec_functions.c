@@ -16,6 +16,12 @@ test_functions(void **state)
     assert_eval("def f():\n    '''doc'''\n    pass\nf.__name__, f.__doc__, f() is None",
                 "('f', 'doc', True)");
     assert_eval("def f():\n    return\nf.attr = 3\nf.attr, f()", "(3, None)");
+    /* __name__/__qualname__ stay str: repr and error messages format them */
+    assert_eval_fails("def f():\n    pass\nf.__qualname__ = 5",
+                      "TypeError: __qualname__ must be set to a string object");
+    assert_eval("def f():\n    pass\nf.__name__ = 'g'\nf.__qualname__ = 'G.g'\n"
+                "f.__name__, repr(f).startswith('<function G.g at')",
+                "('g', True)");
     assert_eval("def a():\n    return b()\ndef b():\n    return 'b'\na()", "'b'");
     assert_eval("sorted(['bb', 'a', 'ccc'], key=lambda s: -len(s))", "['ccc', 'bb', 'a']");
     assert_eval("import math\nlist(map(lambda x, y=1: math.sqrt(x) + y, [4, 9]))", "[3.0, 4.0]");
