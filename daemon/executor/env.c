@@ -172,6 +172,10 @@ exec_env_free(struct exec_env *env)
     for (size_t i = 0; env->import_names && i < env->policy.n_imports; i++)
         free(env->import_names[i]);
     free(env->import_names);
+    if (env->rs) {
+        free(env->rs->logs); /* printed by finalisers while the environment closed */
+        Py_XDECREF(env->rs->abort_msg);
+    }
     free(env->rs);
     free(env);
     return NULL;
