@@ -189,12 +189,13 @@ exec_slots_free(PyObject **slots, uint32_t n)
 int
 exec_enter_call(struct exec_run *r)
 {
-    char probe;
+    /* the frame address, not a local's: under ASan's fake stacks locals live on the heap */
+    char *sp = __builtin_frame_address(0);
     if (r->depth >= r->env->policy.max_recursion) {
         PyErr_SetString(PyExc_RecursionError, "maximum recursion depth exceeded");
         return -1;
     }
-    if (&probe < r->stack_limit) {
+    if (sp < r->stack_limit) {
         PyErr_SetString(PyExc_RecursionError,
                         "maximum recursion depth exceeded (the executor's C stack is full)");
         return -1;
