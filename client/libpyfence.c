@@ -660,7 +660,8 @@ build_exec_request(const char *code, const struct pyfence_exec_options *opts, cJ
             return r;
         cJSON_AddItemToObject(req, "variables", vars);
     }
-    if (!cJSON_AddBoolToObject(req, "stream", opts->stream))
+    if (!cJSON_AddBoolToObject(req, "stream", opts->stream) ||
+        (opts->session && !cJSON_AddStringToObject(req, "session", opts->session)))
         return fail(err, PYFENCE_E_INTERNAL, "out of memory");
     *ret = TAKE_PTR(req);
     return 0;
@@ -794,4 +795,35 @@ pyfence_exec(struct pyfence_conn *conn, const char *code, const struct pyfence_e
     if (r < 0)
         return r;
     return pyfence_wait(conn, id, output_cb, userdata, result, err);
+}
+
+int
+pyfence_request(struct pyfence_conn *conn, const char *request_json, char **ret_reply_json,
+                struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = NULL;
+    struct pf_error *pe = NULL;
+    if (!request_json ||
+        msg_parse(request_json, strlen(request_json), MSG_MAX_DEPTH, &req, &pe) < 0) {
+        /* The caller's mistake, not the wire's: bad_request rather than msg_parse's bad_frame. */
+        int r = fail(err, PYFENCE_E_BAD_REQUEST, "request not sent: %s",
+                     !request_json   ? "no request"
+                     : pe && pe->msg ? pe->msg
+                                     : "out of memory");
+        pf_error_free(pe);
+        return r;
+    }
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(req, "op")) ||
+        cJSON_HasObjectItem(req, "id"))
+        return fail(err, PYFENCE_E_BAD_REQUEST,
+                    "request not sent: it needs an \"op\" string and no \"id\" (one is added)");
+    _cleanup_json_ cJSON *reply = NULL;
+    int r = simple_request(conn, req, &reply, err);
+    if (r < 0)
+        return r;
+    char *s = exact_json(reply);
+    if (!s)
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    *ret_reply_json = s;
+    return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_repr.h"
 #include "config.h"
 
 enum exit_status {
@@ -32,6 +33,7 @@ static const char main_usage[] =
         "\n"
         "Commands:\n"
         "  exec [-c CODE | FILE | -]   run a snippet and print its output and result\n"
+        "  session open|get|list|close keep state between snippets (pyfence help session)\n"
         "  ping                        check that the daemon answers\n"
         "  status [--json]             daemon version, uptime, connections and jobs\n"
         "  help [COMMAND]              show help for a command\n"
@@ -49,8 +51,10 @@ static const char main_usage[] =
 
 static const char exec_usage[] =
         "Usage: pyfence exec [-c CODE | FILE | -] [--timeout SEC] [--import MOD]... [--json]\n"
+        "       pyfence exec --session ID [-c CODE | FILE | -] [--json]\n"
         "\n"
-        "Runs one snippet in a fresh sandboxed worker. Its printed output goes to stdout as it\n"
+        "Runs one snippet in a fresh sandboxed worker, or in a session's worker. Its printed "
+        "output goes to stdout as it\n"
         "is produced, then the repr() of its result when that is not None. Errors go to\n"
         "stderr in smolagents' form. With no CODE or FILE, or with -, reads the snippet from\n"
         "stdin.\n"
@@ -61,7 +65,36 @@ static const char exec_usage[] =
         "                      tighten the daemon's profile\n"
         "  -i, --import MOD    also allow importing MOD (MOD.* allows its submodules too)\n"
         "  -j, --json          print the whole reply object as JSON instead\n"
+        "  -S, --session ID    run in session ID (see pyfence session open), which keeps\n"
+        "                      what earlier snippets defined; its limits and imports were\n"
+        "                      fixed when it opened\n"
         "  -h, --help          show this help\n";
+
+static const char session_usage[] =
+        "Usage: pyfence session open [--profile NAME] [--import MOD]... [--timeout SEC]\n"
+        "       pyfence session get ID NAME... [--json]\n"
+        "       pyfence session list [--json]\n"
+        "       pyfence session close ID\n"
+        "\n"
+        "A session is one sandboxed worker that keeps the variables, functions, classes and\n"
+        "imports of each snippet for the next: run snippets in it with\n"
+        "pyfence exec --session ID. It belongs to your user.\n"
+        "\n"
+        "  open    start a session and print its id alone on a line. It is opened detached\n"
+        "          (this command's connection ends when it exits): it lasts until closed or\n"
+        "          idle for the profile's session_idle_timeout_ms (10 minutes by default).\n"
+        "            -p, --profile NAME   a profile you may use (default: yours)\n"
+        "            -i, --import MOD     also allow importing MOD, within the profile\n"
+        "            -t, --timeout SEC    wall-clock limit of each snippet (tightens only)\n"
+        "  get     print the named variables, one 'name = repr' line each; names the\n"
+        "          session does not define are reported on stderr (exit status 1).\n"
+        "            -j, --json           print the reply (tagged values) as JSON\n"
+        "  list    your sessions: id, profile, state, snippets run, idle time\n"
+        "            -j, --json           print them as JSON\n"
+        "  close   end the session and kill its worker\n"
+        "\n"
+        "A session whose worker died (memory limit, time limit, crash) is lost: the next\n"
+        "command on it says why (session_lost), then the id is unknown.\n";
 
 static const char ping_usage[] = "Usage: pyfence ping\n"
                                  "\n"
@@ -273,9 +306,13 @@ static int
 cmd_exec(const char *socket_path, int argc, char **argv)
 {
     static const struct option longopts[] = {
-            {"code", required_argument, NULL, 'c'},   {"timeout", required_argument, NULL, 't'},
-            {"import", required_argument, NULL, 'i'}, {"json", no_argument, NULL, 'j'},
-            {"help", no_argument, NULL, 'h'},         {0},
+            {"code", required_argument, NULL, 'c'},
+            {"timeout", required_argument, NULL, 't'},
+            {"import", required_argument, NULL, 'i'},
+            {"json", no_argument, NULL, 'j'},
+            {"session", required_argument, NULL, 'S'},
+            {"help", no_argument, NULL, 'h'},
+            {0},
     };
     const char *code_arg = NULL, *imports[MAX_IMPORTS];
     struct pyfence_exec_options opts;
@@ -284,10 +321,13 @@ cmd_exec(const char *socket_path, int argc, char **argv)
     bool json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+c:t:i:jh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+c:t:i:jS:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             code_arg = optarg;
+            break;
+        case 'S':
+            opts.session = optarg;
             break;
         case 't':
             if (parse_timeout(optarg, &opts.timeout_ms) < 0)
@@ -312,6 +352,9 @@ cmd_exec(const char *socket_path, int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    if (opts.session && (opts.n_imports || opts.timeout_ms))
+        return usage_error(exec_usage, "--import and --timeout are fixed when a session opens "
+                                       "(pyfence session open); not with --session");
     if (argc - optind > 1 || (code_arg && argc - optind > 0))
         return usage_error(exec_usage, "exec takes one of -c CODE, FILE or -, not '%s'",
                            argv[argc - 1]);
@@ -446,6 +489,255 @@ cmd_status(const char *socket_path, int argc, char **argv)
     return status;
 }
 
+/* ---- sessions ------------------------------------------------------------------------- */
+
+static int
+session_open(const char *socket_path, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+            {"profile", required_argument, NULL, 'p'},
+            {"import", required_argument, NULL, 'i'},
+            {"timeout", required_argument, NULL, 't'},
+            {"help", no_argument, NULL, 'h'},
+            {0},
+    };
+    const char *imports[MAX_IMPORTS];
+    struct pyfence_session_options opts;
+    pyfence_session_options_init(&opts);
+    opts.imports = imports;
+    /* The CLI's connection ends when it exits: an attached session would end with it. */
+    opts.detach = true;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+p:i:t:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            opts.profile = optarg;
+            break;
+        case 'i':
+            if (opts.n_imports == MAX_IMPORTS)
+                return usage_error(session_usage, "at most %d --import options", MAX_IMPORTS);
+            imports[opts.n_imports++] = optarg;
+            break;
+        case 't':
+            if (parse_timeout(optarg, &opts.timeout_ms) < 0)
+                return usage_error(session_usage,
+                                   "--timeout '%s' is not a number of seconds in (0, 86400]",
+                                   optarg);
+            break;
+        case 'h':
+            fputs(session_usage, stdout);
+            return EXIT_OK;
+        default:
+            fprintf(stderr, "\n%s", session_usage);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc)
+        return usage_error(session_usage, "unexpected argument '%s'", argv[optind]);
+    struct pyfence_error err = {0};
+    struct pyfence_conn *conn = NULL;
+    char id[PYFENCE_SESSION_ID_LEN + 1];
+    int status = EXIT_OK;
+    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
+        pyfence_session_open(conn, &opts, id, &err) < 0)
+        status = report(&err);
+    else
+        printf("%s\n", id);
+    pyfence_close(conn);
+    return status;
+}
+
+/* Options (--json, --help) anywhere; the other arguments are collected in order. */
+static int
+session_args(int argc, char **argv, bool *json, const char **ret_args, int *ret_n)
+{
+    static const struct option longopts[] = {
+            {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+    int c;
+    /* 0, not 1: glibc then re-reads the ordering mode ("-" here, "+" elsewhere). */
+    optind = 0;
+    /* "-" first: non-options come back as argument 1, in order. */
+    while ((c = getopt_long(argc, argv, json ? "-jh" : "-h", longopts, NULL)) != -1) {
+        if (c == 1) {
+            ret_args[(*ret_n)++] = optarg;
+            continue;
+        }
+        if (c == 'h') {
+            fputs(session_usage, stdout);
+            return EXIT_OK;
+        }
+        if (c == 'j' && json) {
+            *json = true;
+            continue;
+        }
+        fprintf(stderr, "\n%s", session_usage);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+static int
+print_variables(const char *text, const char *const *names, int n)
+{
+    cJSON *reply = cJSON_Parse(text);
+    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(reply, "variables");
+    if (!reply) {
+        fprintf(stderr, "pyfence: out of memory\n");
+        return EXIT_USAGE;
+    }
+    int status = EXIT_OK;
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(vars, names[i]);
+        if (!v) {
+            fprintf(stderr, "pyfence: '%s' is not defined in the session\n", names[i]);
+            status = EXIT_SNIPPET;
+            continue;
+        }
+        char *repr = cli_repr(v);
+        printf("%s = %s\n", names[i], repr ? repr : "(out of memory)");
+        free(repr);
+    }
+    cJSON_Delete(reply);
+    return status;
+}
+
+static int
+session_get(const char *socket_path, int argc, char **argv)
+{
+    const char **args = calloc((size_t) argc + 1, sizeof(*args));
+    if (!args)
+        return EXIT_USAGE;
+    bool json = false;
+    int n = 0;
+    int r = session_args(argc, argv, &json, args, &n);
+    if (r < 0 && n < 2)
+        r = usage_error(session_usage, "session get needs an id and at least one name");
+    if (r >= 0) {
+        free(args);
+        return r;
+    }
+    struct pyfence_error err = {0};
+    struct pyfence_conn *conn = NULL;
+    char *text = NULL;
+    int status = EXIT_OK;
+    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
+        pyfence_session_get(conn, args[0], args + 1, (size_t) n - 1, &text, &err) < 0)
+        status = report(&err);
+    else if (json)
+        print_json_text(text);
+    else
+        status = print_variables(text, args + 1, n - 1);
+    free(text);
+    free(args);
+    pyfence_close(conn);
+    return status;
+}
+
+static void
+print_session_table(const cJSON *sessions)
+{
+    printf("%-32s  %-12s  %-8s  %7s  %9s  %s\n", "ID", "PROFILE", "STATE", "EXECS", "IDLE (s)",
+           "DETACHED");
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double now_ms = (double) now.tv_sec * 1e3 + (double) now.tv_nsec / 1e6;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sessions) {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
+        const char *profile = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "profile"));
+        const char *state = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "state"));
+        double idle = (now_ms - num(s, "last_used")) / 1e3;
+        printf("%-32s  %-12s  %-8s  %7.0f  %9.1f  %s\n", id ? id : "?", profile ? profile : "?",
+               state ? state : "?", num(s, "execs"), idle > 0 ? idle : 0,
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "detached")) ? "yes" : "no");
+    }
+}
+
+static int
+session_list(const char *socket_path, int argc, char **argv)
+{
+    bool json = false;
+    const char *args[1];
+    int n = 0;
+    int r = argc > 2 ? usage_error(session_usage, "unexpected argument '%s'", argv[argc - 1])
+                     : session_args(argc, argv, &json, args, &n);
+    if (r < 0 && n > 0)
+        r = usage_error(session_usage, "unexpected argument '%s'", args[0]);
+    if (r >= 0)
+        return r;
+    struct pyfence_error err = {0};
+    struct pyfence_conn *conn = NULL;
+    char *text = NULL;
+    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
+        pyfence_session_list(conn, &text, &err) < 0) {
+        pyfence_close(conn);
+        return report(&err);
+    }
+    cJSON *reply = cJSON_Parse(text);
+    const cJSON *sessions = cJSON_GetObjectItemCaseSensitive(reply, "sessions");
+    int status = EXIT_OK;
+    if (!reply) {
+        fprintf(stderr, "pyfence: out of memory\n");
+        status = EXIT_USAGE;
+    } else if (json) {
+        char *list = cJSON_PrintUnformatted(sessions);
+        print_json_text(list ? list : "[]");
+        free(list);
+    } else {
+        print_session_table(sessions);
+    }
+    cJSON_Delete(reply);
+    free(text);
+    pyfence_close(conn);
+    return status;
+}
+
+static int
+session_close(const char *socket_path, int argc, char **argv)
+{
+    const char *args[2];
+    int n = 0;
+    int r = argc > 3 ? usage_error(session_usage, "session close takes one id")
+                     : session_args(argc, argv, NULL, args, &n);
+    if (r < 0 && n != 1)
+        r = usage_error(session_usage, "session close takes one id");
+    if (r >= 0)
+        return r;
+    struct pyfence_error err = {0};
+    struct pyfence_conn *conn = NULL;
+    int status = EXIT_OK;
+    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
+        pyfence_session_close(conn, args[0], &err) < 0)
+        status = report(&err);
+    pyfence_close(conn);
+    return status;
+}
+
+static int
+cmd_session(const char *socket_path, int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(const char *socket_path, int argc, char **argv);
+    } subs[] = {
+            {"open", session_open},
+            {"get", session_get},
+            {"list", session_list},
+            {"close", session_close},
+    };
+    if (argc < 2)
+        return usage_error(session_usage, "session needs open, get, list or close");
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        fputs(session_usage, stdout);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+        if (strcmp(subs[i].name, argv[1]) == 0)
+            return subs[i].run(socket_path, argc - 1, argv + 1);
+    return usage_error(session_usage, "unknown session command '%s'", argv[1]);
+}
+
 static const struct command {
     const char *name;
     int (*run)(const char *socket_path, int argc, char **argv);
@@ -453,6 +745,7 @@ static const struct command {
 } commands[] = {
         {"exec", cmd_exec, exec_usage},
         {"ping", cmd_ping, ping_usage},
+        {"session", cmd_session, session_usage},
         {"status", cmd_status, status_usage},
 };
 

@@ -104,6 +104,8 @@ struct pyfence_exec_options {
     const char *limits_json;    /* JSON object text of per-job limits to tighten, or NULL */
     const char *variables_json; /* JSON object text of name → tagged value, or NULL */
     bool stream;                /* ask for output events (pyfence_exec_options_init: true) */
+    const char *session;        /* run in this session (pyfence_session_open), or NULL; the
+                                 * session fixed its imports and limits: leave them unset */
 };
 
 /* Defaults: no timeout override, no imports/limits/variables, stream = true. */
@@ -153,6 +155,48 @@ int pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb outpu
 int pyfence_exec(struct pyfence_conn *conn, const char *code,
                  const struct pyfence_exec_options *opts, pyfence_output_cb output_cb,
                  void *userdata, struct pyfence_result *result, struct pyfence_error *err);
+
+/* ---- sessions (PROTOCOL.md "Sessions") -------------------------------------------------
+ * A session is one worker that keeps the state of each snippet for the next; run snippets in
+ * it with pyfence_exec and opts.session. It belongs to the peer's uid and ends when closed,
+ * when its connection closes (unless opened with detach), after its idle timeout, or with its
+ * worker: then the next request on it fails with PYFENCE_E_SESSION_LOST and the cause. */
+
+#define PYFENCE_SESSION_ID_LEN 32 /* hex digits of a session id */
+
+struct pyfence_session_options {
+    const char *profile;        /* NULL: the caller's own profile */
+    uint32_t timeout_ms;        /* per snippet; 0: the profile's */
+    const char *const *imports; /* modules allowed on top of the profile's */
+    size_t n_imports;
+    const char *limits_json;    /* JSON object text of job limits to tighten, or NULL */
+    const char *variables_json; /* JSON object text of name → tagged value, or NULL */
+    bool detach;                /* keep the session when this connection closes */
+};
+
+/* Defaults: the caller's profile, nothing tightened or added, not detached. */
+void pyfence_session_options_init(struct pyfence_session_options *opts);
+
+/* Opens a session (opts may be NULL); ret_id receives its id, NUL-terminated. */
+int pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session_options *opts,
+                         char ret_id[PYFENCE_SESSION_ID_LEN + 1], struct pyfence_error *err);
+/* Ends a session and kills its worker. PYFENCE_E_NOT_FOUND when there is no such session of
+ * this uid. */
+int pyfence_session_close(struct pyfence_conn *conn, const char *session_id,
+                          struct pyfence_error *err);
+/* Reads variables: *ret_json receives the reply as JSON text (malloc'd; free() it), with
+ * "variables" {name: tagged value} and "missing" [names the session does not define]. */
+int pyfence_session_get(struct pyfence_conn *conn, const char *session_id, const char *const *names,
+                        size_t n_names, char **ret_json, struct pyfence_error *err);
+/* This uid's sessions: *ret_json receives the reply as JSON text (malloc'd), whose "sessions"
+ * is [{"id", "profile", "created", "last_used", "execs", "detached", "state"}]. */
+int pyfence_session_list(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err);
+
+/* Any request, as JSON text of an object with "op" (the id is added): *ret_reply_json receives
+ * the reply as JSON text (malloc'd). A failure reply is returned as an error, like the calls
+ * above. For ops this header has no call for. */
+int pyfence_request(struct pyfence_conn *conn, const char *request_json, char **ret_reply_json,
+                    struct pyfence_error *err);
 
 #ifdef __cplusplus
 }

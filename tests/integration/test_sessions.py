@@ -1,7 +1,7 @@
 """Sessions through the real pyfenced: state persists across snippets, session.get returns tagged
 values, sessions of one uid are invisible to another, idle expiry, detach and reattach, a session
 ends with its connection, a worker killed by the memory limit or the wall-clock backstop loses
-its session (told once, then gone)."""
+its session (told once, then gone), and the CLI's session commands."""
 
 import json
 import os
@@ -342,6 +342,40 @@ def test_uids_cannot_see_each_other(shared_daemon):
             == "not_found"
         assert mine.exec("1").ok
         mine.close()
+
+
+# ---- the CLI -----------------------------------------------------------------------------
+
+def test_cli_sessions(daemon):
+    r = daemon.cli("session", "open", "--import", "json")
+    assert r.returncode == 0, r.stderr
+    sid = r.stdout.strip()
+    assert len(sid) == 32 and r.stdout == sid + "\n"
+    # the CLI's connection is gone: the session was opened detached
+    r = daemon.cli("exec", "--session", sid, "-c", "import json\ndata = {'k': [1, 2]}\nx = 41")
+    assert r.returncode == 0, r.stderr
+    r = daemon.cli("exec", "--session", sid, "-c", "x + 1")
+    assert r.returncode == 0 and r.stdout.strip() == "42", (r.stdout, r.stderr)
+    r = daemon.cli("session", "get", sid, "x", "data", "nope")
+    assert r.returncode == 1, r.stderr  # a name the session does not define
+    assert r.stdout.splitlines() == ["x = 41", "data = {'k': [1, 2]}"]
+    assert "nope" in r.stderr
+    r = daemon.cli("session", "get", sid, "x", "data", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["variables"] == {"x": 41, "data": {"k": [1, 2]}}
+    r = daemon.cli("session", "list")
+    assert r.returncode == 0 and sid in r.stdout, r.stdout
+    r = daemon.cli("session", "list", "--json")
+    listed = json.loads(r.stdout)
+    assert any(e["id"] == sid and e["detached"] and e["execs"] == 2 for e in listed), listed
+    r = daemon.cli("session", "close", sid)
+    assert r.returncode == 0, r.stderr
+    r = daemon.cli("exec", "--session", sid, "-c", "x")
+    assert r.returncode != 0 and "no session" in r.stderr
+    r = daemon.cli("session", "close", sid)
+    assert r.returncode != 0 and f"no session '{sid}'" in r.stderr
+    r = daemon.cli("session", "open", "--profile", "no-such-profile")
+    assert r.returncode != 0 and "no-such-profile" in r.stderr
 
 
 def test_shutdown_with_sessions(daemon_factory):

@@ -1,0 +1,176 @@
+/* libpyfence: the session calls of pyfence.h, built on pyfence_request. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_write.h"
+#include "pf_cleanup.h"
+#include "pyfence.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
+#define _cleanup_json_ _cleanup_(cJSON_Deletep)
+
+static int
+set_error(struct pyfence_error *err, int code, const char *message)
+{
+    if (err) {
+        err->code = code;
+        snprintf(err->name, sizeof(err->name), "%s", pyfence_code_name(code));
+        snprintf(err->message, sizeof(err->message), "%s", message);
+    }
+    return -code;
+}
+
+/* Sends req (a cJSON object, written exactly) through pyfence_request; *ret_reply (may be
+ * NULL) receives the parsed reply. */
+static int
+request_obj(struct pyfence_conn *conn, const cJSON *req, cJSON **ret_reply,
+            struct pyfence_error *err)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len;
+    struct pf_error *pe = NULL;
+    if (!req || json_write(req, 0, SIZE_MAX / 2, &text, &len, &pe) < 0) {
+        int r = set_error(err, PYFENCE_E_BAD_REQUEST,
+                          pe && pe->msg ? pe->msg : "out of memory building the request");
+        pf_error_free(pe);
+        return r;
+    }
+    _cleanup_free_ char *reply_text = NULL;
+    int r = pyfence_request(conn, text, &reply_text, err);
+    if (r < 0)
+        return r;
+    if (!ret_reply)
+        return 0;
+    *ret_reply = cJSON_Parse(reply_text);
+    return *ret_reply ? 0 : set_error(err, PYFENCE_E_INTERNAL, "out of memory reading a reply");
+}
+
+static bool
+add_strings(cJSON *obj, const char *name, const char *const *items, size_t n)
+{
+    cJSON *arr = cJSON_AddArrayToObject(obj, name);
+    for (size_t i = 0; arr && i < n; i++)
+        if (!items[i] || !cJSON_AddItemToArray(arr, cJSON_CreateString(items[i])))
+            return false;
+    return arr != NULL;
+}
+
+/* Adds caller-supplied JSON object text under name. */
+static int
+add_json_object(cJSON *obj, const char *name, const char *text, cJSON **ret_item,
+                struct pyfence_error *err)
+{
+    cJSON *item = cJSON_Parse(text);
+    if (!cJSON_IsObject(item)) {
+        cJSON_Delete(item);
+        char msg[128];
+        snprintf(msg, sizeof(msg), "session option %s: not a JSON object", name);
+        return set_error(err, PYFENCE_E_BAD_REQUEST, msg);
+    }
+    cJSON_AddItemToObject(obj, name, item);
+    if (ret_item)
+        *ret_item = item;
+    return 0;
+}
+
+void
+pyfence_session_options_init(struct pyfence_session_options *opts)
+{
+    *opts = (struct pyfence_session_options){0};
+}
+
+static int
+build_open(const struct pyfence_session_options *o, cJSON *req, struct pyfence_error *err)
+{
+    if ((o->profile && !cJSON_AddStringToObject(req, "profile", o->profile)) ||
+        (o->n_imports && !add_strings(req, "imports", o->imports, o->n_imports)) ||
+        (o->detach && !cJSON_AddTrueToObject(req, "detach")))
+        return set_error(err, PYFENCE_E_INTERNAL, "out of memory");
+    cJSON *limits = NULL;
+    int r;
+    if (o->limits_json && (r = add_json_object(req, "limits", o->limits_json, &limits, err)) < 0)
+        return r;
+    if (o->timeout_ms) {
+        if (!limits)
+            limits = cJSON_AddObjectToObject(req, "limits");
+        cJSON_DeleteItemFromObjectCaseSensitive(limits, "timeout_ms");
+        if (!limits || !cJSON_AddNumberToObject(limits, "timeout_ms", o->timeout_ms))
+            return set_error(err, PYFENCE_E_INTERNAL, "out of memory");
+    }
+    if (o->variables_json &&
+        (r = add_json_object(req, "variables", o->variables_json, NULL, err)) < 0)
+        return r;
+    return 0;
+}
+
+int
+pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session_options *opts,
+                     char ret_id[PYFENCE_SESSION_ID_LEN + 1], struct pyfence_error *err)
+{
+    struct pyfence_session_options defaults;
+    if (!opts) {
+        pyfence_session_options_init(&defaults);
+        opts = &defaults;
+    }
+    _cleanup_json_ cJSON *req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "op", "session.open"))
+        return set_error(err, PYFENCE_E_INTERNAL, "out of memory");
+    int r = build_open(opts, req, err);
+    if (r < 0)
+        return r;
+    _cleanup_json_ cJSON *reply = NULL;
+    r = request_obj(conn, req, &reply, err);
+    if (r < 0)
+        return r;
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "session"));
+    if (!id || strlen(id) != PYFENCE_SESSION_ID_LEN)
+        return set_error(err, PYFENCE_E_PROTOCOL, "session.open: the reply has no session id");
+    memcpy(ret_id, id, PYFENCE_SESSION_ID_LEN + 1);
+    return 0;
+}
+
+/* {"op": op, "session": id} */
+static cJSON *
+session_request(const char *op, const char *session_id)
+{
+    cJSON *req = cJSON_CreateObject();
+    if (req && cJSON_AddStringToObject(req, "op", op) &&
+        cJSON_AddStringToObject(req, "session", session_id ? session_id : ""))
+        return req;
+    cJSON_Delete(req);
+    return NULL;
+}
+
+int
+pyfence_session_close(struct pyfence_conn *conn, const char *session_id, struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = session_request("session.close", session_id);
+    return request_obj(conn, req, NULL, err);
+}
+
+int
+pyfence_session_get(struct pyfence_conn *conn, const char *session_id, const char *const *names,
+                    size_t n_names, char **ret_json, struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = session_request("session.get", session_id);
+    if (req && !add_strings(req, "names", names, n_names))
+        return set_error(err, PYFENCE_E_BAD_REQUEST, "session.get: a name is NULL");
+    _cleanup_free_ char *text = NULL;
+    size_t len;
+    struct pf_error *pe = NULL;
+    if (!req || json_write(req, 0, SIZE_MAX / 2, &text, &len, &pe) < 0) {
+        int r = set_error(err, PYFENCE_E_BAD_REQUEST,
+                          pe && pe->msg ? pe->msg : "out of memory building the request");
+        pf_error_free(pe);
+        return r;
+    }
+    return pyfence_request(conn, text, ret_json, err);
+}
+
+int
+pyfence_session_list(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err)
+{
+    return pyfence_request(conn, "{\"op\":\"session.list\"}", ret_json, err);
+}
