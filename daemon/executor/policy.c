@@ -53,10 +53,13 @@ char *
 exec_stack_limit_here(void)
 {
     char *here = __builtin_frame_address(0);
-    struct rlimit rl;
-    size_t size = 8u << 20;
-    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size)
-        size = rl.rlim_cur;
+    static size_t size; /* read once: the limit does not change under a running worker */
+    if (!size) {
+        struct rlimit rl;
+        size = 8u << 20;
+        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size)
+            size = rl.rlim_cur;
+    }
     /* what callers above us already use is unknown: keep a generous reserve for them and for
      * CPython's own C recursion below us */
     size_t reserve = 1u << 20;
@@ -550,6 +553,11 @@ exec_budget_slow(struct exec_run *r)
             snprintf(secs, sizeof(secs), "%g", (double) ms / 1000.0);
         exec_fail(r, ABORT_TIMEOUT,
                   "Code execution exceeded the maximum execution time of %s seconds", secs);
+        return -1;
+    }
+    volatile sig_atomic_t *cancel = r->env->policy.cancel_flag;
+    if (cancel && *cancel) {
+        exec_fail(r, ABORT_CANCEL, "Code execution was cancelled");
         return -1;
     }
     uint64_t next = r->ops + EXEC_CLOCK_EVERY;
