@@ -22,6 +22,7 @@ struct job_write {
 };
 
 static void maybe_release(struct job *j);
+static void on_deadline(uv_timer_t *timer);
 
 static void
 on_handle_closed(uv_handle_t *handle)
@@ -173,6 +174,26 @@ job_fail(struct job *j, int code, const char *message, enum job_kill_reason reas
     reply_failure(j, code, message);
     kill_worker(j, reason);
     maybe_release(j);
+}
+
+bool
+job_cancel(struct job *j)
+{
+    if (j->replied)
+        return false;
+    if (!j->launched) {
+        reply_failure(j, PF_E_CANCELLED, "Code execution was cancelled before it started");
+        maybe_release(j);
+        return true;
+    }
+    if (j->cancel_requested)
+        return true;
+    j->cancel_requested = true;
+    if (j->d->zygote && !j->exit_seen)
+        zygote_cancel(j->d->zygote, j->id);
+    /* The deadline timer now bounds the grace period (on_deadline kills). */
+    uv_timer_start(&j->deadline, on_deadline, JOB_CANCEL_GRACE_MS, 0);
+    return true;
 }
 
 void
@@ -448,6 +469,8 @@ settle(struct job *j)
 {
     if (!j->replied && j->held_result && j->exit_seen && j->channel_done)
         reply_held_result(j);
+    if (!j->replied && j->cancel_requested && j->exit_seen && j->channel_done)
+        reply_failure(j, PF_E_CANCELLED, "Code execution was cancelled");
     if (!j->replied && j->exit_seen && j->channel_done) {
         char msg[256];
         int code = job_outcome_from_exit(&j->exit_info, (uint64_t) j->limits.v[POLICY_LIMIT_CPU_MS],
@@ -516,13 +539,17 @@ on_deadline(uv_timer_t *timer)
     }
     if (!j->replied && j->held_result)
         reply_held_result(j);
+    if (!j->replied && j->cancel_requested)
+        reply_failure(j, PF_E_CANCELLED,
+                      "Code execution was cancelled (its worker did not stop within "
+                      "500 ms and was killed)");
     if (!j->replied) {
         char msg[128];
         snprintf(msg, sizeof(msg), "snippet exceeded the wall-clock limit of %lld ms",
                  (long long) j->limits.v[POLICY_LIMIT_TIMEOUT_MS]);
         reply_failure(j, PF_E_TIMEOUT, msg);
     }
-    kill_worker(j, JOB_KILL_DEADLINE);
+    kill_worker(j, j->cancel_requested ? JOB_KILL_CANCEL : JOB_KILL_DEADLINE);
     /* Check again later, in case the kill is lost with the zygote. */
     uv_timer_start(&j->deadline, on_deadline, JOB_DEADLINE_GRACE_MS * 4, 0);
 }

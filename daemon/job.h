@@ -22,6 +22,8 @@
 /* Grace on top of timeout_ms before the daemon kills: the executor's own deadline, checked
  * inside the walk, should fire first and give a proper result. */
 #define JOB_DEADLINE_GRACE_MS 500
+/* A cancelled job's worker gets this long to stop by itself (SIGUSR1) before it is killed. */
+#define JOB_CANCEL_GRACE_MS 500
 /* Largest frame accepted from a worker (the result carries output, logs and stats). */
 #define JOB_MAX_WORKER_FRAME (64u * 1024 * 1024)
 /* Nesting accepted from a worker: tagged values take two JSON levels per container. */
@@ -99,6 +101,7 @@ struct job {
     struct dlist pool_link; /* in pool->idle while idle */
     bool launched;          /* it has a worker (spawned, or bound from the pool) */
     bool from_pool;         /* its worker came from the pool */
+    bool cancel_requested;  /* cancel: asked to stop, killed after JOB_CANCEL_GRACE_MS */
 };
 
 /* What an exec request resolved to. A job copies it, so a policy reload never changes a job
@@ -137,6 +140,10 @@ void job_on_exit(void *job_ctx, const struct zygote_exit *exit_info);
 
 /* The connection is closing: no reply is owed any more; the worker is killed. */
 void job_conn_gone(struct job *j);
+/* cancel: a queued job ends at once (it never starts); a running one is asked to stop (the
+ * executor answers `cancelled` at its next check) and is killed after JOB_CANCEL_GRACE_MS.
+ * False when the request was already answered. */
+bool job_cancel(struct job *j);
 /* Ends the request now with an error reply (e.g. shutting_down) and kills the worker. */
 void job_fail(struct job *j, int code, const char *message, enum job_kill_reason reason);
 

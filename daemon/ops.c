@@ -15,6 +15,7 @@ struct op_entry {
 
 /* Sorted by name: looked up with bsearch. */
 static const struct op_entry op_table[] = {
+        {"cancel", op_cancel},
         {"exec", op_exec},
         {"hello", op_hello},
         {"ping", op_ping},

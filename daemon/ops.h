@@ -31,6 +31,9 @@ int op_ping(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
             struct pf_error **err);
 int op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
              struct pf_error **err);
+/* op_cancel.c */
+int op_cancel(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
+              struct pf_error **err);
 /* op_exec.c */
 int op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
             struct pf_error **err);

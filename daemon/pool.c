@@ -10,6 +10,7 @@
 #include "ops.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "zygote.h"
 
 static void on_check(uv_check_t *h);
 
@@ -233,7 +234,13 @@ pools_start_job(void *ctx, struct sched_entry *e)
     struct pools *ps = &d->pools;
     struct job *q = pf_container_of(e, struct job, sched);
     struct pool *home = q->profile[0] ? pool_find(ps, q->profile) : NULL;
-    struct job *w = find_idle(ps, &q->params, home);
+    struct job *w;
+    /* A worker killed while idle may not have been reported yet: its pidfd knows. */
+    while ((w = find_idle(ps, &q->params, home)) && d->zygote &&
+           !zygote_worker_alive(d->zygote, w->id)) {
+        w->pool->lost++;
+        detach(w);
+    }
     if (w) {
         if (home)
             home->hits++;

@@ -567,6 +567,12 @@ static const struct msg_field session_open_fields[] = {
         {"variables", MSG_T_OBJECT, false, 0, 0},
         {"detach", MSG_T_BOOL, false, 0, 0},
 };
+/* cancel names a request of the same connection by its id. */
+static const struct msg_field cancel_fields[] = {
+        ID_FIELD,
+        OP_FIELD,
+        {"target", MSG_T_ID, true, 0, 0},
+};
 static const struct msg_field session_close_fields[] = {
         ID_FIELD,
         OP_FIELD,
@@ -586,7 +592,7 @@ static const struct op_def {
     const struct msg_field *fields;
     size_t n_fields;
 } ops[_MSG_OP_MAX] = {
-        [MSG_OP_CANCEL] = {"cancel", NULL, 0},
+        [MSG_OP_CANCEL] = {"cancel", cancel_fields, PF_ELEMENTSOF(cancel_fields)},
         [MSG_OP_EXEC] = {"exec", exec_fields, PF_ELEMENTSOF(exec_fields)},
         [MSG_OP_HELLO] = {"hello", hello_fields, PF_ELEMENTSOF(hello_fields)},
         [MSG_OP_PING] = {"ping", bare_fields, PF_ELEMENTSOF(bare_fields)},

@@ -7,6 +7,7 @@
 #define DAEMON_EXECUTOR_EXEC_H
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,9 @@ struct exec_policy {
     uint64_t max_output_bytes;     /* total print bytes before an output_limit outcome */
     uint32_t max_log_chars;        /* `logs` keeps head and tail within this; default 50,000 */
     uint64_t timeout_ms;           /* wall-clock deadline checked during the walk; 0 = none */
+    /* Set to non-zero (by a signal handler: the worker's SIGUSR1) to end the run with outcome
+     * "cancelled", checked where the deadline is. NULL: none. Not owned. */
+    volatile sig_atomic_t *cancel_flag;
 };
 
 /* Initialises embedded CPython for executor use (isolated config, no site, no user env).
@@ -51,7 +55,8 @@ cJSON *exec_env_get_variables(struct exec_env *env, const char *const *names, si
 typedef void (*exec_output_cb)(void *userdata, const char *data, size_t len);
 
 /* Runs one snippet in env. Never returns NULL except on allocation failure. The result object:
- *   "outcome":        "ok" | "error" | "timeout" | "output_limit" | "memory_limit"
+ *   "outcome":        "ok" | "error" | "timeout" | "output_limit" | "memory_limit" |
+ *                     "cancelled"
  *   "output":         tagged JSON of the last expression / final_answer value (null otherwise)
  *   "output_repr":    repr() of it, or null when it is None
  *   "logs":           captured print output (head and tail kept within max_log_chars)

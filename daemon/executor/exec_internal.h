@@ -228,6 +228,7 @@ enum exec_abort {
     ABORT_ERROR, /* a budget (ops, while) or policy refusal that must not be caught */
     ABORT_TIMEOUT,
     ABORT_OUTPUT,
+    ABORT_CANCEL, /* policy.cancel_flag was set */
     ABORT_FINAL, /* final_answer() was called: not an error */
     _ABORT_MAX,
     _ABORT_INVALID = -1,

@@ -5,9 +5,9 @@
 #include "pf_cleanup.h"
 #include "value.h"
 
-static const char *const outcome_names[] = {"ok", "error", "timeout", "output_limit",
-                                            "memory_limit"};
-enum outcome { OUT_OK, OUT_ERROR, OUT_TIMEOUT, OUT_OUTPUT, OUT_MEMORY };
+static const char *const outcome_names[] = {"ok",           "error",        "timeout",
+                                            "output_limit", "memory_limit", "cancelled"};
+enum outcome { OUT_OK, OUT_ERROR, OUT_TIMEOUT, OUT_OUTPUT, OUT_MEMORY, OUT_CANCELLED };
 
 struct run_error {
     char *type;
@@ -124,6 +124,8 @@ runtime_error(struct exec_run *r, const struct node *stmt, struct run_error *e)
         out = OUT_TIMEOUT;
     else if (r->abort == ABORT_OUTPUT)
         out = OUT_OUTPUT;
+    else if (r->abort == ABORT_CANCEL)
+        out = OUT_CANCELLED;
     else if (type && PyErr_GivenExceptionMatches(type, PyExc_MemoryError))
         out = OUT_MEMORY;
     if (r->abort != ABORT_NONE && r->abort_msg) {

@@ -36,6 +36,17 @@ pf_error_freep(struct pf_error **e)
 }
 #define _cleanup_pf_error_ _cleanup_(pf_error_freep)
 
+/* Set by SIGUSR1 (cancel, CHANNEL.md "signal"); the executor reads it where it reads the
+ * clock and ends the run with `cancelled`. */
+static volatile sig_atomic_t cancel_requested;
+
+static void
+on_cancel_signal(int sig)
+{
+    (void) sig;
+    cancel_requested = 1;
+}
+
 static uint64_t
 now_ms(void)
 {
@@ -379,6 +390,7 @@ new_env(int fd, const struct run_job *job)
             .max_output_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OUTPUT_BYTES],
             .max_log_chars = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_LOG_CHARS],
             .timeout_ms = (uint64_t) job->limits.v[POLICY_LIMIT_TIMEOUT_MS],
+            .cancel_flag = &cancel_requested,
     };
     struct exec_env *env = exec_env_new(&policy, &err);
     if (!env)
@@ -394,6 +406,7 @@ run_snippet(int fd, struct exec_env *env, const struct policy_limits *limits, co
 {
     struct out_batch batch = {.fd = fd, .last_flush_ms = now_ms()};
     cJSON *res = exec_env_run(env, code, on_output, &batch);
+    cancel_requested = 0; /* a session's next snippet starts afresh */
     batch_flush(&batch);
     free(batch.buf);
     if (!res)
@@ -608,7 +621,12 @@ worker_main(int channel_fd, const struct harden_params *params)
     struct harden_params p = *params;
     _cleanup_pf_error_ struct pf_error *err = NULL;
 
-    /* The zygote blocks SIGCHLD for its signalfd; a worker starts with a clean mask. */
+    /* The zygote blocks SIGCHLD for its signalfd, and SIGUSR1 until this handler exists (a
+     * cancel sent early stays pending); a worker starts with a clean mask. SA_RESTART: a
+     * cancel must not fail a system call of the snippet's. */
+    struct sigaction sa = {.sa_handler = on_cancel_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);

@@ -63,6 +63,15 @@ int zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *
 /* SIGKILLs the worker of job_id if it still lives (no-op otherwise). */
 int zygote_kill(struct zygote *z, uint64_t job_id);
 
+/* Asks the worker of job_id to stop its snippet: the zygote sends it SIGUSR1 if it is still
+ * its live child (no pid reuse), and the executor ends the run with `cancelled` at its next
+ * check. No-op when the worker is gone. The caller kills it after a grace period. */
+int zygote_cancel(struct zygote *z, uint64_t job_id);
+
+/* False when the worker of job_id is known to have died (its pidfd says so), even if the
+ * zygote has not reported it yet; true while it lives or cannot be told. */
+bool zygote_worker_alive(const struct zygote *z, uint64_t job_id);
+
 pid_t zygote_pid(const struct zygote *z);
 unsigned zygote_restarts(const struct zygote *z);
 unsigned zygote_live_workers(const struct zygote *z);

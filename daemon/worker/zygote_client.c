@@ -740,6 +740,35 @@ zygote_kill(struct zygote *z, uint64_t job_id)
     return r;
 }
 
+int
+zygote_cancel(struct zygote *z, uint64_t job_id)
+{
+    struct zjob *j = job_find(z, job_id);
+    if (!j || !z->current || z->current->lost)
+        return 0;
+    char s[96];
+    snprintf(s, sizeof(s), "{\"op\":\"signal\",\"job\":%llu,\"signal\":\"SIGUSR1\"}",
+             (unsigned long long) job_id);
+    int r = send_packet(z->current->fd, s, -1);
+    if (r < 0)
+        pf_log_error(ZYGOTE, "job %llu: cannot ask for its cancellation: %s",
+                     (unsigned long long) job_id, strerror(-r));
+    return r;
+}
+
+bool
+zygote_worker_alive(const struct zygote *z, uint64_t job_id)
+{
+    for (const struct zjob *j = z->jobs; j; j = j->next) {
+        if (j->id != job_id)
+            continue;
+        /* A pidfd turns readable when its process has exited, reaped or not. */
+        struct pollfd p = {.fd = j->pidfd, .events = POLLIN};
+        return j->pidfd < 0 || poll(&p, 1, 0) == 0;
+    }
+    return false;
+}
+
 pid_t
 zygote_pid(const struct zygote *z)
 {

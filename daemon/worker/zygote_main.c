@@ -207,6 +207,26 @@ static const struct msg_field kill_fields[] = {
         {"job", MSG_T_INT, true, 0, 9007199254740992.0},
 };
 
+static const struct msg_field signal_fields[] = {
+        {"op", MSG_T_STRING, true, 1, 16},
+        {"job", MSG_T_INT, true, 0, 9007199254740992.0},
+        {"signal", MSG_T_STRING, true, 1, 16},
+};
+
+/* Cancellation (CHANNEL.md, "signal"): SIGUSR1 to a tracked, live child only. */
+static void
+signal_job(struct zygote *z, const cJSON *msg)
+{
+    if (strcmp(msg_get_string(msg, "signal", ""), "SIGUSR1") != 0) {
+        pf_log_error(ZYGOTE, "control channel: signal \"%s\" is not one we send, ignoring",
+                     msg_get_string(msg, "signal", ""));
+        return;
+    }
+    struct job *j = find_job_by_id(z, (uint64_t) msg_get_int(msg, "job", 0));
+    if (j && j->pid > 0)
+        kill(j->pid, SIGUSR1);
+}
+
 static void
 kill_job(struct zygote *z, uint64_t id)
 {
@@ -237,6 +257,15 @@ handle_packet(struct zygote *z, const char *buf, size_t len, int *fds, size_t n_
             goto out;
         }
         kill_job(z, (uint64_t) msg_get_int(msg, "job", 0));
+    } else if (strcmp(op, "signal") == 0) {
+        if (msg_check_fields(msg, signal_fields, PF_ELEMENTSOF(signal_fields), "signal", &err) <
+                    0 ||
+            n_fds != 0) {
+            pf_log_error(ZYGOTE, "control channel: %s, ignoring",
+                         err ? err->msg : "signal with fds");
+            goto out;
+        }
+        signal_job(z, msg);
     } else if (strcmp(op, "spawn") == 0) {
         uint64_t id = (uint64_t) msg_get_int(msg, "job", 0);
         struct harden_params params;
@@ -517,7 +546,11 @@ main(int argc, char **argv)
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
-    if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
+    /* SIGUSR1 (cancel) stays blocked until a worker has its handler (worker_main). */
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0 || sigprocmask(SIG_BLOCK, &usr1, NULL) < 0 ||
         (z.sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
         pf_log_crit(ZYGOTE, "signalfd(SIGCHLD): %m");
         return 1;

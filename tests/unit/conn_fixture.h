@@ -23,6 +23,7 @@ struct zygote {
     int worker_fd[MAX_FAKE_JOBS + 1]; /* by job id */
     void *ctx[MAX_FAKE_JOBS + 1];
     int kills[MAX_FAKE_JOBS + 1];
+    int cancels[MAX_FAKE_JOBS + 1];
     uint64_t last_job;
     bool fail_spawn;
     struct harden_params last_params;

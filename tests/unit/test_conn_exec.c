@@ -1,8 +1,8 @@
 /* pyfenced's exec jobs on a real uv loop, the client and the worker played by this test over
  * socketpairs, the zygote by conn_fixture.c's fake: results and errors, output streaming and
  * output_limit, the deadline, worker deaths mapped to worker_crashed / seccomp_violation /
- * cpu_limit, spawn failures, the queue at max_workers, cancellation when the client goes, and the policy:
- * the peer's profile sets limits, hardening levels and the imports a request may add. */
+ * cpu_limit, spawn failures, the queue at max_workers, cancellation when the client goes, and
+ * the policy: the peer's profile sets limits, hardening levels and the imports a request may add. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

@@ -484,8 +484,18 @@ test_unknown_and_unsupported_ops(void **state)
     (void) state;
     EXPECT_ERR("{\"id\":1,\"op\":\"launch\"}", PF_E_UNKNOWN_OP, "unknown op 'launch'");
     EXPECT_ERR("{\"id\":1,\"op\":\"PING\"}", PF_E_UNKNOWN_OP, "unknown op 'PING'");
-    EXPECT_ERR("{\"id\":1,\"op\":\"cancel\"}", PF_E_UNKNOWN_OP,
-               "op 'cancel' is not supported by this daemon yet");
+    /* Every op of the protocol is served now: cancel has its schema. */
+    EXPECT_ERR("{\"id\":1,\"op\":\"cancel\"}", PF_E_BAD_REQUEST,
+               "cancel request: field 'target' is missing");
+    EXPECT_ERR("{\"id\":1,\"op\":\"cancel\",\"target\":true}", PF_E_BAD_REQUEST,
+               "cancel request: field 'target': expected a string or an integer, got a boolean");
+    EXPECT_ERR("{\"id\":1,\"op\":\"cancel\",\"target\":-1}", PF_E_BAD_REQUEST,
+               "cancel request: field 'target': -1 is negative (an id is a string or an integer "
+               "in [0, 2^53])");
+    struct msg_request req =
+            expect_request_ok("{\"id\":2,\"op\":\"cancel\",\"target\":\"job-1\"}", MSG_OP_CANCEL);
+    assert_string_equal(cJSON_GetObjectItem(req.root, "target")->valuestring, "job-1");
+    msg_request_finish(&req);
 
     for (int op = 0; op < _MSG_OP_MAX; op++)
         assert_non_null(msg_op_name((enum msg_op) op));
