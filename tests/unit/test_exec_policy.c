@@ -435,6 +435,27 @@ test_string_formatter(void **state)
 }
 
 static void
+test_cancel_flag(void **state)
+{
+    (void) state;
+    volatile sig_atomic_t flag = 0;
+    struct exec_policy p = {
+            .cancel_flag = &flag, .max_ops = 1ULL << 40, .max_while_iterations = 1ULL << 40};
+    struct exec_env *env = t_env(&p);
+    cJSON *res = t_run_in(env, "x = 1\nx");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    cJSON_Delete(res);
+    flag = 1; /* what the worker's SIGUSR1 handler does */
+    res = t_run_in(env, "try:\n    while True:\n        pass\nexcept BaseException:\n"
+                        "    print('caught')");
+    assert_string_equal(t_str(res, "outcome"), "cancelled");
+    assert_non_null(strstr(t_err(res, "message"), "Code execution was cancelled"));
+    assert_string_equal(t_str(res, "logs"), "");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
+static void
 test_final_answer_from_function(void **state)
 {
     (void) state;
@@ -472,6 +493,7 @@ main(void)
             cmocka_unit_test(test_match_class_dunder),
             cmocka_unit_test(test_budgets_cannot_be_caught),
             cmocka_unit_test(test_final_answer_from_function),
+            cmocka_unit_test(test_cancel_flag),
             cmocka_unit_test(test_operator_getters),
             cmocka_unit_test(test_string_formatter),
     };
