@@ -647,6 +647,7 @@ session_on_spawned(struct session *s, pid_t pid, const struct pf_error *err)
                    err ? err->msg : "no pid");
     s->awaiting_exit = false;
     s->d->jobs_running--;
+    pools_kick(&s->d->pools);
     if (s->state == SESSION_STARTING) {
         char msg[256];
         snprintf(msg, sizeof(msg), "cannot start the session's worker: %s",
@@ -669,6 +670,7 @@ session_on_exit(struct session *s, const struct zygote_exit *exit_info)
     s->exit_seen = true;
     s->exit_info = *exit_info;
     s->d->jobs_running--;
+    pools_kick(&s->d->pools); /* its worker slot is free: a waiting job may start */
     pf_log_debug(WORKER, "session %.8s…: worker pid %d ended (status %d, signal %d)", s->id,
                  (int) exit_info->pid, exit_info->exit_code, exit_info->signal);
     /* Frames the worker sent before it died are still read: the channel's EOF settles. */
