@@ -48,6 +48,7 @@ struct exec_generator {
     const struct node *comp; /* generator expression, or NULL for a function body */
     struct exec_frame frame;
     PyObject *tree_ref, *env_capsule;
+    struct env_handle *handle; /* inside env_capsule: no named-capsule lookup per resume */
     PyObject *name, *qualname;
     struct exec_run *run; /* the env's run state: stable for the env's lifetime */
     int state;
@@ -124,7 +125,7 @@ live_unlink(struct exec_generator *g)
 static struct exec_env *
 gen_env(struct exec_generator *g)
 {
-    return exec_handle_env(g->env_capsule);
+    return g->handle->env;
 }
 
 /* Resumes g with `sent` (borrowed), or with the pending exception when throwing. Returns the
@@ -530,6 +531,7 @@ exec_generator_new(struct exec_run *r, const struct exec_code *c, const struct n
     g->frame.tree_ref = tree_ref;
     g->tree_ref = Py_NewRef(tree_ref);
     g->env_capsule = Py_NewRef(r->env->capsule);
+    g->handle = r->env->handle;
     g->name = Py_NewRef(name); /* the function's current names, as CPython takes them */
     g->qualname = Py_NewRef(qualname);
     g->run = r;
