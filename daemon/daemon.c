@@ -176,6 +176,10 @@ daemon_start(struct daemon *d, struct pf_error **err)
                 .path = d->opts.zygote_path,
                 .log_level = d->opts.log_level,
                 .preload = preload,
+                .cgroup_mode = d->opts.cgroup_mode,
+                .namespaces_off = d->opts.namespaces_off,
+                .uid_base = d->opts.uid_base,
+                .uid_count = d->opts.uid_count,
         };
         if (zygote_start(d->loop, &zc, job_on_spawned, job_on_exit, &d->zygote, err) < 0) {
             listener_stop(&d->listener);

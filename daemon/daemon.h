@@ -29,6 +29,10 @@ struct daemon_options {
     const char *zygote_path; /* Not owned. NULL: run without a zygote (tests only). */
     const char *policy_dir;  /* Not owned. NULL: the built-in profiles. */
     int log_level;
+    /* Passed to the zygote's hardening (degraded runs, tests): --cgroup, --namespaces off. */
+    const char *cgroup_mode; /* Not owned. NULL: auto. */
+    bool namespaces_off;
+    uint32_t uid_base, uid_count; /* --uid-range; 0: the zygote's default */
 };
 
 struct daemon {

@@ -1,9 +1,13 @@
 /* pyfenced: options, logging, the loop. Never daemonizes (systemd or the caller supervises). */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +55,14 @@ help(void)
            "  --zygote PATH          the pyfence-zygote binary (default: next to pyfenced,\n"
            "                         then worker/ below it, then " PYFENCE_LIBEXECDIR ")\n"
            "  --policy DIR           load the profiles (*.json, pyfence-profile(5)) from DIR;\n"
-           "                         SIGHUP reloads them (default: the built-in profiles)\n");
+           "                         SIGHUP reloads them (default: the built-in profiles)\n"
+           "  --cgroup MODE          the workers' cgroups: auto (default: v2, else v1, else\n"
+           "                         none), v2, v1, or none (rlimits only: a loud warning)\n"
+           "  --namespaces on|off    off: workers get no namespace (degraded runs; a loud\n"
+           "                         warning); default on\n"
+           "  --uid-range START:COUNT  workers run as uid/gid START.. START+COUNT-1, one per\n"
+           "                         concurrent worker; ids of no user or group (default\n"
+           "                         600000:65536)\n");
     for (size_t i = 0; i < PF_ELEMENTSOF(limit_options); i++) {
         const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
         char flag[40];
@@ -112,6 +123,60 @@ parse_limit(struct options *o, int opt, const char *arg)
     return -1;
 }
 
+/* The workers' identities: a range no user or group of this host has, clear of the system and
+ * regular ids (below 65536, nobody included) and of (uid_t) -1. */
+static int
+parse_uid_range(const char *arg, uint32_t *ret_base, uint32_t *ret_count)
+{
+    unsigned long long base, count;
+    int end = 0;
+    if (sscanf(arg, "%llu:%llu%n", &base, &count, &end) != 2 || arg[end] || !isdigit(arg[0]) ||
+        !strchr(arg, ':') || !isdigit(strchr(arg, ':')[1])) {
+        fprintf(stderr, "pyfenced: --uid-range: '%s' is not START:COUNT (e.g. 600000:65536)\n",
+                arg);
+        return -1;
+    }
+    if (count < 1 || count > 1u << 24) {
+        fprintf(stderr, "pyfenced: --uid-range: COUNT %llu is not in 1..%u\n", count, 1u << 24);
+        return -1;
+    }
+    if (base < 65536) {
+        fprintf(stderr,
+                "pyfenced: --uid-range: START %llu is below 65536: workers would share the ids "
+                "of system or regular users (or nobody)\n",
+                base);
+        return -1;
+    }
+    if (base + count - 1 >= UINT32_MAX) {
+        fprintf(stderr, "pyfenced: --uid-range: %llu:%llu ends past the largest uid %u\n", base,
+                count, UINT32_MAX - 1);
+        return -1;
+    }
+    /* A worker with a real user's (or group's) id could read and write what that user owns. */
+    const char *clash = NULL;
+    unsigned long long id = 0;
+    setpwent();
+    for (struct passwd *pw; !clash && (pw = getpwent());)
+        if (pw->pw_uid >= base && pw->pw_uid < base + count)
+            clash = "user", id = pw->pw_uid;
+    endpwent();
+    setgrent();
+    for (struct group *gr; !clash && (gr = getgrent());)
+        if (gr->gr_gid >= base && gr->gr_gid < base + count)
+            clash = "group", id = gr->gr_gid;
+    endgrent();
+    if (clash) {
+        fprintf(stderr,
+                "pyfenced: --uid-range: %llu:%llu holds id %llu of an existing %s; pick a range "
+                "no user or group has\n",
+                base, count, id, clash);
+        return -1;
+    }
+    *ret_base = (uint32_t) base;
+    *ret_count = (uint32_t) count;
+    return 0;
+}
+
 /* Prints every profile of dir as it will be applied; exit status. */
 static int
 check_policy(const char *dir)
@@ -147,6 +212,9 @@ parse_args(int argc, char **argv, struct options *o)
             {"policy", required_argument, NULL, 'p'},
             {"check", no_argument, NULL, 'C'},
             {"check-policy", required_argument, NULL, 'P'},
+            {"cgroup", required_argument, NULL, 'g'},
+            {"namespaces", required_argument, NULL, 'n'},
+            {"uid-range", required_argument, NULL, 'u'},
             {"max-connections", required_argument, NULL, 0x100},
             {"max-inflight", required_argument, NULL, 0x101},
             {"max-frame-bytes", required_argument, NULL, 0x102},
@@ -184,6 +252,25 @@ parse_args(int argc, char **argv, struct options *o)
             break;
         case 'p':
             o->d.policy_dir = optarg;
+            break;
+        case 'g':
+            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "v2") != 0 &&
+                strcmp(optarg, "v1") != 0 && strcmp(optarg, "none") != 0) {
+                fprintf(stderr, "pyfenced: --cgroup: '%s' is not auto, v2, v1 or none\n", optarg);
+                return EXIT_USAGE + 1;
+            }
+            o->d.cgroup_mode = strcmp(optarg, "auto") == 0 ? NULL : optarg;
+            break;
+        case 'n':
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+                fprintf(stderr, "pyfenced: --namespaces: '%s' is not on or off\n", optarg);
+                return EXIT_USAGE + 1;
+            }
+            o->d.namespaces_off = strcmp(optarg, "off") == 0;
+            break;
+        case 'u':
+            if (parse_uid_range(optarg, &o->d.uid_base, &o->d.uid_count) < 0)
+                return EXIT_USAGE + 1;
             break;
         case 'C':
             return harden_check_host(stdout) + 1;

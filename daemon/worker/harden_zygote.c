@@ -57,7 +57,12 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
         return -1;
 
     struct pf_error *nerr = NULL;
-    if (harden_ns_prepare(&nerr) < 0) {
+    if (the_zygote.config.namespaces_off)
+        pf_log_warning(ZYGOTE,
+                       "namespaces: off (--namespaces off). WORKERS SHARE THE HOST'S NETWORK, "
+                       "PID, IPC, UTS AND MOUNT NAMESPACES: a profile that requires the layer "
+                       "refuses its jobs, best-effort ones run without it");
+    else if (harden_ns_prepare(&nerr) < 0) {
         pf_log_warning(ZYGOTE, "namespaces: %s; the namespaces layer will fail per job", nerr->msg);
         pf_error_free(nerr);
     }
@@ -149,7 +154,8 @@ harden_job_prepare(const struct harden_params *p, struct harden_job **ret, struc
     }
     /* A fresh pid namespace per worker costs one unshare here; the mount of its /proc happens in
      * the worker (namespaces layer). */
-    bool new_pid_ns = p->level[HARDEN_LAYER_NAMESPACES] != HARDEN_OFF;
+    bool new_pid_ns =
+            p->level[HARDEN_LAYER_NAMESPACES] != HARDEN_OFF && !the_zygote.config.namespaces_off;
     struct pf_error *nerr = NULL;
     if (harden_ns_prefork(new_pid_ns, &nerr) < 0) {
         if (p->level[HARDEN_LAYER_NAMESPACES] == HARDEN_REQUIRED) {

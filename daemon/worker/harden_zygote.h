@@ -42,6 +42,7 @@ int harden_fd_move_high(int fd);
 struct harden_zygote_config {
     const char *cgroup_mode; /* "auto" (or NULL), "v2", "v1", "none" */
     bool seccomp_strict;     /* an allow-listed name unknown on this arch is an error */
+    bool namespaces_off;     /* make no namespace: the layer fails per job (degraded runs) */
     uint32_t uid_base;       /* 0: HARDEN_UID_BASE_DEFAULT */
     uint32_t uid_count;      /* 0: HARDEN_UID_COUNT_DEFAULT */
 };

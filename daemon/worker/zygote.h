@@ -48,6 +48,8 @@ struct zygote_config {
     const char *const *preload; /* modules the zygote imports once (NULL-terminated), may be NULL */
     const char *cgroup_mode;    /* --cgroup: "auto" (NULL), "v2", "v1", "none" (rlimits only) */
     bool seccomp_strict;        /* --seccomp-strict */
+    bool namespaces_off;        /* --namespaces off: no namespace is made or entered */
+    uint32_t uid_base, uid_count; /* --uid-range START:COUNT; 0: the zygote's default */
 };
 
 /* Starts the zygote and waits (blocking, bounded by 10 s) for its "ready" message. */

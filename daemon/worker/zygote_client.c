@@ -56,6 +56,8 @@ struct zygote {
     char **preload;
     char *cgroup_mode; /* NULL: auto */
     bool seccomp_strict;
+    bool namespaces_off;
+    char uid_range[32]; /* "START:COUNT", "" for the default */
     zygote_spawned_cb spawned_cb;
     zygote_exit_cb exit_cb;
     struct zproc *current; /* the incarnation that takes spawns, NULL while restarting */
@@ -449,7 +451,7 @@ proc_start(struct zygote *z, struct pf_error **err)
     size_t n_pre = 0;
     while (z->preload && z->preload[n_pre])
         n_pre++;
-    _cleanup_free_ char **args = calloc(6 + 2 * n_pre + 1, sizeof(char *));
+    _cleanup_free_ char **args = calloc(10 + 2 * n_pre + 1, sizeof(char *));
     if (!args)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     size_t a = 0;
@@ -466,6 +468,14 @@ proc_start(struct zygote *z, struct pf_error **err)
     }
     if (z->seccomp_strict)
         args[a++] = (char *) "--seccomp-strict";
+    if (z->namespaces_off) {
+        args[a++] = (char *) "--namespaces";
+        args[a++] = (char *) "off";
+    }
+    if (z->uid_range[0]) {
+        args[a++] = (char *) "--uid-range";
+        args[a++] = z->uid_range;
+    }
     /* No secret of the daemon's reaches the zygote: only what its logging needs. */
     const char *js = getenv("JOURNAL_STREAM");
     char js_var[128];
@@ -633,6 +643,9 @@ zygote_start(uv_loop_t *loop, const struct zygote_config *config, zygote_spawned
     z->path = strdup(config->path);
     z->preload = calloc(n + 1, sizeof(char *));
     z->seccomp_strict = config->seccomp_strict;
+    z->namespaces_off = config->namespaces_off;
+    if (config->uid_base && config->uid_count)
+        snprintf(z->uid_range, sizeof(z->uid_range), "%u:%u", config->uid_base, config->uid_count);
     z->cgroup_mode = config->cgroup_mode ? strdup(config->cgroup_mode) : NULL;
     bool oom = !z->path || !z->preload || (config->cgroup_mode && !z->cgroup_mode);
     for (size_t i = 0; !oom && i < n; i++)

@@ -433,6 +433,8 @@ usage(FILE *f)
                "  --log-level LEVEL  crit, err, warning, notice, info or debug\n"
                "  --preload MODULE   import MODULE once, before forking workers (repeatable)\n"
                "  --cgroup MODE      auto (default), v2, v1 or none (rlimits only, for tests)\n"
+               "  --namespaces on|off  off: make no namespace (degraded runs, for tests)\n"
+               "  --uid-range START:COUNT  worker uids/gids (pyfenced validates the range)\n"
                "  --seccomp-strict   an allow-listed syscall unknown here is a start-up error\n"
                "  --help             show this help\n");
 }
@@ -453,6 +455,8 @@ parse_args(int argc, char **argv, struct options *o)
             {"preload", required_argument, NULL, 'p'},
             {"cgroup", required_argument, NULL, 'c'},
             {"seccomp-strict", no_argument, NULL, 's'},
+            {"namespaces", required_argument, NULL, 'n'},
+            {"uid-range", required_argument, NULL, 'u'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
     };
@@ -484,6 +488,25 @@ parse_args(int argc, char **argv, struct options *o)
         case 's':
             o->harden.seccomp_strict = true;
             break;
+        case 'n':
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+                fprintf(stderr, "pyfence-zygote: --namespaces must be on or off\n");
+                return -1;
+            }
+            o->harden.namespaces_off = strcmp(optarg, "off") == 0;
+            break;
+        case 'u': {
+            unsigned base, count;
+            int end = 0;
+            if (sscanf(optarg, "%u:%u%n", &base, &count, &end) != 2 || optarg[end] || !base ||
+                !count) {
+                fprintf(stderr, "pyfence-zygote: --uid-range must be START:COUNT\n");
+                return -1;
+            }
+            o->harden.uid_base = base;
+            o->harden.uid_count = count;
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;

@@ -1,0 +1,78 @@
+"""pyfenced's hardening options: --uid-range (the workers' identities), --cgroup and
+--namespaces (degraded runs): bad values are refused with a message naming the option, good
+ones reach the zygote."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import PYFENCED, descendants, require_binary
+
+
+def run_pyfenced(*args):
+    return subprocess.run([require_binary(PYFENCED), *args], capture_output=True, text=True,
+                          timeout=30)
+
+
+@pytest.mark.parametrize("arg,message", [
+    ("600000", "is not START:COUNT"),
+    ("600000:", "is not START:COUNT"),
+    ("a:b", "is not START:COUNT"),
+    ("600000:64x", "is not START:COUNT"),
+    ("-5:10", "is not START:COUNT"),
+    ("600000:0", "COUNT 0 is not in 1.."),
+    ("1000:10", "START 1000 is below 65536"),
+    ("0:65536", "START 0 is below 65536"),
+    ("4294967200:1000", "ends past the largest uid"),
+])
+def test_uid_range_refused(arg, message):
+    r = run_pyfenced("--uid-range", arg)
+    assert r.returncode == 1 and message in r.stderr and "--uid-range" in r.stderr, r
+
+
+@pytest.mark.parametrize("opt,value", [("--cgroup", "v3"), ("--cgroup", ""),
+                                       ("--namespaces", "maybe")])
+def test_degraded_options_refused(opt, value):
+    r = run_pyfenced(opt, value)
+    assert r.returncode == 1 and opt in r.stderr and repr(value) in r.stderr.replace('"', "'"), r
+
+
+def test_help_lists_the_options():
+    out = run_pyfenced("--help").stdout
+    for opt in ("--uid-range START:COUNT", "--cgroup MODE", "--namespaces on|off"):
+        assert opt in out, out
+
+
+def worker_uids(daemon):
+    """Uids of the zygote's children (the workers) now alive."""
+    out = set()
+    for p in descendants(daemon.pid):
+        try:
+            status = open(f"/proc/{p}/status").read()
+        except OSError:
+            continue
+        if "pyfence-zygote" in open(f"/proc/{p}/cmdline").read() and \
+                int(re.search(r"PPid:\t(\d+)", status).group(1)) != daemon.pid:
+            out.add(int(re.search(r"Uid:\t(\d+)", status).group(1)))
+    return out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers take the range's ids only when pyfenced is root")
+def test_uid_range_reaches_the_workers(daemon_factory):
+    base = 800000 + (os.getpid() % 1000) * 16
+    d = daemon_factory("--uid-range", f"{base}:4")
+    assert f"worker ids from {base}" in d.logs(), d.logs()
+    with d.client() as c:
+        rids = [c.submit("import time\ntime.sleep(3)") for _ in range(2)]
+        deadline = time.monotonic() + 10
+        uids = set()
+        while len(uids & set(range(base, base + 4))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            uids = worker_uids(d)
+        assert len(uids & set(range(base, base + 4))) >= 2, (uids, d.logs())
+        assert uids <= set(range(base, base + 4)), uids
+        for rid in rids:
+            assert c.wait(rid).ok
