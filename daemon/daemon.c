@@ -1,6 +1,7 @@
 #include "daemon.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -156,6 +157,37 @@ on_sighup(uv_signal_t *sig, int signum)
     notify("READY=1");
 }
 
+static void
+add_unique(const char **list, size_t *n, const char *name)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(list[i], name) == 0)
+            return;
+    list[(*n)++] = name;
+}
+
+/* What the zygote imports once, before forking: the executor's default imports and every
+ * profile's `preload`, each once (NULL-terminated; the names are the policy's). A later reload
+ * that changes a preload list takes effect when the zygote restarts. */
+static const char **
+preload_list(const struct daemon *d)
+{
+    static const char *const defaults[] = {EXEC_DEFAULT_IMPORTS};
+    size_t cap = PF_ELEMENTSOF(defaults) + 1;
+    for (size_t i = 0; d->policy && i < d->policy->n; i++)
+        cap += d->policy->profiles[i]->preload.n;
+    const char **list = calloc(cap, sizeof(*list));
+    if (!list)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < PF_ELEMENTSOF(defaults); i++)
+        add_unique(list, &n, defaults[i]);
+    for (size_t i = 0; d->policy && i < d->policy->n; i++)
+        for (size_t k = 0; k < d->policy->profiles[i]->preload.n; k++)
+            add_unique(list, &n, d->policy->profiles[i]->preload.items[k]);
+    return list;
+}
+
 int
 daemon_start(struct daemon *d, struct pf_error **err)
 {
@@ -171,7 +203,11 @@ daemon_start(struct daemon *d, struct pf_error **err)
                        conn_on_connection, d, err) < 0)
         return -1;
     if (d->opts.zygote_path) {
-        static const char *const preload[] = {EXEC_DEFAULT_IMPORTS, NULL};
+        _cleanup_free_ const char **preload = preload_list(d);
+        if (!preload) {
+            listener_stop(&d->listener);
+            return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        }
         struct zygote_config zc = {
                 .path = d->opts.zygote_path,
                 .log_level = d->opts.log_level,

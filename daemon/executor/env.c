@@ -36,6 +36,27 @@ take_exception_text(void)
     return out;
 }
 
+/* The system's site-packages (Debian's dist-packages, where python3-numpy and python3-pandas
+ * live) on sys.path, without running site's main(): no user site, no .pth file's code. What a
+ * snippet may import is still the policy's allow-list. */
+static int
+add_site_packages(void)
+{
+    PyObject *site = PyImport_ImportModule("site");
+    PyObject *dirs = site ? PyObject_CallMethod(site, "getsitepackages", NULL) : NULL;
+    PyObject *path = PySys_GetObject("path"); /* borrowed */
+    int r = dirs && path && PyList_Check(dirs) && PyList_Check(path) ? 0 : -1;
+    for (Py_ssize_t i = 0; r == 0 && i < PyList_GET_SIZE(dirs); i++) {
+        PyObject *dir = PyList_GET_ITEM(dirs, i);
+        int has = PySequence_Contains(path, dir);
+        if (has < 0 || (has == 0 && PyList_Append(path, dir) < 0))
+            r = -1;
+    }
+    Py_XDECREF(dirs);
+    Py_XDECREF(site);
+    return r;
+}
+
 int
 exec_python_init(struct pf_error **err)
 {
@@ -57,6 +78,11 @@ exec_python_init(struct pf_error **err)
             return pf_error_set(err, PF_E_INTERNAL, "cannot initialise embedded CPython: %s%s%s",
                                 st.func ? st.func : "", st.func ? ": " : "",
                                 st.err_msg ? st.err_msg : "unknown error");
+        if (add_site_packages() < 0) {
+            _cleanup_free_ char *t = take_exception_text();
+            return pf_error_set(err, PF_E_INTERNAL, "cannot find the site-packages: %s",
+                                t ? t : "?");
+        }
     }
     if (exec_policy_init_types() < 0 || exec_function_init_type() < 0 ||
         exec_generator_init_type() < 0) {

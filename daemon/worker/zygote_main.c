@@ -580,9 +580,20 @@ main(int argc, char **argv)
     }
 
     _cleanup_pf_error_ struct pf_error *err = NULL;
-    if (exec_python_init(&err) < 0 || exec_preload(o.preload, o.n_preload, &err) < 0) {
+    if (exec_python_init(&err) < 0) {
         pf_log_crit(ZYGOTE, "cannot start the executor: %s", err->msg);
         return 1;
+    }
+    /* A profile may name a module this host lacks (the data profile's numpy): the other
+     * profiles still work, and that one's snippets get the import error when they ask. */
+    size_t preloaded = 0;
+    for (size_t i = 0; i < o.n_preload; i++) {
+        if (exec_preload(&o.preload[i], 1, &err) == 0) {
+            preloaded++;
+            continue;
+        }
+        pf_log_warning(ZYGOTE, "%s; skipping it", err->msg);
+        err = pf_error_free(err);
     }
     if (harden_zygote_init(&o.harden, &err) < 0) {
         pf_log_crit(ZYGOTE, "cannot prepare worker hardening: %s", err->msg);
@@ -591,7 +602,8 @@ main(int argc, char **argv)
     harden_expect_parent(getpid());
     if (send_ready(&z) < 0)
         return 1;
-    pf_log_info(ZYGOTE, "ready: python %s, %zu modules preloaded", Py_GetVersion(), o.n_preload);
+    pf_log_info(ZYGOTE, "ready: python %s, %zu of %zu modules preloaded", Py_GetVersion(),
+                preloaded, o.n_preload);
 
     serve(&z);
 
