@@ -375,6 +375,12 @@ settle(struct session *s)
         } else {
             code = job_outcome_from_exit(&s->exit_info, (uint64_t) s->limits.v[POLICY_LIMIT_CPU_MS],
                                          s->seccomp_syscall, msg, sizeof(msg));
+            /* cpu_ms bounds the worker, which in a session runs every snippet. */
+            if (code == PF_E_CPU_LIMIT)
+                snprintf(msg, sizeof(msg),
+                         "worker used up the CPU limit of %lld ms, which counts every snippet "
+                         "of the session",
+                         (long long) s->limits.v[POLICY_LIMIT_CPU_MS]);
         }
         if (s->req.kind == SESSION_REQ_OPEN) {
             char open_msg[320];

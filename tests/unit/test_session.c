@@ -496,6 +496,21 @@ test_worker_death_loses_session(void **state)
 }
 
 static void
+test_cpu_limit_counts_the_session(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}", sid);
+    cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    end_worker(f, job, 0, SIGXCPU, false, 30001);
+    cJSON *r = expect_error(f, "2", "cpu_limit");
+    assert_non_null(strstr(error_message(r), "counts every snippet of the session"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
+    cJSON_Delete(r);
+}
+
+static void
 test_oom_killed_worker(void **state)
 {
     struct fx *f = *state;
@@ -657,6 +672,7 @@ main(void)
             cmocka_unit_test_setup_teardown(test_open_exec_get_close, setup, teardown),
             cmocka_unit_test_setup_teardown(test_other_uid_sees_not_found, setup, teardown),
             cmocka_unit_test_setup_teardown(test_worker_death_loses_session, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cpu_limit_counts_the_session, setup, teardown),
             cmocka_unit_test_setup_teardown(test_oom_killed_worker, setup, teardown),
             cmocka_unit_test_setup_teardown(test_memory_limit_result_retires_worker, setup,
                                             teardown),
