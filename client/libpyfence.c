@@ -798,6 +798,24 @@ pyfence_exec(struct pyfence_conn *conn, const char *code, const struct pyfence_e
 }
 
 int
+pyfence_cancel(struct pyfence_conn *conn, uint64_t id, bool *ret_cancelled,
+               struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *req = cJSON_CreateObject();
+    if (!req || !cJSON_AddStringToObject(req, "op", "cancel") ||
+        !cJSON_AddNumberToObject(req, "target", (double) id))
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    /* The target's own reply may come first: wait_reply keeps it for pyfence_wait(). */
+    _cleanup_json_ cJSON *reply = NULL;
+    int r = simple_request(conn, req, &reply, err);
+    if (r < 0)
+        return r;
+    if (ret_cancelled)
+        *ret_cancelled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "cancelled"));
+    return 0;
+}
+
+int
 pyfence_request(struct pyfence_conn *conn, const char *request_json, char **ret_reply_json,
                 struct pyfence_error *err)
 {

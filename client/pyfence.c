@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli_repr.h"
+#include "cli_status.h"
 #include "config.h"
 
 enum exit_status {
@@ -103,7 +104,8 @@ static const char ping_usage[] = "Usage: pyfence ping\n"
 static const char status_usage[] =
         "Usage: pyfence status [--json]\n"
         "\n"
-        "Shows the daemon's version, uptime, connections and jobs by outcome.\n"
+        "Shows the daemon's version, uptime, connections, jobs by outcome, workers, the\n"
+        "queue, latency of recent jobs, warm pools, peers by uid and the policy.\n"
         "\n"
         "Options:\n"
         "  -j, --json   print the stats reply as JSON\n"
@@ -452,6 +454,7 @@ print_status_table(const cJSON *st, const char *path)
         if (cJSON_IsNumber(o))
             printf("    %-12s %.0f\n", o->string, o->valuedouble);
     }
+    cli_status_scheduling(stdout, st);
     if (cJSON_IsObject(zyg))
         printf("  %-14s %.0f (restarts %.0f)\n", "zygote pid", num(zyg, "pid"),
                num(zyg, "restarts"));

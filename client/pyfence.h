@@ -192,6 +192,15 @@ int pyfence_session_get(struct pyfence_conn *conn, const char *session_id, const
  * is [{"id", "profile", "created", "last_used", "execs", "detached", "state"}]. */
 int pyfence_session_list(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err);
 
+/* Cancels request `id` (from pyfence_submit) of this connection: a queued exec ends at once and
+ * never starts; a running one stops at the executor's next check, or its worker is killed
+ * 500 ms later. Its reply (outcome "cancelled") is still collected with pyfence_wait().
+ * *ret_cancelled (may be NULL) is false when the daemon had no such request in flight (it was
+ * answered already). Only the connection that sent a request can cancel it, so this is a
+ * library call (the pyfence CLI owns no request another command could name). */
+int pyfence_cancel(struct pyfence_conn *conn, uint64_t id, bool *ret_cancelled,
+                   struct pyfence_error *err);
+
 /* Any request, as JSON text of an object with "op" (the id is added): *ret_reply_json receives
  * the reply as JSON text (malloc'd). A failure reply is returned as an error, like the calls
  * above. For ops this header has no call for. */

@@ -598,6 +598,14 @@ class Client:
 
         return ExecResult(self.wait_reply(rid, on_event))
 
+    def cancel(self, request_id):
+        """Cancels request `request_id` (from submit()) of this connection: a queued exec ends at
+        once and never starts; a running one stops at the executor's next check, or its worker
+        is killed 500 ms later. Its ExecResult (outcome "cancelled") still comes from wait().
+        Returns False when the daemon had no such request in flight (already answered). Only
+        the connection that sent a request can cancel it."""
+        return self.request("cancel", target=request_id).get("cancelled") is True
+
     def exec(self, code, timeout=None, imports=(), limits=None, variables=None, on_output=None):
         """Runs a snippet in a fresh worker. timeout is in seconds; limits may only tighten.
         Returns an ExecResult whatever the snippet did; raises PyfenceError only when no reply

@@ -1,0 +1,101 @@
+#include "cli_status.h"
+
+#include <stdbool.h>
+#include <time.h>
+
+static const cJSON *
+get(const cJSON *obj, const char *name)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, name);
+}
+
+static double
+num(const cJSON *obj, const char *name)
+{
+    const cJSON *n = get(obj, name);
+    return cJSON_IsNumber(n) ? n->valuedouble : 0;
+}
+
+static void
+workers_rows(FILE *out, const cJSON *st)
+{
+    const cJSON *w = get(st, "workers"), *q = get(st, "queue"), *lat = get(st, "latency");
+    if (cJSON_IsNumber(get(st, "peers")))
+        fprintf(out, "  %-14s %.0f\n", "peers (uids)", num(st, "peers"));
+    if (cJSON_IsNumber(get(st, "sessions")))
+        fprintf(out, "  %-14s %.0f\n", "sessions", num(st, "sessions"));
+    if (cJSON_IsObject(w))
+        fprintf(out, "  %-14s %.0f live: %.0f idle, %.0f busy (max %.0f)\n", "workers",
+                num(w, "live"), num(w, "idle"), num(w, "busy"), num(w, "max"));
+    if (cJSON_IsObject(q))
+        fprintf(out,
+                "  %-14s %.0f waiting, %.0f running (max %.0f waiting, %.0f per uid; %.0f "
+                "running per uid)\n",
+                "queue", num(q, "queued"), num(q, "running"), num(q, "max_queued"),
+                num(q, "max_queued_per_uid"), num(q, "max_jobs_per_uid"));
+    if (cJSON_IsObject(lat) && num(lat, "samples") > 0)
+        fprintf(out, "  %-14s p50 %.3f ms, p99 %.3f ms, max %.3f ms (last %.0f replies)\n",
+                "latency", num(lat, "p50_ms"), num(lat, "p99_ms"), num(lat, "max_ms"),
+                num(lat, "samples"));
+}
+
+static void
+pools_rows(FILE *out, const cJSON *st)
+{
+    const cJSON *pools = get(st, "pools"), *p;
+    if (!cJSON_IsObject(pools) || !pools->child)
+        return;
+    fprintf(out, "  warm pools\n    %-12s %5s %5s %8s %8s %8s %8s %6s\n", "profile", "size", "idle",
+            "hits", "misses", "spawned", "recycled", "lost");
+    cJSON_ArrayForEach(p, pools) {
+        fprintf(out, "    %-12s %5.0f %5.0f %8.0f %8.0f %8.0f %8.0f %6.0f\n", p->string,
+                num(p, "size"), num(p, "idle"), num(p, "hits"), num(p, "misses"), num(p, "spawned"),
+                num(p, "recycled"), num(p, "lost"));
+    }
+}
+
+static void
+uids_rows(FILE *out, const cJSON *st)
+{
+    const cJSON *uids = get(st, "uids"), *u;
+    if (!cJSON_IsArray(uids) || !uids->child)
+        return;
+    fprintf(out, "  peers by uid\n    %-10s %6s %9s %9s %7s %8s\n", "uid", "conns", "sessions",
+            "jobs", "queued", "running");
+    cJSON_ArrayForEach(u, uids) {
+        fprintf(out, "    %-10.0f %6.0f %9.0f %9.0f %7.0f %8.0f\n", num(u, "uid"), num(u, "conns"),
+                num(u, "sessions"), num(u, "jobs"), num(u, "queued"), num(u, "running"));
+    }
+}
+
+static void
+policy_row(FILE *out, const cJSON *st)
+{
+    const cJSON *pol = get(st, "policy");
+    const char *source = cJSON_GetStringValue(get(pol, "source"));
+    if (!source)
+        return;
+    const cJSON *last = get(pol, "last_reload");
+    const char *error = cJSON_GetStringValue(get(pol, "reload_error"));
+    char when[64] = "";
+    if (cJSON_IsObject(last) && num(last, "at") > 0) {
+        time_t t = (time_t) (num(last, "at") / 1000);
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof(when), ", last (re)load %Y-%m-%d %H:%M:%S UTC", &tm);
+    }
+    fprintf(out, "  %-14s %s (%d profiles)%s%s\n", "policy", source,
+            cJSON_GetArraySize(get(pol, "profiles")), when,
+            cJSON_IsTrue(get(last, "ok")) || !cJSON_IsObject(last) ? "" : " FAILED");
+    if (error)
+        fprintf(out, "  %-14s %s\n", "reload error", error);
+}
+
+void
+cli_status_scheduling(FILE *out, const cJSON *st)
+{
+    workers_rows(out, st);
+    pools_rows(out, st);
+    uids_rows(out, st);
+    policy_row(out, st);
+}
