@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "conn.h"
 #include "daemon.h"
 #include "job.h"
@@ -140,6 +141,11 @@ build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *impo
          cJSON_AddStringToObject(run, "code", msg_get_string(req, "code", ""));
     if (ok && variables)
         ok = cJSON_AddItemToObject(run, "variables", cJSON_Duplicate(variables, 1));
+#if PYFENCE_RAW_MODE
+    /* Test builds only: the worker runs native CPython (worker.c's raw block). */
+    if (ok && msg_get_bool(req, "raw", false))
+        ok = cJSON_AddTrueToObject(run, "raw");
+#endif
     /* json_write, not cJSON_Print*: those print 0.1+0.2 as 0.3 and 10**15+1 as 1e+15. */
     char *json = NULL;
     size_t len;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "pf_cleanup.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
@@ -555,6 +556,11 @@ static const struct msg_field exec_fields[] = {
         {"variables", MSG_T_OBJECT, false, 0, 0},
         {"stream", MSG_T_BOOL, false, 0, 0},
         {"session", MSG_T_STRING, false, 1, MSG_SESSION_ID_MAX},
+#if PYFENCE_RAW_MODE
+        /* Test builds only (meson -Draw_mode=true): native CPython instead of the executor, so
+         * that tests/security can attack the OS layers through pyfenced. */
+        {"raw", MSG_T_BOOL, false, 0, 0},
+#endif
 };
 /* A session id is 32 hex characters; the schema accepts any short string so that a malformed
  * id gets the same not_found answer as an unknown one. */

@@ -506,6 +506,14 @@ harden_cgroup_finish(void)
 
 /* ---- the layer --------------------------------------------------------------------------- */
 
+static bool joined; /* in the worker: the attach succeeded */
+
+bool
+harden_cgroup_joined(void)
+{
+    return joined;
+}
+
 int
 harden_cgroup_apply(const struct harden_params *p, struct pf_error **err)
 {
@@ -517,5 +525,7 @@ harden_cgroup_apply(const struct harden_params *p, struct pf_error **err)
     if (index < 0 || (unsigned) index >= the_pool.n_slots || !the_pool.slots[index].created)
         return pf_error_set(err, PF_E_INTERNAL,
                             "cgroup: no pool slot was prepared for this worker");
-    return the_pool.backend->attach(&the_pool.slots[index], err);
+    int r = the_pool.backend->attach(&the_pool.slots[index], err);
+    joined = r >= 0;
+    return r;
 }

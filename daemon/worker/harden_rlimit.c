@@ -48,7 +48,11 @@ harden_rlimits_apply(const struct harden_params *p, struct pf_error **err)
         return -1;
     if (set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", p->open_files, p->open_files, err) < 0)
         return -1;
-    if (set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", p->pids, p->pids, err) < 0)
+    /* In its cgroup, pids.max is the exact limit, and a refusal there is what the zygote sees
+     * and reports as pids_limit. RLIMIT_NPROC, checked first by the kernel, is then the
+     * backstop one above it; alone (no cgroup), it is the limit. */
+    uint64_t nproc = harden_cgroup_joined() ? p->pids + 1 : p->pids;
+    if (set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", nproc, nproc, err) < 0)
         return -1;
     if (set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0, 0, err) < 0)
         return -1;

@@ -584,6 +584,8 @@ run_raw(int fd, const struct run_job *job)
         fail_job(fd, PF_E_INTERNAL, "raw mode: cannot capture stdout", 0);
     Py_DECREF(r);
     r = PyRun_String(job->code, Py_file_input, globals, globals);
+    /* As the executor reports it: the address-space rlimit refused an allocation. */
+    bool oom = !r && PyErr_ExceptionMatches(PyExc_MemoryError);
     _cleanup_free_ char *error = r ? NULL : raw_exception_text();
     Py_XDECREF(r);
     PyObject *out = PyDict_GetItemString(globals, "_pf_out"); /* borrowed */
@@ -592,7 +594,8 @@ run_raw(int fd, const struct run_job *job)
     cJSON *res = cJSON_CreateObject();
     if (!res)
         _exit(1);
-    cJSON_AddStringToObject(res, "outcome", r ? "ok" : "error");
+    cJSON_AddStringToObject(res, "outcome",
+                            r ? "ok" : pf_code_name(oom ? PF_E_MEMORY_LIMIT : PF_E_ERROR));
     cJSON_AddNullToObject(res, "output");
     cJSON_AddNullToObject(res, "output_repr");
     cJSON_AddStringToObject(res, "logs", logs ? logs : "");

@@ -76,3 +76,23 @@ def test_uid_range_reaches_the_workers(daemon_factory):
         assert uids <= set(range(base, base + 4)), uids
         for rid in rids:
             assert c.wait(rid).ok
+
+
+def raw_mode_build():
+    config = os.path.join(os.environ.get("PYFENCE_BUILD_ROOT", ""), "config.h")
+    try:
+        return "#define PYFENCE_RAW_MODE 1" in open(config).read()
+    except OSError:
+        return False
+
+
+def test_raw_field_only_in_raw_builds(daemon_factory):
+    """"raw" (native CPython, tests/security) exists only in -Draw_mode=true test builds."""
+    d = daemon_factory()
+    with d.client() as c:
+        r = c.wait_reply(c.submit_request("exec", code="import os\nos.getpid()", raw=True))
+    if raw_mode_build():
+        assert r["ok"] and r["outcome"] == "ok", r
+    else:
+        assert not r["ok"] and r["error"]["code"] == "bad_request", r
+        assert "raw" in r["error"]["message"], r
