@@ -22,15 +22,20 @@ def check(result, t, i, chunks=None):
     return ok
 
 
+# How long one exec may keep getting busy: a healthy daemon frees a place within milliseconds;
+# one that never does (a leaked worker slot) fails the test quickly instead of hanging it.
+BUSY_BUDGET_S = 10
+
+
 def exec_retrying_busy(c, code, **kw):
-    """busy (all max_workers workers alive, e.g. while finished ones are still being reaped) is
-    the daemon's documented answer at capacity: a well-behaved client backs off and retries."""
-    for attempt in range(200):
+    """busy (queue or workers full) is the daemon's documented answer at capacity: a
+    well-behaved client backs off (error.retry_after_ms when given) and retries."""
+    deadline = time.monotonic() + BUSY_BUDGET_S
+    while True:
         r = c.exec(code, **kw)
-        if r.outcome != "busy":
+        if r.outcome != "busy" or time.monotonic() > deadline:
             return r
-        time.sleep(0.01 * min(attempt + 1, 10))
-    return r
+        time.sleep(min((r.error or {}).get("retry_after_ms") or 10, 200) / 1000)
 
 
 def run_threads(n, target):
@@ -59,6 +64,7 @@ def test_16_clients_x_50_execs(daemon):
                 r = exec_retrying_busy(c, snippet(t, i), on_output=chunks.append)
                 if not check(r, t, i, chunks):
                     errors.append((t, i, r.outcome, r.output, r.error))
+                    return
 
     errors = run_threads(CLIENTS, client)
     assert not errors, errors[:5]
@@ -75,6 +81,7 @@ def test_threads_share_one_connection(daemon):
                 r = exec_retrying_busy(c, snippet(t, i), on_output=chunks.append)
                 if not check(r, t, i, chunks):
                     errors.append((t, i, r.outcome, r.output, r.error))
+                    return
 
         errors = run_threads(8, worker)
     assert not errors, errors[:5]
