@@ -1,4 +1,3 @@
-# skip: executor bug: class-body annotations are not recorded in __annotations__, so dataclasses see no fields
 # imports: dataclasses
 from dataclasses import dataclass, field
 @dataclass

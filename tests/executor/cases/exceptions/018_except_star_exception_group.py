@@ -1,4 +1,3 @@
-# skip: not implemented yet: try/except* (TryStar)
 try:
     raise ExceptionGroup('group', [ValueError('a'), TypeError('b'), ValueError('c')])
 except* ValueError as eg:

@@ -1,4 +1,3 @@
-# skip: executor bug: function __name__/__qualname__ accept non-str values (CPython raises TypeError); repr() of such a function then formats a non-str with %U (reads memory as a str object)
 def f(a):
     pass
 try:
