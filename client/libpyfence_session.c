@@ -57,7 +57,7 @@ add_strings(cJSON *obj, const char *name, const char *const *items, size_t n)
     return arr != NULL;
 }
 
-/* Adds caller-supplied JSON object text under name. */
+/* Adds caller-supplied JSON object text under name; messages name the option, name_json. */
 static int
 add_json_object(cJSON *obj, const char *name, const char *text, cJSON **ret_item,
                 struct pyfence_error *err)
@@ -66,7 +66,7 @@ add_json_object(cJSON *obj, const char *name, const char *text, cJSON **ret_item
     if (!cJSON_IsObject(item)) {
         cJSON_Delete(item);
         char msg[128];
-        snprintf(msg, sizeof(msg), "session option %s: not a JSON object", name);
+        snprintf(msg, sizeof(msg), "session option %s_json: not a JSON object", name);
         return set_error(err, PYFENCE_E_BAD_REQUEST, msg);
     }
     cJSON_AddItemToObject(obj, name, item);

@@ -383,6 +383,88 @@ def test_cli_sessions(daemon):
     assert r.returncode != 0 and "no-such-profile" in r.stderr
 
 
+# ---- libpyfence (through ctypes: the options the CLI does not use) ---------------------------
+
+def libpyfence():
+    import ctypes
+    root = os.environ.get("PYFENCE_BUILD_ROOT")
+    path = os.path.join(root, "client", "libpyfence.so") if root else None
+    if not path or not os.path.exists(path):
+        pytest.skip("PYFENCE_BUILD_ROOT/client/libpyfence.so not found (run through meson test)")
+    lib = ctypes.CDLL(path)
+
+    class Error(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_int), ("name", ctypes.c_char * 32),
+                    ("message", ctypes.c_char * 1024)]
+
+    class SessionOptions(ctypes.Structure):
+        _fields_ = [("profile", ctypes.c_char_p), ("timeout_ms", ctypes.c_uint32),
+                    ("imports", ctypes.POINTER(ctypes.c_char_p)), ("n_imports", ctypes.c_size_t),
+                    ("limits_json", ctypes.c_char_p), ("variables_json", ctypes.c_char_p),
+                    ("detach", ctypes.c_bool)]
+
+    lib.free = ctypes.CDLL(None).free
+    return ctypes, lib, Error, SessionOptions
+
+
+def test_libpyfence_sessions(daemon):
+    ctypes, lib, Error, SessionOptions = libpyfence()
+    err = Error()
+    conn = ctypes.c_void_p()
+    assert lib.pyfence_connect(daemon.socket_path.encode(), ctypes.byref(conn), ctypes.byref(err)) == 0
+
+    def request(text):
+        out = ctypes.c_void_p()
+        r = lib.pyfence_request(conn, text.encode(), ctypes.byref(out), ctypes.byref(err))
+        if r < 0:
+            return r, err.name.decode(), err.message.decode()
+        reply = json.loads(ctypes.string_at(out).decode())
+        lib.free(out)
+        return 0, reply, None
+
+    assert request('{"op":"ping"}')[1]["ok"] is True
+    assert request('{"op":"ping","id":1}')[1] == "bad_request"
+    assert request('{"op":')[1] == "bad_request"
+    r = request('{"op":"session.close","session":"nope"}')
+    assert r[1] == "not_found" and "no session 'nope'" in r[2]
+
+    opts = SessionOptions()
+    imports = (ctypes.c_char_p * 1)(b"json")
+    opts.imports, opts.n_imports = imports, 1
+    opts.timeout_ms = 2000
+    opts.limits_json = b'{"max_ops": 100000}'
+    opts.variables_json = b'{"t": {"$type": "tuple", "items": [1, 2]}}'
+    sid = ctypes.create_string_buffer(33)
+    assert lib.pyfence_session_open(conn, ctypes.byref(opts), sid, ctypes.byref(err)) == 0, \
+        err.message
+    sid = sid.value.decode()
+    listed = request('{"op":"session.list"}')[1]["sessions"]
+    assert [e["id"] for e in listed] == [sid] and listed[0]["detached"] is False
+    # the options reached the session: its limits, its variables, its imports
+    assert request(json.dumps({"op": "exec", "session": sid,
+                               "code": "import json\njson.dumps(t)"}))[1]["output"] == "[1, 2]"
+    names = (ctypes.c_char_p * 2)(b"t", b"nope")
+    out = ctypes.c_void_p()
+    assert lib.pyfence_session_get(conn, sid.encode(), names, 2, ctypes.byref(out),
+                                   ctypes.byref(err)) == 0
+    got = json.loads(ctypes.string_at(out).decode())
+    lib.free(out)
+    assert got["variables"] == {"t": {"$type": "tuple", "items": [1, 2]}}
+    assert got["missing"] == ["nope"]
+    r = request(json.dumps({"op": "exec", "session": sid, "code": "for i in range(10**6): pass"}))
+    # pyfence_request turns a failure reply into an error: the ops budget of the limits_json
+    assert r[1] == "error" and "100000" in r[2], r
+    assert lib.pyfence_session_close(conn, sid.encode(), ctypes.byref(err)) == 0
+    assert lib.pyfence_session_close(conn, sid.encode(), ctypes.byref(err)) < 0
+    assert err.name.decode() == "not_found"
+    bad = SessionOptions()
+    bad.variables_json = b"[1]"
+    assert lib.pyfence_session_open(conn, ctypes.byref(bad), ctypes.create_string_buffer(33),
+                                    ctypes.byref(err)) < 0
+    assert err.name.decode() == "bad_request" and "variables_json" in err.message.decode()
+    lib.pyfence_close(conn)
+
+
 def test_shutdown_with_sessions(daemon_factory):
     d = daemon_factory()
     c = d.client()
