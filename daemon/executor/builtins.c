@@ -228,9 +228,9 @@ builtin_hasattr(PyObject *self, PyObject *args)
     PyObject *exact = exec_exact_str(name);
     if (!exact)
         return NULL;
-    if (exec_dunder_forbidden(PyUnicode_AsUTF8(exact))) {
+    if (exec_check_attr_name(r, exact) < 0) {
         Py_DECREF(exact);
-        return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", name);
+        return NULL;
     }
     PyObject *v = PyObject_GetAttr(obj, exact);
     Py_DECREF(exact);
@@ -266,12 +266,12 @@ builtin_delattr(PyObject *self, PyObject *args)
     if (!exact)
         return NULL;
     PyObject *res = NULL;
-    if (exec_dunder_forbidden(PyUnicode_AsUTF8(exact)))
-        exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", exact);
-    else if (PyModule_Check(obj))
-        exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U", exact);
-    else if (PyObject_DelAttr(obj, exact) == 0)
-        res = Py_NewRef(Py_None);
+    if (exec_check_attr_name(r, exact) == 0) {
+        if (PyModule_Check(obj))
+            exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U", exact);
+        else if (PyObject_DelAttr(obj, exact) == 0)
+            res = Py_NewRef(Py_None);
+    }
     Py_DECREF(exact);
     return res;
 }

@@ -441,8 +441,8 @@ import_star(struct exec_run *r, PyObject *mod)
     int rc = 0;
     for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
         PyObject *name = PySequence_Fast_GET_ITEM(seq, i);
-        const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-        if (!s || s[0] == '_')
+        if (!PyUnicode_Check(name) || PyUnicode_GET_LENGTH(name) == 0 ||
+            PyUnicode_READ_CHAR(name, 0) == '_')
             continue;
         PyObject *v = PyObject_GetAttr(mod, name);
         v = v ? exec_guard_getters(v) : NULL;

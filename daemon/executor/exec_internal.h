@@ -327,6 +327,11 @@ bool exec_dunder_forbidden(const char *name);
 /* name as a plain str (new reference): a str subclass could fake its hash and == */
 PyObject *exec_exact_str(PyObject *name);
 bool exec_is_allowed_dunder(const char *name);
+/* For names the snippet computes (str, possibly with lone surrogates): a refused dunder sets
+ * InterpreterError and returns -1. */
+int exec_check_attr_name(struct exec_run *r, PyObject *name);
+/* "_x" that is not an allowed dunder: a module's private name. */
+bool exec_str_is_private(PyObject *name);
 /* Refuses values the snippet must never hold: modules outside the allow-list, frames, code
  * objects, tracebacks. Returns 0, or -1 with InterpreterError set. */
 int exec_check_value_slow(struct exec_run *r, PyObject *v);

@@ -183,13 +183,8 @@ match_attr(struct exec_run *r, PyObject *v, PyObject *name, const struct node *s
 static int
 match_attr_exact(struct exec_run *r, PyObject *v, PyObject *name, const struct node *sub)
 {
-    const char *s = PyUnicode_AsUTF8(name);
-    if (!s)
+    if (exec_check_attr_name(r, name) < 0)
         return -1;
-    if (exec_dunder_forbidden(s)) {
-        exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
-        return -1;
-    }
     PyObject *a = PyObject_GetAttr(v, name);
     if (!a) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))

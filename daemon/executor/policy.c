@@ -148,10 +148,37 @@ exec_dunder_forbidden(const char *name)
     size_t len = strlen(name);
     if (len < 4 || strncmp(name, "__", 2) != 0 || strcmp(name + len - 2, "__") != 0)
         return false;
+    return !exec_is_allowed_dunder(name);
+}
+
+/* Decided on the str's characters, not on its UTF-8: a name the snippet built may hold a lone
+ * surrogate, which has no UTF-8 form. */
+static bool
+allowed_dunder_str(PyObject *name)
+{
     for (size_t i = 0; i < sizeof(allowed_dunders) / sizeof(allowed_dunders[0]); i++)
-        if (strcmp(allowed_dunders[i], name) == 0)
-            return false;
-    return true;
+        if (PyUnicode_CompareWithASCIIString(name, allowed_dunders[i]) == 0)
+            return true;
+    return false;
+}
+
+bool
+exec_str_is_private(PyObject *name)
+{
+    return PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '_' &&
+           !allowed_dunder_str(name);
+}
+
+int
+exec_check_attr_name(struct exec_run *r, PyObject *name)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    if (len < 4 || PyUnicode_READ_CHAR(name, 0) != '_' || PyUnicode_READ_CHAR(name, 1) != '_' ||
+        PyUnicode_READ_CHAR(name, len - 1) != '_' || PyUnicode_READ_CHAR(name, len - 2) != '_' ||
+        allowed_dunder_str(name))
+        return 0;
+    exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", name);
+    return -1;
 }
 
 PyObject *
@@ -217,11 +244,8 @@ check_format_string(PyObject *fmt, int depth)
             rc = rest ? 0 : -1;
             while (rc == 0 && rest && (part = PyIter_Next(rest))) {
                 PyObject *key = PyTuple_GET_ITEM(part, 1);
-                if (PyObject_IsTrue(PyTuple_GET_ITEM(part, 0)) && PyUnicode_Check(key) &&
-                    exec_dunder_forbidden(PyUnicode_AsUTF8(key))) {
-                    exec_fail(NULL, ABORT_NONE, "Forbidden access to dunder attribute: %U", key);
-                    rc = -1;
-                }
+                if (PyObject_IsTrue(PyTuple_GET_ITEM(part, 0)) && PyUnicode_Check(key))
+                    rc = exec_check_attr_name(NULL, key);
                 Py_DECREF(part);
             }
             if (PyErr_Occurred())
@@ -288,9 +312,10 @@ guard_format(PyObject *obj, PyObject *method)
 }
 
 static bool
-is_format_method(PyObject *obj, const char *name)
+is_format_method(PyObject *obj, PyObject *name)
 {
-    if (strcmp(name, "format") != 0 && strcmp(name, "format_map") != 0)
+    if (PyUnicode_CompareWithASCIIString(name, "format") != 0 &&
+        PyUnicode_CompareWithASCIIString(name, "format_map") != 0)
         return false;
     return PyUnicode_Check(obj) ||
            (PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *) obj, &PyUnicode_Type));
@@ -305,11 +330,8 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
         Py_XDECREF(exact);
         return v;
     }
-    const char *s = PyUnicode_AsUTF8(name);
-    if (!s)
+    if (exec_check_attr_name(r, name) < 0)
         return NULL;
-    if (exec_dunder_forbidden(s))
-        return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
     PyObject *v = PyObject_GetAttr(obj, name);
     return v ? exec_getattr_result(r, obj, name, v) : NULL;
 }
@@ -319,19 +341,18 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
 PyObject *
 exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *v)
 {
-    const char *s = PyUnicode_AsUTF8(name);
-    if (!s || (v = exec_guard_getters(v)) == NULL || exec_check_value(r, v) < 0) {
+    if ((v = exec_guard_getters(v)) == NULL || exec_check_value(r, v) < 0) {
         Py_XDECREF(v);
         return NULL;
     }
-    if (s[0] == '_' && PyModule_Check(obj) && !exec_is_allowed_dunder(s)) {
+    if (PyModule_Check(obj) && exec_str_is_private(name)) {
         /* a module's private names are its implementation: often other modules' functions */
         Py_DECREF(v);
         const char *m = PyModule_GetName(obj);
-        return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %s of module %s", s,
-                         m ? m : "?");
+        return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %U of module %s",
+                         name, m ? m : "?");
     }
-    if (is_format_method(obj, s)) {
+    if (is_format_method(obj, name)) {
         PyObject *g = guard_format(obj, v);
         Py_DECREF(v);
         v = g;
@@ -354,14 +375,8 @@ check_getter_name(PyObject *name)
     if (!parts)
         return -1;
     int rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(parts); i++) {
-        const char *p = PyUnicode_AsUTF8(PyList_GET_ITEM(parts, i));
-        if (!p || exec_dunder_forbidden(p)) {
-            if (p)
-                exec_fail(NULL, ABORT_NONE, "Forbidden access to dunder attribute: %s", p);
-            rc = -1;
-        }
-    }
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(parts); i++)
+        rc = exec_check_attr_name(NULL, PyList_GET_ITEM(parts, i));
     Py_DECREF(parts);
     return rc;
 }
@@ -512,17 +527,12 @@ exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value)
         Py_XDECREF(exact);
         return rc;
     }
-    const char *s = PyUnicode_AsUTF8(name);
-    if (!s)
+    if (exec_check_attr_name(r, name) < 0)
         return -1;
-    if (exec_dunder_forbidden(s)) {
-        exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s", s);
-        return -1;
-    }
     /* Writing into a module would change what other code sees through it. */
     if (PyModule_Check(obj)) {
-        exec_fail(r, ABORT_NONE, "Forbidden assignment to an attribute of module %s: %s",
-                  PyModule_GetName(obj) ? PyModule_GetName(obj) : "?", s);
+        exec_fail(r, ABORT_NONE, "Forbidden assignment to an attribute of module %s: %U",
+                  PyModule_GetName(obj) ? PyModule_GetName(obj) : "?", name);
         return -1;
     }
     return PyObject_SetAttr(obj, name, value);

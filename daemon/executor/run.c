@@ -63,10 +63,12 @@ static char *
 exc_str(PyObject *value)
 {
     PyObject *s = value ? PyObject_Str(value) : NULL;
-    const char *u = s ? PyUnicode_AsUTF8(s) : NULL;
-    char *out = strdup(u ? u : "<exception str() failed>");
-    if (!u)
+    /* a message may quote a lone surrogate the snippet made: shown escaped, as repr would */
+    PyObject *b = s ? PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace") : NULL;
+    char *out = strdup(b ? PyBytes_AS_STRING(b) : "<exception str() failed>");
+    if (!b)
         PyErr_Clear();
+    Py_XDECREF(b);
     Py_XDECREF(s);
     return out;
 }
@@ -85,7 +87,8 @@ syntax_error(struct run_error *e)
         lineno = se->lineno && PyLong_Check(se->lineno) ? PyLong_AsLong(se->lineno) : 0;
         offset = se->offset && PyLong_Check(se->offset) ? PyLong_AsLong(se->offset) : 0;
         msg = exc_str(se->msg);
-        text = se->text && PyUnicode_Check(se->text) ? strdup(PyUnicode_AsUTF8(se->text)) : NULL;
+        const char *t = se->text && PyUnicode_Check(se->text) ? PyUnicode_AsUTF8(se->text) : NULL;
+        text = t ? strdup(t) : NULL;
     } else {
         msg = exc_str(value);
     }
