@@ -344,7 +344,9 @@ reap(struct zygote *z)
 {
     struct signalfd_siginfo si;
     while (read(z->sigfd, &si, sizeof(si)) == sizeof(si))
-        ;
+        if (si.ssi_signo != SIGCHLD)
+            pf_log_info(ZYGOTE, "%s: the zygote stops when pyfenced closes its channel, ignoring",
+                        strsignal((int) si.ssi_signo));
     for (;;) {
         int status;
         struct rusage ru;
@@ -569,6 +571,12 @@ main(int argc, char **argv)
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
+    /* Ctrl-C in a terminal and systemd's stop (KillMode=control-group) signal the whole group:
+     * the zygote outlives them until pyfenced, shutting down gracefully, closes its channel,
+     * then kills its workers and removes its cgroup pool. Dying at once would leave the pool
+     * behind and fail in-flight jobs before pyfenced could answer them. */
+    sigaddset(&chld, SIGTERM);
+    sigaddset(&chld, SIGINT);
     /* SIGUSR1 (cancel) stays blocked until a worker has its handler (worker_main). */
     sigset_t usr1;
     sigemptyset(&usr1);
@@ -600,8 +608,10 @@ main(int argc, char **argv)
         return 1;
     }
     harden_expect_parent(getpid());
-    if (send_ready(&z) < 0)
+    if (send_ready(&z) < 0) {
+        harden_zygote_finish();
         return 1;
+    }
     pf_log_info(ZYGOTE, "ready: python %s, %zu of %zu modules preloaded", Py_GetVersion(),
                 preloaded, o.n_preload);
 
