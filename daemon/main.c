@@ -39,6 +39,9 @@ static const struct {
         {0x102, POLICY_LIMIT_MAX_FRAME_BYTES, "--max-frame-bytes"},
         {0x103, POLICY_LIMIT_MAX_WORKERS, "--max-workers"},
         {0x104, POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS, "--idle-timeout-ms"},
+        {0x105, POLICY_LIMIT_MAX_JOBS_PER_UID, "--max-jobs-per-uid"},
+        {0x106, POLICY_LIMIT_MAX_QUEUED, "--max-queued"},
+        {0x107, POLICY_LIMIT_MAX_QUEUED_PER_UID, "--max-queued-per-uid"},
 };
 
 static void
@@ -220,6 +223,9 @@ parse_args(int argc, char **argv, struct options *o)
             {"max-frame-bytes", required_argument, NULL, 0x102},
             {"max-workers", required_argument, NULL, 0x103},
             {"idle-timeout-ms", required_argument, NULL, 0x104},
+            {"max-jobs-per-uid", required_argument, NULL, 0x105},
+            {"max-queued", required_argument, NULL, 0x106},
+            {"max-queued-per-uid", required_argument, NULL, 0x107},
             {"version", no_argument, NULL, 'V'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
@@ -283,7 +289,7 @@ parse_args(int argc, char **argv, struct options *o)
             help();
             return EXIT_SUCCESS + 1;
         default:
-            if (c >= 0x100 && c <= 0x104) {
+            if (c >= 0x100 && c <= 0x107) {
                 if (parse_limit(o, c, optarg) < 0)
                     return EXIT_USAGE + 1;
                 break;
