@@ -1,13 +1,21 @@
-/* bench_exec: submit-to-result time of a trivial snippet (`1+1`) run as a fresh ephemeral job
- * through libpyfence, side by side with the spawn time of `/usr/bin/python3 -c pass` measured
- * in the same run (posix_spawn + waitpid). Run by scripts/bench; never asserted in tests.
- * Usage: bench_exec [--socket PATH] [--runs N] [--spawn-runs N] [--code SNIPPET] */
+/* bench_exec: the figures of the issue's targets, measured in one run through libpyfence:
+ *   - submit-to-result time of a trivial snippet (`1+1`) as an ephemeral job (warm pool);
+ *   - the same in a live session ("sessions: not available" when the daemon has none);
+ *   - throughput of 16 concurrent clients (jobs/s);
+ *   - pyfenced's VmRSS with 1,000 idle connections;
+ * side by side with the spawn time of `/usr/bin/python3 -c pass` (posix_spawn + waitpid).
+ * Run by scripts/bench; never asserted in tests.
+ * Usage: bench_exec [--socket PATH] [--runs N] [--spawn-runs N] [--code SNIPPET]
+ *                   [--clients N] [--seconds S] [--idle N] */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,6 +132,183 @@ bench_spawn(double *samples, size_t runs)
     return 0;
 }
 
+/* The same trivial snippet in one live session: 1 when the daemon serves no sessions. */
+static int
+bench_session(const char *socket_path, const char *code, double *samples, size_t runs)
+{
+    struct pyfence_error err = {0};
+    struct pyfence_conn *conn = NULL;
+    struct pyfence_result res;
+    pyfence_result_init(&res);
+    char id[PYFENCE_SESSION_ID_LEN + 1];
+    if (pyfence_connect(socket_path, &conn, &err) < 0) {
+        fprintf(stderr, "bench_exec: %s\n", err.message);
+        return -1;
+    }
+    if (pyfence_session_open(conn, NULL, id, &err) < 0) {
+        pyfence_close(conn);
+        if (err.code == PYFENCE_E_UNKNOWN_OP)
+            return 1;
+        fprintf(stderr, "bench_exec: session.open: %s\n", err.message);
+        return -1;
+    }
+    struct pyfence_exec_options opts;
+    pyfence_exec_options_init(&opts);
+    opts.session = id;
+    opts.stream = false;
+    int r = 0;
+    for (size_t i = 0; i < runs + WARMUP_RUNS && r == 0; i++) {
+        double t0 = now_ms();
+        if (pyfence_exec(conn, code, &opts, NULL, NULL, &res, &err) < 0 || !res.ok) {
+            fprintf(stderr, "bench_exec: session run %zu: %s\n", i,
+                    res.outcome ? res.outcome : err.message);
+            r = -1;
+        } else if (i >= WARMUP_RUNS) {
+            samples[i - WARMUP_RUNS] = now_ms() - t0;
+        }
+    }
+    pyfence_session_close(conn, id, NULL);
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    return r;
+}
+
+struct load {
+    const char *socket_path;
+    const char *code;
+    double until_ms;
+    uint64_t jobs, busy, failed;
+};
+
+/* One client of the throughput run: keeps LOAD_DEPTH execs in flight until the end. */
+#define LOAD_DEPTH 4
+static void *
+load_client(void *arg)
+{
+    struct load *l = arg;
+    struct pyfence_error err = {0};
+    struct pyfence_conn *conn = NULL;
+    struct pyfence_result res;
+    pyfence_result_init(&res);
+    if (pyfence_connect(l->socket_path, &conn, &err) < 0) {
+        l->failed++;
+        return NULL;
+    }
+    struct pyfence_exec_options opts;
+    pyfence_exec_options_init(&opts);
+    opts.stream = false;
+    uint64_t ids[LOAD_DEPTH];
+    size_t n = 0, head = 0;
+    for (;;) {
+        bool more = now_ms() < l->until_ms;
+        while (more && n < LOAD_DEPTH &&
+               pyfence_submit(conn, l->code, &opts, &ids[(head + n) % LOAD_DEPTH], &err) == 0)
+            n++;
+        if (n == 0)
+            break;
+        if (pyfence_wait(conn, ids[head], NULL, NULL, &res, &err) < 0) {
+            l->failed++;
+            break;
+        }
+        head = (head + 1) % LOAD_DEPTH;
+        n--;
+        if (res.ok)
+            l->jobs++;
+        else if (res.outcome_code == PYFENCE_E_BUSY)
+            l->busy++;
+        else
+            l->failed++;
+    }
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    return NULL;
+}
+
+/* Jobs per second of `clients` concurrent connections over `seconds`. */
+static int
+bench_throughput(const char *socket_path, const char *code, int clients, double seconds,
+                 double *ret_rate, uint64_t *ret_busy, uint64_t *ret_failed)
+{
+    struct load *loads = calloc((size_t) clients, sizeof(*loads));
+    pthread_t *threads = calloc((size_t) clients, sizeof(*threads));
+    if (!loads || !threads)
+        return -1;
+    double t0 = now_ms();
+    for (int i = 0; i < clients; i++) {
+        loads[i] = (struct load){socket_path, code, t0 + seconds * 1000, 0, 0, 0};
+        pthread_create(&threads[i], NULL, load_client, &loads[i]);
+    }
+    uint64_t jobs = 0;
+    *ret_busy = *ret_failed = 0;
+    for (int i = 0; i < clients; i++) {
+        pthread_join(threads[i], NULL);
+        jobs += loads[i].jobs;
+        *ret_busy += loads[i].busy;
+        *ret_failed += loads[i].failed;
+    }
+    *ret_rate = (double) jobs / ((now_ms() - t0) / 1000);
+    free(loads);
+    free(threads);
+    return 0;
+}
+
+/* VmRSS of pid, in KiB; -1 when unreadable. */
+static long
+vm_rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+    FILE *f = fopen(path, "re");
+    long kb = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* pyfenced's VmRSS before and with `n` idle connections (each has said hello, so it was
+ * accepted and set up). The daemon's pid comes from SO_PEERCRED. */
+static int
+bench_idle(const char *socket_path, int n, long *ret_before_kb, long *ret_with_kb)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t) n + 64) {
+        rl.rlim_cur = rl.rlim_max < (rlim_t) n + 64 ? rl.rlim_max : (rlim_t) n + 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    struct pyfence_conn **conns = calloc((size_t) n, sizeof(*conns));
+    struct pyfence_error err = {0};
+    if (!conns || pyfence_connect(socket_path, &conns[0], &err) < 0 ||
+        pyfence_ping(conns[0], &err) < 0) {
+        fprintf(stderr, "bench_exec: %s\n", err.message);
+        free(conns);
+        return -1;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(pyfence_fileno(conns[0]), SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+        fprintf(stderr, "bench_exec: SO_PEERCRED: %s\n", strerror(errno));
+        return -1;
+    }
+    *ret_before_kb = vm_rss_kb(cred.pid);
+    int r = 0, opened = 1;
+    for (; opened < n; opened++)
+        if (pyfence_connect(socket_path, &conns[opened], &err) < 0 ||
+            pyfence_ping(conns[opened], &err) < 0) {
+            fprintf(stderr, "bench_exec: connection %d: %s\n", opened, err.message);
+            r = -1;
+            opened++;
+            break;
+        }
+    *ret_with_kb = vm_rss_kb(cred.pid);
+    for (int i = 0; i < opened; i++)
+        pyfence_close(conns[i]);
+    free(conns);
+    return r;
+}
+
 static void
 print_row(const char *name, size_t runs, const struct summary *s)
 {
@@ -152,11 +337,16 @@ main(int argc, char **argv)
             {"runs", required_argument, NULL, 'n'},
             {"spawn-runs", required_argument, NULL, 'm'},
             {"code", required_argument, NULL, 'c'},
+            {"clients", required_argument, NULL, 'C'},
+            {"seconds", required_argument, NULL, 'S'},
+            {"idle", required_argument, NULL, 'i'},
             {"help", no_argument, NULL, 'h'},
             {0},
     };
     const char *socket_path = NULL, *code = "1+1";
-    size_t runs = 1000, spawn_runs = 0;
+    size_t runs = 2000, spawn_runs = 0;
+    int clients = 16, idle = 1000;
+    double seconds = 5;
     int c;
     while ((c = getopt_long(argc, argv, "s:n:m:c:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -172,11 +362,23 @@ main(int argc, char **argv)
         case 'c':
             code = optarg;
             break;
+        case 'C':
+            clients = (int) parse_count(optarg, "--clients");
+            break;
+        case 'S':
+            seconds = (double) parse_count(optarg, "--seconds");
+            break;
+        case 'i':
+            idle = (int) parse_count(optarg, "--idle");
+            break;
         case 'h':
-            printf("Usage: bench_exec [--socket PATH] [--runs N] [--spawn-runs N] "
-                   "[--code SNIPPET]\n"
-                   "Times N ephemeral execs of SNIPPET (default 1+1, N default 1000) against\n"
-                   "spawning /usr/bin/python3 -c pass (default max(100, N/10) times).\n");
+            printf("Usage: bench_exec [--socket PATH] [--runs N] [--spawn-runs N] [--code "
+                   "SNIPPET]\n"
+                   "                  [--clients N] [--seconds S] [--idle N]\n"
+                   "Times N ephemeral execs of SNIPPET (default 1+1, N default 2000) and N in a\n"
+                   "session, the throughput of --clients (16) concurrent clients for --seconds\n"
+                   "(5), pyfenced's RSS with --idle (1000) idle connections, against spawning\n"
+                   "/usr/bin/python3 -c pass (default max(100, N/10) times).\n");
             return 0;
         default:
             return 2;
@@ -185,26 +387,52 @@ main(int argc, char **argv)
     if (!spawn_runs)
         spawn_runs = runs / 10 > 100 ? runs / 10 : 100;
 
-    double *ex = calloc(runs, sizeof(double)), *sp = calloc(spawn_runs, sizeof(double));
+    double *ex = calloc(runs, sizeof(double)), *se = calloc(runs, sizeof(double));
+    double *sp = calloc(spawn_runs, sizeof(double));
     double queue_ms = 0, run_ms = 0;
-    if (!ex || !sp) {
+    if (!ex || !se || !sp) {
         fprintf(stderr, "bench_exec: out of memory\n");
         return 1;
     }
-    if (bench_pyfence(socket_path, code, ex, runs, &queue_ms, &run_ms) < 0 ||
-        bench_spawn(sp, spawn_runs) < 0)
+    if (bench_pyfence(socket_path, code, ex, runs, &queue_ms, &run_ms) < 0)
         return 1;
-    struct summary se = summarize(ex, runs), ss = summarize(sp, spawn_runs);
+    int sess = bench_session(socket_path, code, se, runs);
+    if (sess < 0 || bench_spawn(sp, spawn_runs) < 0)
+        return 1;
+    struct summary sx = summarize(ex, runs), ss = summarize(sp, spawn_runs);
 
     printf("%-34s %7s %9s %9s %9s %9s %9s\n", "milliseconds", "runs", "p50", "p99", "mean", "min",
            "max");
     char label[64];
-    snprintf(label, sizeof(label), "pyfence exec '%.16s' (fresh job)", code);
-    print_row(label, runs, &se);
+    snprintf(label, sizeof(label), "pyfence exec '%.16s' (ephemeral)", code);
+    print_row(label, runs, &sx);
+    if (sess == 0) {
+        struct summary sn = summarize(se, runs);
+        snprintf(label, sizeof(label), "pyfence exec '%.16s' (session)", code);
+        print_row(label, runs, &sn);
+    }
     print_row("posix_spawn python3 -c pass", spawn_runs, &ss);
-    printf("\nratio spawn/exec: p50 %.1fx, mean %.1fx\n", ss.p50 / se.p50, ss.mean / se.mean);
-    printf("daemon-side means per exec: queue %.3f ms, executor run %.3f ms\n", queue_ms, run_ms);
+    if (sess > 0)
+        printf("sessions: not available\n");
+    printf("\nratio spawn/exec: p50 %.1fx, mean %.1fx\n", ss.p50 / sx.p50, ss.mean / sx.mean);
+    printf("daemon-side means per ephemeral exec: queue %.3f ms, executor run %.3f ms\n", queue_ms,
+           run_ms);
+
+    double rate = 0;
+    uint64_t busy = 0, failed = 0;
+    if (bench_throughput(socket_path, code, clients, seconds, &rate, &busy, &failed) < 0)
+        return 1;
+    printf("throughput: %.0f ephemeral jobs/s with %d concurrent clients over %.0f s (busy %llu, "
+           "failed %llu)\n",
+           rate, clients, seconds, (unsigned long long) busy, (unsigned long long) failed);
+
+    long before_kb = 0, with_kb = 0;
+    if (bench_idle(socket_path, idle, &before_kb, &with_kb) < 0)
+        return 1;
+    printf("pyfenced VmRSS: %.1f MiB with 1 connection, %.1f MiB with %d idle connections\n",
+           (double) before_kb / 1024, (double) with_kb / 1024, idle);
     free(ex);
+    free(se);
     free(sp);
     return 0;
 }
