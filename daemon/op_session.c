@@ -8,6 +8,7 @@
 #include "job.h"
 #include "load.h"
 #include "ops.h"
+#include "pool.h"
 #include "pf_cleanup.h"
 #include "profile.h"
 #include "session.h"
@@ -43,9 +44,11 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     cJSON *imports = NULL;
     if (ops_resolve_job(d, profile, req->root, &spec, &imports, err) < 0)
         return -1;
-    /* A session holds its worker from open to close: it counts as a live worker. */
+    /* A session holds its worker from open to close: it counts as a live worker. An idle pool
+     * worker makes way (killed now, its slot free once reaped: until then one over). */
     int64_t max_workers = d->limits.v[POLICY_LIMIT_MAX_WORKERS];
-    if (max_workers > 0 && (int64_t) d->jobs_running >= max_workers) {
+    if (max_workers > 0 && (int64_t) d->jobs_running >= max_workers &&
+        !pools_make_room(&d->pools)) {
         cJSON_Delete(imports);
         return pf_error_set(err, PF_E_BUSY,
                             "all %lld workers are busy (max_workers); try again later",

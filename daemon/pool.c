@@ -400,3 +400,11 @@ pools_stats_json(const struct pools *ps)
     }
     return o;
 }
+
+bool
+pools_make_room(struct pools *ps)
+{
+    unsigned before = pools_idle(ps);
+    evict_one(ps);
+    return pools_idle(ps) < before;
+}

@@ -82,5 +82,8 @@ void pool_worker_lost(struct job *j, bool failure);
 cJSON *pools_stats_json(const struct pools *ps);
 /* Idle pool workers, all pools together. */
 unsigned pools_idle(const struct pools *ps);
+/* Lets the oldest idle pool worker go, to make room for a worker that is not a pool's (a
+ * session's); false when there was none. Its slot frees when the zygote reports its end. */
+bool pools_make_room(struct pools *ps);
 
 #endif

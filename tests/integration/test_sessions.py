@@ -247,6 +247,37 @@ def test_max_sessions_per_uid(daemon_factory, tmpdir_short):
         b.close()
 
 
+def test_sessions_take_idle_pool_slots(daemon_factory):
+    """At max_workers, an idle pool worker makes way for a session's worker; with no idle one
+    left, session.open is busy, and a session's end frees its slot."""
+    d = daemon_factory("--max-workers", "2")
+    with d.client() as c:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            pools = c.stats().get("pools") or {}
+            if sum(p.get("idle", 0) for p in pools.values()) >= 2:
+                break
+            time.sleep(0.05)
+        a = c.open_session()
+        b = c.open_session()
+        assert a.exec("1").ok and b.exec("2").ok
+        with pytest.raises(pyfence.PyfenceError) as e:
+            c.open_session()
+        assert e.value.code == "busy" and "max_workers" in e.value.message
+        a.close()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                third = c.open_session()
+                break
+            except pyfence.PyfenceError as e:
+                assert e.code == "busy" and time.monotonic() < deadline, e
+                time.sleep(0.05)
+        assert third.exec("3").output == 3
+        third.close()
+        b.close()
+
+
 # ---- two uids ------------------------------------------------------------------------------
 
 UID_A, UID_B = 1001, 1002
