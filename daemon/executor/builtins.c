@@ -188,9 +188,11 @@ builtin_final_answer(PyObject *self, PyObject *args, PyObject *kwargs)
     struct exec_run *r = run_of(self);
     if (!r || !PyArg_ParseTupleAndKeywords(args, kwargs, "O:final_answer", kwlist, &answer))
         return NULL;
-    Py_XSETREF(r->final_value, Py_NewRef(answer));
-    /* Unwinds the walk like an exception the snippet cannot catch. */
-    return exec_fail(r, ABORT_FINAL, "final_answer");
+    PyObject *exc = PyObject_CallNoArgs(exec_FinalAnswerException);
+    if (exc && PyObject_SetAttrString(exc, "value", answer) == 0)
+        PyErr_SetObject(exec_FinalAnswerException, exc);
+    Py_XDECREF(exc);
+    return NULL;
 }
 
 static int

@@ -1,6 +1,7 @@
 /* Exceptions: try/except/else/finally, raise, with, assert. A refusal that ends the run
- * (r->abort: budgets, timeouts, final_answer) is never caught, and finally blocks do not run
- * under it: they would only spend the budget that is already exhausted. */
+ * (r->abort: budgets, timeouts) is never caught, and finally blocks do not run under it: they
+ * would only spend the budget that is already exhausted. final_answer() is not one: it raises
+ * a BaseException that unwinds through finally blocks and with exits, as in smolagents. */
 #include "exec_internal.h"
 
 struct saved_exc {

@@ -229,7 +229,6 @@ enum exec_abort {
     ABORT_TIMEOUT,
     ABORT_OUTPUT,
     ABORT_CANCEL, /* policy.cancel_flag was set */
-    ABORT_FINAL, /* final_answer() was called: not an error */
     _ABORT_MAX,
     _ABORT_INVALID = -1,
 };
@@ -309,7 +308,6 @@ struct exec_run {
     PyObject *handling;         /* the exception an except block is handling (bare raise) */
     struct exec_generator *gen; /* the generator whose body is running, or NULL */
     char *stack_limit;          /* the C stack must not grow below this */
-    PyObject *final_value;      /* final_answer's argument */
     exec_output_cb cb;
     void *userdata;
     char *logs;
@@ -319,6 +317,7 @@ struct exec_run {
 
 /* policy.c */
 extern PyObject *exec_InterpreterError;
+extern PyObject *exec_FinalAnswerException;
 int exec_policy_init_types(void);
 bool exec_import_allowed(const struct exec_env *env, const char *name);
 /* Raises InterpreterError with the allow-list, as smolagents words it. */

@@ -8,6 +8,7 @@
 #include "exec_internal.h"
 
 PyObject *exec_InterpreterError;
+PyObject *exec_FinalAnswerException;
 
 /* A str subclass can make its hash and == match another name ("__class__") in CPython's
  * attribute lookup: the checks and the lookup must both see a plain str. */
@@ -38,7 +39,12 @@ exec_policy_init_types(void)
     exec_InterpreterError = PyErr_NewExceptionWithDoc("pyfence.InterpreterError",
                                                       "Refused by the pyfence executor's policy.",
                                                       PyExc_Exception, NULL);
-    return exec_InterpreterError ? 0 : -1;
+    /* smolagents' FinalAnswerException: a BaseException, so `except Exception` lets it pass
+     * while finally blocks and with exits run as the walk unwinds. */
+    exec_FinalAnswerException = PyErr_NewExceptionWithDoc(
+            "pyfence.FinalAnswerException", "Raised by final_answer(); .value is the answer.",
+            PyExc_BaseException, NULL);
+    return exec_InterpreterError && exec_FinalAnswerException ? 0 : -1;
 }
 
 uint64_t

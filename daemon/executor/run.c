@@ -178,6 +178,24 @@ add_output(struct exec_run *r, cJSON *res, PyObject *value)
     PyErr_Clear();
 }
 
+/* The answer carried by the FinalAnswerException being raised (consumed). */
+static PyObject *
+final_value(void)
+{
+    PyObject *type, *exc, *tb;
+    PyErr_Fetch(&type, &exc, &tb);
+    PyErr_NormalizeException(&type, &exc, &tb);
+    PyObject *v = exc ? PyObject_GetAttrString(exc, "value") : NULL;
+    if (!v && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear(); /* raised by the snippet itself, without an answer */
+        v = Py_NewRef(Py_None);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(exc);
+    Py_XDECREF(tb);
+    return v;
+}
+
 /* Runs the top-level statements; returns the value of the last one when it is an expression
  * statement (a new reference, or NULL with *ret_failed set on failure). */
 static PyObject *
@@ -299,12 +317,12 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
         r->tree = tree;
         const struct node *failed = NULL;
         value = run_body(r, &failed);
-        if (!value && r->abort == ABORT_FINAL) {
-            PyErr_Clear();
-            is_final = true;
-            r->abort = ABORT_NONE; /* the answer's __repr__ still runs under the budgets */
-            r->ops_check_at = r->ops + 1;
-            value = r->final_value ? Py_NewRef(r->final_value) : Py_NewRef(Py_None);
+        if (!value && r->abort == ABORT_NONE &&
+            PyErr_ExceptionMatches(exec_FinalAnswerException)) {
+            value = final_value();
+            is_final = value != NULL;
+            if (!value)
+                out = runtime_error(r, failed, &e);
         } else if (!value) {
             out = runtime_error(r, failed, &e);
         }
@@ -314,7 +332,6 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     PyErr_Clear();
     env->run = NULL;
     Py_XDECREF(value);
-    Py_CLEAR(r->final_value);
     Py_CLEAR(r->abort_msg);
     Py_CLEAR(r->retval);
     Py_CLEAR(r->handling);

@@ -460,12 +460,27 @@ test_final_answer_from_function(void **state)
 {
     (void) state;
     struct exec_env *env = t_env(NULL);
-    cJSON *res = t_run_in(env, "def solve():\n    try:\n        final_answer('in try')\n"
-                               "    except BaseException:\n        return 'swallowed'\n"
+    /* smolagents' FinalAnswerException is a BaseException: `except Exception` lets it pass,
+     * finally blocks and with exits run on the way out */
+    cJSON *res = t_run_in(env, "class CM:\n    def __enter__(self):\n        pass\n"
+                               "    def __exit__(self, *a):\n        print('exit')\n"
+                               "def solve():\n    try:\n        with CM():\n"
+                               "            final_answer('in try')\n"
+                               "    except Exception:\n        return 'swallowed'\n"
+                               "    finally:\n        print('finally')\n"
                                "solve()\nprint('never')");
     assert_string_equal(t_str(res, "outcome"), "ok");
     assert_string_equal(t_str(res, "output_repr"), "'in try'");
+    assert_string_equal(t_str(res, "logs"), "exit\nfinally\n");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(res, "is_final_answer")));
+    cJSON_Delete(res);
+    /* as there, `except BaseException` catches it: the run goes on without an answer */
+    res = t_run_in(env, "try:\n    final_answer(1)\nexcept BaseException as e:\n"
+                        "    print(type(e).__name__, e.value)\n'next'");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "FinalAnswerException 1\n");
+    assert_string_equal(t_str(res, "output_repr"), "'next'");
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(res, "is_final_answer")));
     cJSON_Delete(res);
     exec_env_free(env);
 }
