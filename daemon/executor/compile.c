@@ -51,6 +51,21 @@ exec_ast_type(PyObject *ast)
     return _PyType_Name(Py_TYPE(ast));
 }
 
+const char *
+exec_construct_name(const char *ast_type)
+{
+    static const char *const names[][2] = {
+            {"AsyncFunctionDef", "async def"},
+            {"AsyncFor", "async for"},
+            {"AsyncWith", "async with"},
+            {"Await", "await"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(names[i][0], ast_type) == 0)
+            return names[i][1];
+    return ast_type;
+}
+
 int
 exec_field_int(PyObject *ast, const char *name, long *ret)
 {
@@ -664,7 +679,7 @@ exec_conv_expr(struct cstate *cs, PyObject *ast)
     } else {
         ret = conv_expr_simple(cs, ast, type, n);
         if (ret && ret->kind == NK_E_UNSUPPORTED &&
-            !(ret->obj = exec_keep(cs, PyUnicode_FromString(type))))
+            !(ret->obj = exec_keep(cs, PyUnicode_FromString(exec_construct_name(type)))))
             ret = NULL;
     }
 out:

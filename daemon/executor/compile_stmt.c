@@ -529,9 +529,10 @@ exec_conv_stmt(struct cstate *cs, PyObject *ast)
     }
     struct node *ret = n ? conv_stmt_simple(cs, ast, type, n) : NULL;
     if (n && !ret && !PyErr_Occurred()) {
-        /* AsyncFunctionDef, AsyncFor, AsyncWith, TryStar: refused when reached */
+        /* async def, async for, async with: refused when reached */
         n->kind = NK_S_UNSUPPORTED;
-        ret = (n->obj = exec_keep(cs, PyUnicode_FromString(type))) ? n : NULL;
+        ret = (n->obj = exec_keep(cs, PyUnicode_FromString(exec_construct_name(type)))) ? n
+                                                                                         : NULL;
     }
     cs->depth--;
     return ret;

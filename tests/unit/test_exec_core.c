@@ -259,13 +259,14 @@ test_unsupported_nodes(void **state)
 {
     (void) state;
     assert_eval_fails("async def f():\n    pass",
-                      "InterpreterError: AsyncFunctionDef is not supported");
+                      "InterpreterError: async def is not supported");
     assert_eval_fails("async def f():\n    await g()\nf()",
-                      "InterpreterError: AsyncFunctionDef is not supported");
+                      "InterpreterError: async def is not supported");
+    assert_eval_fails("x = 1\ny = await x", "InterpreterError: await is not supported");
     assert_eval_fails("x = 1\nasync with x:\n    pass",
-                      "InterpreterError: AsyncWith is not supported");
+                      "InterpreterError: async with is not supported");
     assert_eval_fails("for x in []:\n    pass\nasync for y in x:\n    pass",
-                      "InterpreterError: AsyncFor is not supported");
+                      "InterpreterError: async for is not supported");
     assert_eval_fails("x = 1\ny = [i async for i in x]",
                       "Code parsing failed on line 2 due to: SyntaxError: asynchronous "
                       "comprehension outside of an asynchronous function");

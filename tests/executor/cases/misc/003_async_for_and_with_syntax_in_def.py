@@ -1,4 +1,4 @@
-# skip: not implemented yet: async def / await / async for (AsyncFunctionDef)
+# expect: refused InterpreterError: async def is not supported
 class AIter:
     def __init__(self):
         self.n = 0
