@@ -440,6 +440,7 @@ on_worker_frame(void *userdata, char *payload, size_t len)
         pool_worker_lost(j, true);
         kill_worker(j, JOB_KILL_PROTOCOL);
     }
+    j->heard = true;
     if (msg_parse(owned, len, JOB_MAX_WORKER_DEPTH, &obj, &err) < 0) {
         pf_log_warning(WORKER, "job %llu: bad frame from worker: %s", (unsigned long long) j->id,
                        err ? err->msg : "out of memory");
@@ -463,6 +464,50 @@ on_worker_frame(void *userdata, char *payload, size_t len)
     return 0;
 }
 
+/* A pool worker that died without reading its run frame (the channel was reset: it was killed
+ * while idle, before the zygote could say so) did not run the job: the request goes back to
+ * the scheduler instead of failing with worker_crashed (its next pool worker may have been
+ * killed with it: a few times). */
+static bool
+retry_elsewhere(struct job *j)
+{
+    struct daemon *d = j->d;
+    if (!j->from_pool || j->heard || !j->channel_reset || j->retries >= JOB_MAX_RETRIES ||
+        !j->frame || !j->conn || j->kill_reason != JOB_KILL_NONE || j->cancel_requested ||
+        d->shutting_down)
+        return false;
+    struct job_spec spec = {.limits = j->limits,
+                            .stream = j->stream,
+                            .arrival_ns = j->arrival_ns,
+                            .profile = j->profile};
+    char *frame = malloc(j->frame_len);
+    struct job *q = frame ? job_create(d, j->conn, j->req_id, &spec, frame, j->frame_len) : NULL;
+    if (!q) {
+        free(frame);
+        return false;
+    }
+    memcpy(frame, j->frame, j->frame_len);
+    q->params = j->params;
+    q->wait_exit = j->wait_exit;
+    q->retries = j->retries + 1;
+    if (sched_submit(&d->sched, &q->sched, j->conn->uid, pools_startable(&d->pools, &q->params),
+                     NULL, NULL) < 0) {
+        detach_conn(q);
+        q->replied = true;
+        maybe_release(q);
+        return false;
+    }
+    pf_log_info(WORKER,
+                "job %llu: its pool worker (pid %d) died before reading it; running it on "
+                "another worker",
+                (unsigned long long) j->id, (int) j->pid);
+    detach_conn(j);
+    j->replied = true; /* q owes the reply now */
+    sched_pump(&d->sched);
+    pools_kick(&d->pools);
+    return true;
+}
+
 /* Called once the worker is gone and its channel drained: a job that got no result ends here. */
 static void
 settle(struct job *j)
@@ -471,7 +516,7 @@ settle(struct job *j)
         reply_held_result(j);
     if (!j->replied && j->cancel_requested && j->exit_seen && j->channel_done)
         reply_failure(j, PF_E_CANCELLED, "Code execution was cancelled");
-    if (!j->replied && j->exit_seen && j->channel_done) {
+    if (!j->replied && j->exit_seen && j->channel_done && !retry_elsewhere(j)) {
         char msg[256];
         int code = job_outcome_from_exit(&j->exit_info, (uint64_t) j->limits.v[POLICY_LIMIT_CPU_MS],
                                          j->seccomp_syscall, msg, sizeof(msg));
@@ -510,6 +555,7 @@ on_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     if (nread != UV_EOF)
         pf_log_debug(WORKER, "job %llu: channel: %s", (unsigned long long) j->id,
                      uv_strerror((int) nread));
+    j->channel_reset = nread == UV_ECONNRESET;
     close_channel(j);
     settle(j);
 }
@@ -669,9 +715,11 @@ send_run(struct job *j)
     struct job_write *w = calloc(1, sizeof(*w));
     if (!w)
         return UV_ENOMEM;
-    w->buf = TAKE_PTR(j->frame);
+    /* A pool worker may turn out to be dead (killed while idle, not reported yet): its job
+     * keeps the frame, to run it elsewhere (retry_elsewhere). */
+    w->buf = j->from_pool ? NULL : TAKE_PTR(j->frame);
     w->req.data = j;
-    uv_buf_t b = uv_buf_init(w->buf, (unsigned) j->frame_len);
+    uv_buf_t b = uv_buf_init(w->buf ? w->buf : j->frame, (unsigned) j->frame_len);
     int r = uv_write(&w->req, (uv_stream_t *) &j->channel, &b, 1, on_channel_write);
     if (r < 0) {
         free(w->buf);
@@ -740,6 +788,7 @@ job_bind(struct job *w, struct job *q)
     w->frame = TAKE_PTR(q->frame);
     w->frame_len = q->frame_len;
     w->from_pool = true;
+    w->retries = q->retries;
     w->spawn_ns = uv_hrtime(); /* queue_ms ends here */
     w->replied = false;
     if (q->conn) {

@@ -24,6 +24,8 @@
 #define JOB_DEADLINE_GRACE_MS 500
 /* A cancelled job's worker gets this long to stop by itself (SIGUSR1) before it is killed. */
 #define JOB_CANCEL_GRACE_MS 500
+/* A job whose pool worker died before reading it goes back to the scheduler, this many times. */
+#define JOB_MAX_RETRIES 3
 /* Largest frame accepted from a worker (the result carries output, logs and stats). */
 #define JOB_MAX_WORKER_FRAME (64u * 1024 * 1024)
 /* Nesting accepted from a worker: tagged values take two JSON levels per container. */
@@ -102,6 +104,9 @@ struct job {
     bool launched;          /* it has a worker (spawned, or bound from the pool) */
     bool from_pool;         /* its worker came from the pool */
     bool cancel_requested;  /* cancel: asked to stop, killed after JOB_CANCEL_GRACE_MS */
+    bool heard;             /* its worker sent a frame since it got the job */
+    bool channel_reset;     /* the channel ended with ECONNRESET: the run frame was not read */
+    unsigned retries;       /* times it went back to the scheduler (retry_elsewhere) */
 };
 
 /* What an exec request resolved to. A job copies it, so a policy reload never changes a job

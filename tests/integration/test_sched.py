@@ -225,6 +225,20 @@ def test_pool_hits_for_repeated_ephemeral_jobs(daemon):
         assert r.stats["queue_ms"] < 5, r.stats
 
 
+def test_pool_workers_killed_while_idle_do_not_fail_jobs(daemon):
+    """An idle pool worker killed from outside is skipped (its pidfd says it died) or, when the
+    job reached it first, the job runs on another worker: it did not read its run frame."""
+    import signal
+
+    for _ in range(10):
+        wait_pool_full(daemon)
+        for pid in descendants(stats(daemon)["zygote"]["pid"]):
+            os.kill(pid, signal.SIGKILL)
+        with daemon.client() as c:
+            r = c.exec("6 * 7")
+        assert r.ok and r.output == 42, (r.reply, daemon.logs()[-2000:])
+
+
 # ---- many clients -----------------------------------------------------------------------------
 
 def open_session_retrying(c):
