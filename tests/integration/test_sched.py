@@ -239,6 +239,40 @@ def test_pool_workers_killed_while_idle_do_not_fail_jobs(daemon):
         assert r.ok and r.output == 42, (r.reply, daemon.logs()[-2000:])
 
 
+def test_reload_rebuilds_a_changed_pool(daemon_factory, tmpdir_short):
+    import signal
+
+    pol = policy_dir(tmpdir_short)
+    d = daemon_factory("--policy", str(pol))
+    wait_pool_full(d)
+    before = pool(d)
+    assert before["size"] == 2, before
+    out = d.cli("status")
+    assert out.returncode == 0 and "warm pools" in out.stdout and "queue" in out.stdout, out
+    # A bigger pool, and a memory limit applied at hardening: the idle workers are replaced.
+    default = json.loads((pol / "default.json").read_text())
+    default["limits"].update(pool_size=3, memory_mb=512)
+    (pol / "default.json").write_text(json.dumps(default))
+    os.kill(d.pid, signal.SIGHUP)
+    assert wait_for(lambda: pool(d).get("size") == 3 and pool(d).get("idle") == 3), pool(d)
+    after = pool(d)
+    assert after["recycled"] >= before["recycled"] + 2, (before, after)
+    assert after["spawned"] >= before["spawned"] + 3, (before, after)
+    st = stats(d)
+    assert st["policy"]["last_reload"]["ok"] is True and st["policy"]["reload_error"] is None, st
+    with d.client() as c:
+        r = c.exec("1", limits={"memory_mb": 512})  # equal, not tighter: a hit
+        assert r.ok
+    assert pool(d)["hits"] >= after["hits"] + 1
+    # pool_size 0: the pool goes, and its workers with it.
+    default["limits"]["pool_size"] = 0
+    (pol / "default.json").write_text(json.dumps(default))
+    os.kill(d.pid, signal.SIGHUP)
+    assert wait_for(lambda: "default" not in stats(d)["pools"]), stats(d)["pools"]
+    assert wait_for(lambda: stats(d)["workers"]["live"] == 0), stats(d)["workers"]
+    d.assert_serving()
+
+
 # ---- many clients -----------------------------------------------------------------------------
 
 def open_session_retrying(c):
