@@ -278,6 +278,44 @@ def test_sessions_take_idle_pool_slots(daemon_factory):
         b.close()
 
 
+def test_nothing_left_after_sessions(daemon_factory):
+    """Sessions that close, end with their connection, expire or are lost leave no fd, process
+    or session behind."""
+    from conftest import descendants, fd_count
+    d = daemon_factory()
+    with d.client() as c:
+        c.open_session().close()  # the first session's worker makes what later ones reuse
+
+        def settled():
+            # the warm pool full and no worker but its idle ones
+            w = c.stats().get("workers") or {}
+            return w.get("busy", 0) == 0 and w.get("live") == w.get("idle")
+
+        deadline = time.monotonic() + 10
+        while not settled() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        before = (fd_count(d.pid), len(descendants(d.pid)))
+        for i in range(30):
+            s = c.open_session(timeout=0.2, limits={"session_idle_timeout_ms": 300})
+            assert s.exec(f"v = {i}").ok
+            if i % 3 == 0:
+                s.close()
+            elif i % 3 == 1:
+                assert s.exec("sum(range(10**11))").session_lost  # the backstop kill
+                assert s.exec("v").outcome == "session_lost"
+            # else: left to its idle timeout
+        with d.client() as other:
+            other.open_session().exec("1")  # ends with `other`
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            now = (fd_count(d.pid), len(descendants(d.pid)))
+            if now == before and settled() and not c.list_sessions():
+                break
+            time.sleep(0.1)
+        assert now == before, (before, now)
+        assert c.list_sessions() == []
+
+
 # ---- two uids ------------------------------------------------------------------------------
 
 UID_A, UID_B = 1001, 1002
