@@ -388,7 +388,9 @@ keep_log_head(struct job *j, const char *data, size_t len)
     if (j->logs_full || j->logs_len >= cap)
         return;
     if (!j->logs) {
-        j->logs = malloc(cap);
+        /* +1: always NUL-terminated, so reading it as a string never runs past the buffer
+         * (strndup's interceptor under ASan's strict_string_checks does). */
+        j->logs = calloc(cap + 1, 1);
         if (!j->logs)
             return;
     }

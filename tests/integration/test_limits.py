@@ -5,8 +5,13 @@ import pytest
 
 from conftest import PYFENCED, descendants, is_asan_build
 
-needs_rlimit_as = pytest.mark.skipif(is_asan_build(PYFENCED),
-                                     reason="AddressSanitizer build: RLIMIT_AS cannot be enforced")
+
+def need_memory_limit(daemon):
+    """Under ASan, RLIMIT_AS is skipped (its shadow memory reserves terabytes of address space),
+    so the memory limit holds through the worker's cgroup alone: skip only when there is none."""
+    if is_asan_build(PYFENCED) and "cgroup backend: none" in daemon.logs():
+        pytest.skip("AddressSanitizer build without a cgroup backend: RLIMIT_AS cannot be "
+                    "enforced under ASan and no cgroup holds the memory limit")
 
 
 @pytest.fixture
@@ -15,15 +20,15 @@ def client(daemon):
         yield c
 
 
-@needs_rlimit_as
 def test_memory_bomb(daemon, client):
+    need_memory_limit(daemon)
     r = client.exec("x = 'a' * 10**10")
     assert r.outcome == "memory_limit" and not r.ok, (r, r.error)
     daemon.assert_serving()
 
 
-@needs_rlimit_as
 def test_memory_bomb_by_growth(daemon, client):
+    need_memory_limit(daemon)
     r = client.exec("l = []\nfor i in range(10**8):\n    l.append('x' * 100000)", limits={"memory_mb": 64})
     assert r.outcome == "memory_limit", (r, r.error)
     daemon.assert_serving()
