@@ -8,8 +8,8 @@
 #include "job.h"
 #include "load.h"
 #include "ops.h"
-#include "pool.h"
 #include "pf_cleanup.h"
+#include "pool.h"
 #include "profile.h"
 #include "session.h"
 
