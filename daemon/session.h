@@ -117,7 +117,8 @@ struct session {
     bool releasing;
     struct zygote_exit exit_info;
     char seccomp_syscall[64];
-    char *lost_cause; /* owned: why the worker is gone, for the next request */
+    char *lost_cause;       /* owned: why the worker is gone, for the next request */
+    bool cause_provisional; /* lost at the channel's end; the exit will say why */
     struct session_req req;
     int open_handles; /* freed when the last one has closed */
 };

@@ -357,31 +357,47 @@ on_worker_frame(void *userdata, char *payload, size_t len)
 
 /* ---- the worker's end ------------------------------------------------------------------- */
 
+/* How the worker ended, as an error code and the cause told to the session's user. */
+static int
+exit_cause(const struct session *s, char *msg, size_t size)
+{
+    if (!s->exit_seen) {
+        snprintf(msg, size, "the worker could not be started");
+        return PF_E_WORKER_CRASHED;
+    }
+    if (s->exit_info.oom_killed) {
+        snprintf(msg, size, "worker killed by the memory limit (memory_mb %lld)",
+                 (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
+        return PF_E_MEMORY_LIMIT;
+    }
+    int code = job_outcome_from_exit(&s->exit_info, (uint64_t) s->limits.v[POLICY_LIMIT_CPU_MS],
+                                     s->seccomp_syscall, msg, size);
+    /* cpu_ms bounds the worker, which in a session runs every snippet. */
+    if (code == PF_E_CPU_LIMIT)
+        snprintf(msg, size,
+                 "worker used up the CPU limit of %lld ms, which counts every snippet of the "
+                 "session",
+                 (long long) s->limits.v[POLICY_LIMIT_CPU_MS]);
+    return code;
+}
+
 /* Both the channel and the exit are in: a session still in the table has lost its worker. */
 static void
 settle(struct session *s)
 {
     if (s->channel_open || s->awaiting_exit)
         return;
+    if (s->state == SESSION_LOST && s->cause_provisional) {
+        /* Lost at the channel's end, before the exit said why: now it has. */
+        char msg[256];
+        exit_cause(s, msg, sizeof(msg));
+        free(s->lost_cause);
+        s->lost_cause = strdup(msg);
+        s->cause_provisional = false;
+    }
     if (s->state != SESSION_ENDED && s->state != SESSION_LOST) {
         char msg[256];
-        int code = PF_E_WORKER_CRASHED;
-        if (!s->exit_seen) {
-            snprintf(msg, sizeof(msg), "the worker could not be started");
-        } else if (s->exit_info.oom_killed) {
-            code = PF_E_MEMORY_LIMIT;
-            snprintf(msg, sizeof(msg), "worker killed by the memory limit (memory_mb %lld)",
-                     (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
-        } else {
-            code = job_outcome_from_exit(&s->exit_info, (uint64_t) s->limits.v[POLICY_LIMIT_CPU_MS],
-                                         s->seccomp_syscall, msg, sizeof(msg));
-            /* cpu_ms bounds the worker, which in a session runs every snippet. */
-            if (code == PF_E_CPU_LIMIT)
-                snprintf(msg, sizeof(msg),
-                         "worker used up the CPU limit of %lld ms, which counts every snippet "
-                         "of the session",
-                         (long long) s->limits.v[POLICY_LIMIT_CPU_MS]);
-        }
+        int code = exit_cause(s, msg, sizeof(msg));
         if (s->req.kind == SESSION_REQ_OPEN) {
             char open_msg[320];
             snprintf(open_msg, sizeof(open_msg), "the session's worker failed to start: %s", msg);
@@ -415,6 +431,15 @@ on_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0)
         return;
     close_channel(s);
+    if (s->awaiting_exit && s->state == SESSION_IDLE) {
+        /* The worker is going, and no request waits to hear why: the session is lost now,
+         * so a request in the moment before its exit comes is told so, once, like later. */
+        s->state = SESSION_LOST;
+        free(s->lost_cause);
+        s->lost_cause = strdup("its worker ended");
+        s->cause_provisional = true;
+        session_touch_idle(s);
+    }
     settle(s);
 }
 

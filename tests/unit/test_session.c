@@ -511,6 +511,39 @@ test_cpu_limit_counts_the_session(void **state)
 }
 
 static void
+test_channel_end_before_exit(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    /* The worker's channel ends while it is idle; the zygote has not said why yet. */
+    close(fake.worker_fd[job]);
+    fake.worker_fd[job] = 0;
+    pump(f, 10);
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    cJSON *r = expect_error(f, "2", "session_lost");
+    assert_non_null(strstr(error_message(r), "was lost: its worker ended"));
+    cJSON_Delete(r);
+    send_fmt(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    cJSON_Delete(expect_error(f, "3", "not_found"));
+    struct zygote_exit e = {.job_id = job, .pid = 77, .signal = SIGSEGV};
+    job_on_exit(fake.ctx[job], &e);
+    pump(f, 5);
+
+    /* Same, but the exit comes before anyone asks: the cause is the exit's. */
+    job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    close(fake.worker_fd[job]);
+    fake.worker_fd[job] = 0;
+    pump(f, 10);
+    job_on_exit(fake.ctx[job], &e);
+    pump(f, 5);
+    send_fmt(f->client.fd, "{\"id\":4,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
+    r = expect_error(f, "4", "session_lost");
+    assert_non_null(strstr(error_message(r), "was lost: worker killed by signal SIGSEGV"));
+    cJSON_Delete(r);
+}
+
+static void
 test_oom_killed_worker(void **state)
 {
     struct fx *f = *state;
@@ -673,6 +706,7 @@ main(void)
             cmocka_unit_test_setup_teardown(test_other_uid_sees_not_found, setup, teardown),
             cmocka_unit_test_setup_teardown(test_worker_death_loses_session, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cpu_limit_counts_the_session, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_channel_end_before_exit, setup, teardown),
             cmocka_unit_test_setup_teardown(test_oom_killed_worker, setup, teardown),
             cmocka_unit_test_setup_teardown(test_memory_limit_result_retires_worker, setup,
                                             teardown),
