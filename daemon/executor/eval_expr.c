@@ -383,12 +383,14 @@ eval_subscript(struct exec_run *r, const struct node *n)
 PyObject *
 exec_eval_attr(struct exec_run *r, const struct node *n)
 {
-    if (n->flags & NF_FORBIDDEN)
-        return exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %s",
-                         PyUnicode_AsUTF8(n->obj));
+    /* the object first, as CPython does: a.b.c names the first refused step */
     PyObject *obj = exec_eval(r, n->a);
     if (!obj)
         return NULL;
+    if ((n->flags & NF_FORBIDDEN) && exec_check_attr_name(r, n->obj) < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
     /* the name passed its checks at compile time: only the value needs a look */
     PyObject *v = PyObject_GetAttr(obj, n->obj);
     if (v && unlikely((n->flags & (NF_PRIVATE | NF_FORMAT)) || !exec_value_is_plain(v)))

@@ -209,7 +209,7 @@ exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
     case NK_E_ATTR:
         if (!(obj = exec_eval(r, t->a)))
             return -1;
-        /* a dunder name never compiles into a store that runs (NF_FORBIDDEN) */
+        /* a refused name (NF_FORBIDDEN) goes to exec_setattr, which refuses it */
         rc = (t->flags & NF_FORBIDDEN) || PyModule_Check(obj)
                      ? exec_setattr(r, obj, t->obj, value)
                      : PyObject_SetAttr(obj, t->obj, value);
@@ -244,10 +244,8 @@ exec_delete(struct exec_run *r, const struct node *t)
     case NK_E_NAME:
         return exec_name_delete(r, t);
     case NK_E_ATTR:
-        if (t->flags & NF_FORBIDDEN) {
-            exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", t->obj);
+        if ((t->flags & NF_FORBIDDEN) && exec_check_attr_name(r, t->obj) < 0)
             return -1;
-        }
         if (!(obj = exec_eval(r, t->a)))
             return -1;
         if (PyModule_Check(obj)) {

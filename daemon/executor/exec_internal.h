@@ -141,7 +141,7 @@ enum exec_cmpop {
 #define NF_HAS_STAR  0x1 /* a display or call holds *x or **x: take the slow path */
 #define NF_STORE     0x2 /* a Name/Attribute/Subscript/Tuple/List in store context */
 #define NF_DEL       0x4 /* ... in del context */
-#define NF_FORBIDDEN 0x8 /* an attribute whose name the policy refuses (dunder) */
+#define NF_FORBIDDEN 0x8 /* an attribute whose name the policy refuses (dunder, gi_frame) */
 #define NF_BOOL_OR   0x10
 #define NF_PRIVATE   0x20 /* an attribute named _x: refused on modules */
 #define NF_TRY_STAR  0x40 /* try ... except* */
@@ -322,6 +322,8 @@ int exec_policy_init_types(void);
 bool exec_import_allowed(const struct exec_env *env, const char *name);
 /* Raises InterpreterError with the allow-list, as smolagents words it. */
 void exec_raise_import_refused(const struct exec_env *env, const char *name);
+/* A dunder outside the allow-list, or an introspection attribute (gi_frame, f_globals, co_*):
+ * refused by name on every route. */
 bool exec_dunder_forbidden(const char *name);
 /* name as a plain str (new reference): a str subclass could fake its hash and == */
 PyObject *exec_exact_str(PyObject *name);

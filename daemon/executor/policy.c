@@ -148,13 +148,36 @@ exec_is_allowed_dunder(const char *name)
     return false;
 }
 
+/* Attributes that lead to frames, code objects and tracebacks, and through a frame to the
+ * globals and builtins of the code it runs: refused by name on every route, whatever object
+ * carries them (a user class may name its attributes so too: rare, and refused alike). The
+ * values themselves are refused as well (exec_check_value); the names are refused first so
+ * that no route which hands a value to CPython code unchecked (operator.attrgetter with a
+ * dotted path, str.format fields) can walk through one. co_* is refused as a prefix. */
+static const char *const introspection_attrs[] = {
+        "gi_frame", "gi_code",  "gi_yieldfrom", "cr_frame",  "cr_code",   "cr_await",
+        "cr_origin", "ag_frame", "ag_code",      "ag_await",  "tb_frame",  "tb_next",
+        "f_back",   "f_builtins", "f_code",     "f_globals", "f_locals",  "f_trace",
+};
+
+static const char *
+refused_kind(const char *name)
+{
+    size_t len = strlen(name);
+    if (len >= 4 && strncmp(name, "__", 2) == 0 && strcmp(name + len - 2, "__") == 0)
+        return exec_is_allowed_dunder(name) ? NULL : "dunder attribute";
+    if (strncmp(name, "co_", 3) == 0)
+        return "introspection attribute";
+    for (size_t i = 0; i < sizeof(introspection_attrs) / sizeof(introspection_attrs[0]); i++)
+        if (strcmp(introspection_attrs[i], name) == 0)
+            return "introspection attribute";
+    return NULL;
+}
+
 bool
 exec_dunder_forbidden(const char *name)
 {
-    size_t len = strlen(name);
-    if (len < 4 || strncmp(name, "__", 2) != 0 || strcmp(name + len - 2, "__") != 0)
-        return false;
-    return !exec_is_allowed_dunder(name);
+    return refused_kind(name) != NULL;
 }
 
 /* Decided on the str's characters, not on its UTF-8: a name the snippet built may hold a lone
@@ -179,11 +202,18 @@ int
 exec_check_attr_name(struct exec_run *r, PyObject *name)
 {
     Py_ssize_t len = PyUnicode_GET_LENGTH(name);
-    if (len < 4 || PyUnicode_READ_CHAR(name, 0) != '_' || PyUnicode_READ_CHAR(name, 1) != '_' ||
-        PyUnicode_READ_CHAR(name, len - 1) != '_' || PyUnicode_READ_CHAR(name, len - 2) != '_' ||
-        allowed_dunder_str(name))
+    const char *kind = NULL;
+    if (len >= 4 && PyUnicode_READ_CHAR(name, 0) == '_' && PyUnicode_READ_CHAR(name, 1) == '_' &&
+        PyUnicode_READ_CHAR(name, len - 1) == '_' && PyUnicode_READ_CHAR(name, len - 2) == '_') {
+        if (!allowed_dunder_str(name))
+            kind = "dunder attribute";
+    } else if (len >= 3 && PyUnicode_IS_ASCII(name)) {
+        /* the other refused names are ASCII: their UTF-8 is their data, nothing can fail */
+        kind = refused_kind(PyUnicode_AsUTF8(name));
+    }
+    if (!kind)
         return 0;
-    exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute: %U", name);
+    exec_fail(r, ABORT_NONE, "Forbidden access to %s: %U", kind, name);
     return -1;
 }
 

@@ -341,7 +341,15 @@ static void
 test_frames_and_code(void **state)
 {
     (void) state;
-    assert_eval_fails("def g():\n    yield 1\ng().gi_frame", "AttributeError");
+    assert_eval_fails("def g():\n    yield 1\ng().gi_frame",
+                      "Forbidden access to introspection attribute: gi_frame");
+    /* by every route, on any object, co_* as a prefix */
+    assert_eval_fails("class A:\n    pass\ngetattr(A(), 'f_globals')",
+                      "Forbidden access to introspection attribute: f_globals");
+    assert_eval_fails("'{0.tb_frame}'.format(1)",
+                      "Forbidden access to introspection attribute: tb_frame");
+    assert_eval_fails("class A:\n    co_x = 1\nA.co_x", "introspection attribute: co_x");
+    assert_eval("class A:\n    f_x = 1\n    cox = 2\nA.f_x, A.cox", "(1, 2)");
     assert_eval_fails("(lambda: 1).__globals__",
                       "Forbidden access to dunder attribute: __globals__");
     assert_eval_fails("def f():\n    pass\nf.__code__",

@@ -1,4 +1,4 @@
-# expect: refused object has no attribute 'gi_code'
+# expect: refused Forbidden access to introspection attribute: gi_code
 def g():
     yield 1
 g().gi_code

@@ -1,4 +1,4 @@
-# expect: refused 'NoneType' object has no attribute 'tb_frame'
+# expect: refused Forbidden access to introspection attribute: tb_frame
 # __exit__ receives None for the traceback: no traceback object ever reaches a snippet.
 class CM:
     def __enter__(self):

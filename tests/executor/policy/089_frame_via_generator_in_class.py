@@ -1,4 +1,4 @@
-# expect: refused object has no attribute 'gi_frame'
+# expect: refused Forbidden access to introspection attribute: gi_frame
 class K:
     def gen(self):
         yield 1
