@@ -358,8 +358,14 @@ exec_check_value(struct exec_run *r, PyObject *v)
 PyObject *exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name);
 PyObject *exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *v);
 int exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value);
-/* Replaces operator.attrgetter/methodcaller by checking versions; steals v. */
+/* guard.c: replaces operator.attrgetter/methodcaller and string.Formatter by checking
+ * versions; steals v. */
 PyObject *exec_guard_getters(PyObject *v);
+/* obj.format / obj.format_map of a str (or str subclass): method gets a field-name check. */
+bool exec_is_format_method(PyObject *obj, PyObject *name);
+PyObject *exec_guard_format(PyObject *obj, PyObject *method);
+/* The unchecked attrgetter, methodcaller or Formatter class, refused as a value. */
+bool exec_is_unguarded_class(PyObject *v);
 /* Raises InterpreterError (fmt is PyUnicode_FromFormat's: %U, %R...). Unless abort is
  * ABORT_NONE, also ends the run: the snippet cannot catch it (r may be NULL then). */
 PyObject *exec_fail(struct exec_run *r, int abort, const char *fmt, ...);

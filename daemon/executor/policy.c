@@ -17,18 +17,6 @@ exec_exact_str(PyObject *name)
 {
     return PyUnicode_CheckExact(name) ? Py_NewRef(name) : PyUnicode_FromObject(name);
 }
-static PyObject *attrgetter_type, *methodcaller_type; /* once _operator is loaded */
-static bool load_getter_types(void);
-static PyObject *formatter_type, *checked_formatter_type; /* string.Formatter, guarded */
-
-/* Cheap pre-check before looking the classes up in sys.modules. */
-static bool
-is_getter_name(PyObject *type)
-{
-    const char *n = ((PyTypeObject *) type)->tp_name;
-    return strcmp(n, "operator.attrgetter") == 0 || strcmp(n, "operator.methodcaller") == 0;
-}
-
 int
 exec_policy_init_types(void)
 {
@@ -249,9 +237,7 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         }
         return 0;
     }
-    if (PyType_Check(v) && ((is_getter_name(v) && load_getter_types() &&
-                             (v == attrgetter_type || v == methodcaller_type)) ||
-                            (formatter_type && v == formatter_type))) {
+    if (PyType_Check(v) && exec_is_unguarded_class(v)) {
         exec_fail(r, ABORT_NONE, "Forbidden access to the %s class itself",
                   ((PyTypeObject *) v)->tp_name);
         return -1;
@@ -261,100 +247,6 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         return -1;
     }
     return 0;
-}
-
-static PyObject *formatter_parser, *field_name_split; /* from _string, looked up once */
-
-static int
-check_format_string(PyObject *fmt, int depth)
-{
-    PyObject *it = PyObject_CallOneArg(formatter_parser, fmt), *item;
-    if (!it)
-        return -1;
-    int rc = 0;
-    while (rc == 0 && (item = PyIter_Next(it))) {
-        PyObject *field = PyTuple_GET_ITEM(item, 1), *spec = PyTuple_GET_ITEM(item, 2);
-        if (field != Py_None) {
-            PyObject *split = PyObject_CallOneArg(field_name_split, field), *part;
-            PyObject *rest = split ? PyObject_GetIter(PyTuple_GET_ITEM(split, 1)) : NULL;
-            rc = rest ? 0 : -1;
-            while (rc == 0 && rest && (part = PyIter_Next(rest))) {
-                PyObject *key = PyTuple_GET_ITEM(part, 1);
-                if (PyObject_IsTrue(PyTuple_GET_ITEM(part, 0)) && PyUnicode_Check(key))
-                    rc = exec_check_attr_name(NULL, key);
-                Py_DECREF(part);
-            }
-            if (PyErr_Occurred())
-                rc = -1;
-            Py_XDECREF(rest);
-            Py_XDECREF(split);
-        }
-        /* nested fields live in the spec: "{0:{1.attr}}" */
-        if (rc == 0 && spec != Py_None && depth < 4 && PyUnicode_GET_LENGTH(spec) > 0)
-            rc = check_format_string(spec, depth + 1);
-        Py_DECREF(item);
-    }
-    Py_DECREF(it);
-    return rc < 0 || PyErr_Occurred() ? -1 : 0;
-}
-
-/* self = (the real str.format or bound method, the bound str or None) */
-static PyObject *
-guarded_format(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *fmt = PyTuple_GET_ITEM(self, 1);
-    if (fmt == Py_None)
-        fmt = nargs > 0 ? args[0] : NULL;
-    if (fmt && PyUnicode_Check(fmt) && check_format_string(fmt, 0) < 0)
-        return NULL;
-    return PyObject_Vectorcall(PyTuple_GET_ITEM(self, 0), args, nargsf, kwnames);
-}
-
-static PyMethodDef guarded_format_def = {"format", (PyCFunction) (void (*)(void)) guarded_format,
-                                         METH_FASTCALL | METH_KEYWORDS,
-                                         "str.format with the executor's field-name checks"};
-
-static int
-load_string_helpers(void)
-{
-    if (formatter_parser)
-        return 0;
-    PyObject *mod = PyImport_ImportModule("_string");
-    if (!mod)
-        return -1;
-    formatter_parser = PyObject_GetAttrString(mod, "formatter_parser");
-    field_name_split = PyObject_GetAttrString(mod, "formatter_field_name_split");
-    Py_DECREF(mod);
-    if (!formatter_parser || !field_name_split) {
-        Py_CLEAR(formatter_parser);
-        Py_CLEAR(field_name_split);
-        return -1;
-    }
-    return 0;
-}
-
-static PyObject *
-guard_format(PyObject *obj, PyObject *method)
-{
-    if (load_string_helpers() < 0)
-        return NULL;
-    PyObject *self = PyTuple_Pack(2, method, PyUnicode_Check(obj) ? obj : Py_None);
-    if (!self)
-        return NULL;
-    PyObject *f = PyCFunction_New(&guarded_format_def, self);
-    Py_DECREF(self);
-    return f;
-}
-
-static bool
-is_format_method(PyObject *obj, PyObject *name)
-{
-    if (PyUnicode_CompareWithASCIIString(name, "format") != 0 &&
-        PyUnicode_CompareWithASCIIString(name, "format_map") != 0)
-        return false;
-    return PyUnicode_Check(obj) ||
-           (PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *) obj, &PyUnicode_Type));
 }
 
 PyObject *
@@ -388,170 +280,12 @@ exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject 
         return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %U of module %s",
                          name, m ? m : "?");
     }
-    if (is_format_method(obj, name)) {
-        PyObject *g = guard_format(obj, v);
+    if (exec_is_format_method(obj, name)) {
+        PyObject *g = exec_guard_format(obj, v);
         Py_DECREF(v);
         v = g;
     }
     return v;
-}
-
-/* operator.attrgetter("__class__") and methodcaller("__reduce__") would read dunders with
- * CPython's getattr: when a profile allows the operator module, the snippet gets checking
- * versions of the two classes instead. */
-static int
-check_getter_name(PyObject *name)
-{
-    static PyObject *dot;
-    if (!PyUnicode_Check(name))
-        return 0; /* the real class raises its own TypeError */
-    if (!dot && !(dot = PyUnicode_InternFromString(".")))
-        return -1;
-    PyObject *parts = PyUnicode_Split(name, dot, -1);
-    if (!parts)
-        return -1;
-    int rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(parts); i++)
-        rc = exec_check_attr_name(NULL, PyList_GET_ITEM(parts, i));
-    Py_DECREF(parts);
-    return rc;
-}
-
-/* self = the real class */
-static PyObject *
-guarded_getter(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_ssize_t names = self == methodcaller_type ? (nargs > 0) : nargs;
-    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    PyObject **copy = PyMem_Calloc(total + 1, sizeof(PyObject *));
-    if (!copy)
-        return PyErr_NoMemory();
-    PyObject *res = NULL;
-    for (Py_ssize_t i = 0; i < total; i++) {
-        bool is_name = i < names && PyUnicode_Check(args[i]);
-        if (!(copy[i] = is_name ? exec_exact_str(args[i]) : Py_NewRef(args[i])) ||
-            (is_name && check_getter_name(copy[i]) < 0))
-            goto out;
-    }
-    res = PyObject_Vectorcall(self, copy, nargs, kwnames);
-out:
-    for (Py_ssize_t i = 0; i < total; i++)
-        Py_XDECREF(copy[i]);
-    PyMem_Free(copy);
-    return res;
-}
-
-static PyMethodDef guarded_getter_def = {
-        "attrgetter", (PyCFunction) (void (*)(void)) guarded_getter, METH_FASTCALL | METH_KEYWORDS,
-        "operator.attrgetter/methodcaller with the executor's dunder check"};
-
-/* Finds the two classes once _operator is loaded; false while it is not. */
-static bool
-load_getter_types(void)
-{
-    if (attrgetter_type)
-        return true;
-    PyObject *name = PyUnicode_FromString("_operator");
-    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
-    Py_XDECREF(name);
-    if (mod) {
-        attrgetter_type = PyObject_GetAttrString(mod, "attrgetter");
-        methodcaller_type = PyObject_GetAttrString(mod, "methodcaller");
-        Py_DECREF(mod);
-    }
-    if (!attrgetter_type || !methodcaller_type) {
-        Py_CLEAR(attrgetter_type);
-        Py_CLEAR(methodcaller_type);
-    }
-    PyErr_Clear();
-    return attrgetter_type != NULL;
-}
-
-/* string.Formatter resolves "0.attr" fields with CPython's getattr in get_field (which
- * format and vformat call): the snippet gets a subclass whose get_field checks the field
- * first. Built once, when string is first seen loaded. */
-
-static PyObject *
-checked_get_field(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "get_field(field_name, args, kwargs)");
-        return NULL;
-    }
-    PyObject *field = args[1];
-    if (PyUnicode_Check(field)) {
-        /* "{" + field + "}" goes through the same check as str.format's fields */
-        PyObject *fmt = PyUnicode_FromFormat("{%U}", field);
-        int rc = fmt ? check_format_string(fmt, 0) : -1;
-        Py_XDECREF(fmt);
-        if (rc < 0)
-            return NULL;
-    }
-    PyObject *real = PyObject_GetAttrString(formatter_type, "get_field");
-    PyObject *res = real ? PyObject_Vectorcall(real, args, 4, NULL) : NULL;
-    Py_XDECREF(real);
-    return res;
-}
-
-static PyMethodDef checked_get_field_def = {"get_field",
-                                            (PyCFunction) (void (*)(void)) checked_get_field,
-                                            METH_FASTCALL, "get_field with the dunder check"};
-
-static PyObject *
-guard_formatter(PyObject *v)
-{
-    if (strcmp(((PyTypeObject *) v)->tp_name, "Formatter") != 0)
-        return v;
-    if (!formatter_type) {
-        PyObject *name = PyUnicode_FromString("string");
-        PyObject *mod = name ? PyImport_GetModule(name) : NULL;
-        Py_XDECREF(name);
-        formatter_type = mod ? PyObject_GetAttrString(mod, "Formatter") : NULL;
-        Py_XDECREF(mod);
-        PyErr_Clear();
-        if (!formatter_type)
-            return v;
-    }
-    if (v != formatter_type)
-        return v;
-    if (!checked_formatter_type) {
-        if (load_string_helpers() < 0) {
-            Py_DECREF(v);
-            return NULL;
-        }
-        PyObject *cf = PyCFunction_New(&checked_get_field_def, NULL);
-        PyObject *meth = cf ? PyInstanceMethod_New(cf) : NULL;
-        Py_XDECREF(cf);
-        if (!meth) {
-            Py_DECREF(v);
-            return NULL;
-        }
-        checked_formatter_type =
-                PyObject_CallFunction((PyObject *) &PyType_Type, "s(O){sOss}", "Formatter",
-                                      formatter_type, "get_field", meth, "__module__", "string");
-        Py_DECREF(meth);
-        if (!checked_formatter_type) {
-            Py_DECREF(v);
-            return NULL;
-        }
-    }
-    Py_DECREF(v);
-    return Py_NewRef(checked_formatter_type);
-}
-
-PyObject *
-exec_guard_getters(PyObject *v)
-{
-    if (!PyType_Check(v))
-        return v;
-    if (!(v = guard_formatter(v)) || !is_getter_name(v) || !load_getter_types())
-        return v;
-    if (v != attrgetter_type && v != methodcaller_type)
-        return v;
-    PyObject *g = PyCFunction_New(&guarded_getter_def, v);
-    Py_DECREF(v);
-    return g;
 }
 
 int
