@@ -364,8 +364,10 @@ PyObject *exec_guard_getters(PyObject *v);
 /* obj.format / obj.format_map of a str (or str subclass): method gets a field-name check. */
 bool exec_is_format_method(PyObject *obj, PyObject *name);
 PyObject *exec_guard_format(PyObject *obj, PyObject *method);
-/* The unchecked attrgetter, methodcaller or Formatter class, refused as a value. */
+/* The unchecked attrgetter, methodcaller or Formatter class, update_wrapper or wraps function:
+ * refused as values (wraps(f).func is the real update_wrapper). */
 bool exec_is_unguarded_class(PyObject *v);
+bool exec_is_unguarded_function(PyObject *v);
 /* Raises InterpreterError (fmt is PyUnicode_FromFormat's: %U, %R...). Unless abort is
  * ABORT_NONE, also ends the run: the snippet cannot catch it (r may be NULL then). */
 PyObject *exec_fail(struct exec_run *r, int abort, const char *fmt, ...);

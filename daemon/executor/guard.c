@@ -1,7 +1,7 @@
 /* CPython callables that read attributes by a name the snippet gives, with CPython's own
  * getattr: str.format/format_map fields, string.Formatter.get_field, operator.attrgetter and
- * methodcaller. The snippet gets versions that check those names first (exec_check_attr_name);
- * the unchecked classes themselves are refused as values. */
+ * methodcaller, functools.update_wrapper and wraps. The snippet gets versions that check those
+ * names first (exec_check_attr_name); the unchecked ones themselves are refused as values. */
 #include <string.h>
 
 #include "exec_internal.h"
@@ -256,9 +256,167 @@ guard_formatter(PyObject *v)
     return Py_NewRef(checked_formatter_type);
 }
 
+/* functools.update_wrapper(wrapper, wrapped, assigned, updated) and wraps(wrapped, assigned,
+ * updated) copy each named attribute with CPython's getattr/setattr (a wrapper class with
+ * __setattr__ receives the value: assigned=('__globals__',) handed over a module's globals)
+ * and update the wrapper's __dict__ from the wrapped one's (a module's __dict__ is its
+ * globals, a class's holds type.__subclasses__). The guard checks the names as the policy
+ * does, lets only the default __dict__ update through, never from a module or a class, and
+ * passes the real function a snapshot of the names (a user iterable could change them). */
+static PyObject *update_wrapper_fn, *wraps_fn; /* functools', once it is loaded */
+
+static bool
+load_functools(void)
+{
+    if (update_wrapper_fn)
+        return true;
+    PyObject *name = PyUnicode_FromString("functools");
+    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (mod) {
+        update_wrapper_fn = PyObject_GetAttrString(mod, "update_wrapper");
+        wraps_fn = PyObject_GetAttrString(mod, "wraps");
+        Py_DECREF(mod);
+    }
+    if (!update_wrapper_fn || !wraps_fn) {
+        Py_CLEAR(update_wrapper_fn);
+        Py_CLEAR(wraps_fn);
+    }
+    PyErr_Clear();
+    return update_wrapper_fn != NULL;
+}
+
+/* The argument named kw, or at position pos; its slot in the call's argument array. */
+static Py_ssize_t
+arg_slot(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t pos,
+         const char *kw)
+{
+    if (pos < nargs)
+        return pos;
+    for (Py_ssize_t i = 0; kwnames && i < PyTuple_GET_SIZE(kwnames); i++)
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), kw) == 0)
+            return nargs + i;
+    return -1;
+}
+
+/* A tuple of the names in seq, each a plain str the policy accepts (the defaults pass). */
+static PyObject *
+checked_names(PyObject *seq, bool *has_dict)
+{
+    PyObject *t = PySequence_Tuple(seq);
+    for (Py_ssize_t i = 0; t && i < PyTuple_GET_SIZE(t); i++) {
+        PyObject *n = PyTuple_GET_ITEM(t, i);
+        if (!PyUnicode_CheckExact(n)) {
+            PyErr_SetString(exec_InterpreterError,
+                            "functools.update_wrapper/wraps: attribute names must be plain str");
+            Py_CLEAR(t);
+        } else if (PyUnicode_CompareWithASCIIString(n, "__dict__") == 0) {
+            *has_dict = true;
+        } else if (exec_check_attr_name(NULL, n) < 0) {
+            Py_CLEAR(t);
+        }
+    }
+    return t;
+}
+
+/* self = the real update_wrapper */
+static PyObject *
+guarded_update_wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                       PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    Py_ssize_t w = arg_slot(args, nargs, kwnames, 1, "wrapped");
+    Py_ssize_t slots[2] = {arg_slot(args, nargs, kwnames, 2, "assigned"),
+                           arg_slot(args, nargs, kwnames, 3, "updated")};
+    PyObject **copy = PyMem_Calloc(total + 1, sizeof(PyObject *));
+    if (!copy)
+        return PyErr_NoMemory();
+    PyObject *res = NULL;
+    for (Py_ssize_t i = 0; i < total; i++)
+        copy[i] = Py_NewRef(args[i]);
+    bool has_dict = slots[1] < 0; /* the default updated is ('__dict__',) */
+    for (int k = 0; k < 2; k++) {
+        if (slots[k] < 0)
+            continue;
+        PyObject *t = checked_names(args[slots[k]], &has_dict);
+        if (!t)
+            goto out;
+        Py_SETREF(copy[slots[k]], t);
+    }
+    if (w >= 0 && (PyModule_Check(args[w]) || (has_dict && PyType_Check(args[w])))) {
+        PyErr_Format(exec_InterpreterError,
+                     "functools.update_wrapper/wraps cannot copy from a %s: it would hand over "
+                     "its __dict__ or its private names",
+                     PyModule_Check(args[w]) ? "module" : "class");
+        goto out;
+    }
+    res = PyObject_Vectorcall(self, copy, nargs, kwnames);
+out:
+    for (Py_ssize_t i = 0; i < total; i++)
+        Py_XDECREF(copy[i]);
+    PyMem_Free(copy);
+    return res;
+}
+
+static PyMethodDef guarded_update_wrapper_def = {
+        "update_wrapper", (PyCFunction) (void (*)(void)) guarded_update_wrapper,
+        METH_FASTCALL | METH_KEYWORDS,
+        "functools.update_wrapper with the executor's attribute-name checks"};
+
+/* wraps(wrapped, assigned=..., updated=...) is partial(update_wrapper, ...): the real one would
+ * bind the real update_wrapper, and a partial's keywords stay mutable (p.keywords['assigned']),
+ * so the partial binds the guarded one, which checks at each call. */
+static PyObject *
+guarded_wraps(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static const char *const names[] = {"wrapped", "assigned", "updated"};
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n > 3 || (n == 0 && (!kwargs || !PyDict_GetItemString(kwargs, "wrapped")))) {
+        PyErr_SetString(PyExc_TypeError, "wraps() takes wrapped, assigned and updated");
+        return NULL;
+    }
+    PyObject *kw = kwargs ? PyDict_Copy(kwargs) : PyDict_New();
+    for (Py_ssize_t i = 0; kw && i < n; i++)
+        if (PyDict_SetItemString(kw, names[i], PyTuple_GET_ITEM(args, i)) < 0)
+            Py_CLEAR(kw);
+    PyObject *fn = PyImport_ImportModule("functools");
+    PyObject *partial = fn ? PyObject_GetAttrString(fn, "partial") : NULL;
+    PyObject *uw = partial ? PyCFunction_New(&guarded_update_wrapper_def, update_wrapper_fn) : NULL;
+    PyObject *res = uw && kw ? PyObject_VectorcallDict(partial, &uw, 1, kw) : NULL;
+    Py_XDECREF(uw);
+    Py_XDECREF(partial);
+    Py_XDECREF(fn);
+    Py_XDECREF(kw);
+    return res;
+}
+
+static PyMethodDef guarded_wraps_def = {
+        "wraps", (PyCFunction) (void (*)(void)) guarded_wraps, METH_VARARGS | METH_KEYWORDS,
+        "functools.wraps binding the executor's checked update_wrapper"};
+
+static PyObject *
+guard_functools(PyObject *v)
+{
+    if (!load_functools() || (v != update_wrapper_fn && v != wraps_fn))
+        return v;
+    PyObject *g = PyCFunction_New(
+            v == wraps_fn ? &guarded_wraps_def : &guarded_update_wrapper_def, v);
+    Py_DECREF(v);
+    return g;
+}
+
+bool
+exec_is_unguarded_function(PyObject *v)
+{
+    return load_functools() && (v == update_wrapper_fn || v == wraps_fn);
+}
+
 PyObject *
 exec_guard_getters(PyObject *v)
 {
+    if (PyFunction_Check(v))
+        return guard_functools(v);
     if (!PyType_Check(v))
         return v;
     if (!(v = guard_formatter(v)) || !is_getter_name(v) || !load_getter_types())

@@ -237,9 +237,16 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         }
         return 0;
     }
-    if (PyType_Check(v) && exec_is_unguarded_class(v)) {
-        exec_fail(r, ABORT_NONE, "Forbidden access to the %s class itself",
-                  ((PyTypeObject *) v)->tp_name);
+    if ((PyType_Check(v) && exec_is_unguarded_class(v)) ||
+        (PyFunction_Check(v) && exec_is_unguarded_function(v))) {
+        /* the snippet gets checking versions of these; the real ones leak through results
+         * (functools.wraps(f).func) */
+        if (PyType_Check(v))
+            exec_fail(r, ABORT_NONE, "Forbidden access to the %s class itself",
+                      ((PyTypeObject *) v)->tp_name);
+        else
+            exec_fail(r, ABORT_NONE, "Forbidden access to the unchecked functools.%U",
+                      ((PyFunctionObject *) v)->func_name);
         return -1;
     }
     if (PyFrame_Check(v) || PyCode_Check(v) || PyTraceBack_Check(v)) {
