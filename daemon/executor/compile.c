@@ -749,7 +749,9 @@ exec_tree_compile(const char *code)
         return NULL;
     }
     PyCompilerFlags flags = {.cf_flags = PyCF_ONLY_AST, .cf_feature_version = PY_MINOR_VERSION};
+    exec_audit_own_compile(true); /* the audit hook lets the executor's own parse through */
     PyObject *mod = Py_CompileStringExFlags(code, "<code>", Py_file_input, &flags, -1);
+    exec_audit_own_compile(false);
     if (!mod)
         return exec_tree_free(t);
     struct cstate cs = {.t = t};

@@ -315,6 +315,12 @@ struct exec_run {
     uint64_t out_bytes;
 };
 
+/* audit.c: the audit hook, refusing what library code must not do while a snippet runs */
+int exec_audit_install(void);
+void exec_audit_enter(void);
+void exec_audit_leave(void);
+void exec_audit_own_compile(bool on);
+
 /* policy.c */
 extern PyObject *exec_InterpreterError;
 extern PyObject *exec_FinalAnswerException;

@@ -32,7 +32,9 @@ exec_policy_init_types(void)
     exec_FinalAnswerException = PyErr_NewExceptionWithDoc(
             "pyfence.FinalAnswerException", "Raised by final_answer(); .value is the answer.",
             PyExc_BaseException, NULL);
-    return exec_InterpreterError && exec_FinalAnswerException ? 0 : -1;
+    if (!exec_InterpreterError || !exec_FinalAnswerException)
+        return -1;
+    return exec_audit_install();
 }
 
 uint64_t

@@ -287,7 +287,9 @@ exec_env_value_json(struct exec_env *env, PyObject *v)
         return exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
     run_init(env, env->rs, NULL, NULL);
     env->run = env->rs;
+    exec_audit_enter();
     cJSON *j = exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+    exec_audit_leave();
     PyErr_Clear();
     env->run = NULL;
     Py_CLEAR(env->rs->abort_msg);
@@ -302,6 +304,7 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     struct exec_run *r = env->rs;
     run_init(env, r, cb, userdata);
     env->run = r;
+    exec_audit_enter();
 
     struct run_error e = {0};
     enum outcome out = OUT_OK;
@@ -331,6 +334,7 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     cJSON *res = build_result(r, out, value, is_final, &e);
     PyErr_Clear();
     env->run = NULL;
+    exec_audit_leave();
     Py_XDECREF(value);
     Py_CLEAR(r->abort_msg);
     Py_CLEAR(r->retval);

@@ -1,0 +1,250 @@
+/* The last line of the policy: a CPython audit hook (PEP 578). The walk's checks see what the
+ * snippet does; this hook sees what library code does on its behalf while a snippet runs, and
+ * refuses what no allowed library needs to do then and what every escape ends with: compiling
+ * or running code from a string (typing evaluates string annotations, which are the
+ * snippet's), building code objects, swapping a function's code, reaching frames, starting
+ * processes or threads, writing files, native calls. Installed once, in the zygote before it
+ * forks; inactive outside runs (imports and preloading before them are the daemon's own). */
+#include <fcntl.h>
+#include <string.h>
+
+#include "exec_internal.h"
+
+static unsigned active;    /* runs in progress */
+static bool own_compile;   /* the executor parsing a snippet */
+
+void
+exec_audit_enter(void)
+{
+    active++;
+}
+
+void
+exec_audit_leave(void)
+{
+    active--;
+}
+
+void
+exec_audit_own_compile(bool on)
+{
+    own_compile = on;
+}
+
+static int
+refuse(const char *what, const char *event)
+{
+    PyErr_Format(exec_InterpreterError, "Forbidden while a snippet runs: %s (%s)", what, event);
+    return -1;
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+/* The code a frame runs: file and function name (borrowed UTF-8; "" when unknown). */
+static void
+frame_where(PyFrameObject *f, const char **file, const char **name)
+{
+    PyCodeObject *co = PyFrame_GetCode(f);
+    *file = PyUnicode_AsUTF8(co->co_filename);
+    *name = PyUnicode_AsUTF8(co->co_name);
+    if (!*file || !*name) {
+        PyErr_Clear();
+        *file = *name = "";
+    }
+    Py_DECREF(co); /* the frame keeps it alive */
+}
+
+static bool import_in_progress(void);
+
+/* dataclasses writes __init__, __repr__, ... as source text built from the field names, then
+ * exec's it: a field name that is not an identifier ("a=__import__('os')...") would be code.
+ * The text is built from _process_class's `fields` (name -> Field) with no user code between:
+ * each must be an exact dataclasses.Field (a subclass could make .name a property) whose name
+ * is an identifier. Fails closed when the frame is not found. */
+static bool
+dataclass_fields_ok(PyFrameObject *f)
+{
+    PyFrameObject *cur = (PyFrameObject *) Py_NewRef(f);
+    bool ok = false;
+    for (int up = 0; cur && up < 8; up++) {
+        const char *file, *name;
+        frame_where(cur, &file, &name);
+        if (ends_with(file, "/dataclasses.py") && strcmp(name, "_process_class") == 0) {
+            PyObject *locals = PyFrame_GetLocals(cur);
+            PyObject *fields = locals && PyDict_Check(locals)
+                                       ? PyDict_GetItemString(locals, "fields")
+                                       : NULL; /* borrowed */
+            PyObject *fclass = NULL;
+            if (fields && PyDict_CheckExact(fields)) {
+                PyObject *mod = PyImport_ImportModule("dataclasses");
+                fclass = mod ? PyObject_GetAttrString(mod, "Field") : NULL;
+                Py_XDECREF(mod);
+            }
+            ok = fclass != NULL;
+            Py_ssize_t pos = 0;
+            PyObject *key, *field;
+            while (ok && PyDict_Next(fields, &pos, &key, &field)) {
+                PyObject *fname = Py_TYPE(field) == (PyTypeObject *) fclass
+                                          ? PyObject_GetAttrString(field, "name")
+                                          : NULL;
+                ok = fname && PyUnicode_CheckExact(fname) && PyUnicode_IsIdentifier(fname);
+                Py_XDECREF(fname);
+            }
+            Py_XDECREF(fclass);
+            Py_XDECREF(locals);
+            PyErr_Clear();
+            break;
+        }
+        Py_SETREF(cur, PyFrame_GetBack(cur));
+    }
+    Py_XDECREF(cur);
+    return ok;
+}
+
+/* compile/exec/eval of a string or code object: only where library code builds it from names
+ * it has validated, and while modules load from disk (their code is the installation's). */
+static int
+check_code_event(const char *event)
+{
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed: the Python code that called compile */
+    if (!f)
+        return refuse("compiling or running code from a string", event);
+    const char *file, *name;
+    frame_where(f, &file, &name);
+    if (strncmp(file, "<frozen importlib._bootstrap", 28) == 0 || import_in_progress())
+        return 0;
+    /* namedtuple's __new__ is source built from names it checks with isidentifier() */
+    if (ends_with(file, "/collections/__init__.py") && strcmp(name, "namedtuple") == 0)
+        return 0;
+    if (ends_with(file, "/dataclasses.py") && strcmp(name, "_create_fn") == 0) {
+        if (dataclass_fields_ok(f))
+            return 0;
+        return refuse("a dataclass field whose name is not an identifier", event);
+    }
+    const char *base = strrchr(file, '/');
+    PyErr_Format(exec_InterpreterError,
+                 "Forbidden while a snippet runs: compiling or running code from a string (%s "
+                 "in %s, %s)",
+                 event, base ? base + 1 : file, name);
+    return -1;
+}
+
+/* open() and os.open(): 1 when the file would be written, 0 when only read (the import system
+ * reads), -1 on error. */
+static int
+open_writes(PyObject *args)
+{
+    PyObject *mode = PyTuple_GET_SIZE(args) > 1 ? PyTuple_GET_ITEM(args, 1) : Py_None;
+    PyObject *flags = PyTuple_GET_SIZE(args) > 2 ? PyTuple_GET_ITEM(args, 2) : Py_None;
+    if (mode != Py_None && PyUnicode_Check(mode)) {
+        const char *m = PyUnicode_AsUTF8(mode);
+        if (!m)
+            return -1;
+        if (strpbrk(m, "wax+"))
+            return 1;
+    }
+    if (PyLong_Check(flags)) {
+        long fl = PyLong_AsLong(flags);
+        if (fl == -1 && PyErr_Occurred())
+            return -1;
+        return (fl & O_ACCMODE) != O_RDONLY || (fl & (O_CREAT | O_TRUNC | O_APPEND));
+    }
+    return 0;
+}
+
+/* An import in progress: modules loading from disk do what modules do at import (types.py
+ * reads tb_frame to name FrameType, numpy sets environment variables). Their code is the
+ * installation's, run by the import system; the snippet's own code never runs inside it
+ * (compile and exec are refused, import hooks are out of its reach). */
+static bool
+import_in_progress(void)
+{
+    PyFrameObject *cur = PyEval_GetFrame();
+    bool found = false;
+    Py_XINCREF(cur);
+    for (int up = 0; cur && !found && up < 200; up++) {
+        const char *file, *name;
+        frame_where(cur, &file, &name);
+        found = strcmp(file, "<frozen importlib._bootstrap>") == 0;
+        Py_SETREF(cur, PyFrame_GetBack(cur));
+    }
+    Py_XDECREF(cur);
+    return found;
+}
+
+static bool
+is_frame_attr(PyObject *name)
+{
+    static const char *const names[] = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (PyUnicode_CompareWithASCIIString(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Events refused outright while a snippet runs, as exact names or "prefix." */
+static const char *const refused_events[] = {
+        "code.__new__",   "sys.settrace",     "sys.setprofile", "sys._current_frames",
+        "sys.addaudithook", "builtins.input", "builtins.breakpoint", "pickle.find_class",
+        "os.system",      "os.exec",          "os.posix_spawn", "os.spawn",
+        "os.fork",        "os.forkpty",       "os.kill",        "os.killpg",
+        "os.chdir",       "os.chmod",         "os.chown",       "os.chflags",
+        "os.link",        "os.symlink",       "os.mkdir",       "os.rmdir",
+        "os.remove",      "os.rename",        "os.truncate",    "os.utime",
+        "os.putenv",      "os.unsetenv",      "os.setxattr",    "os.removexattr",
+        "os.lockf",       "subprocess.",      "ctypes.",        "socket.",
+        "shutil.",        "_thread.start_new_thread", "gc.get_",  "mmap.",
+        "resource.",      "signal.",          "fcntl.",         "tempfile.",
+        "sqlite3.",       "syslog.",          "webbrowser.",    "urllib.",
+        "http.",          "ftplib.",          "smtplib.",       "poplib.",
+        "imaplib.",       "nntplib.",         "telnetlib.",     "msvcrt.",
+};
+
+static int
+audit_hook(const char *event, PyObject *args, void *unused)
+{
+    if (!active || own_compile)
+        return 0;
+    if (strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0)
+        return check_code_event(event);
+    if (strcmp(event, "open") == 0) {
+        int w = open_writes(args);
+        if (w <= 0 || import_in_progress())
+            return w < 0 ? -1 : 0;
+        return refuse("opening a file for writing", event);
+    }
+    if (strcmp(event, "object.__getattr__") == 0 || strcmp(event, "object.__setattr__") == 0) {
+        /* CPython audits reads of the attributes that lead to frames, and writes of a
+         * function's code; library code has no business with either during a run */
+        PyObject *name = PyTuple_GET_SIZE(args) > 1 ? PyTuple_GET_ITEM(args, 1) : NULL;
+        bool set = event[7] == 's';
+        if (name && PyUnicode_Check(name) &&
+            (set ? PyUnicode_CompareWithASCIIString(name, "__code__") == 0 : is_frame_attr(name)) &&
+            !import_in_progress())
+            return refuse("reaching frames or replacing code", event);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(refused_events) / sizeof(refused_events[0]); i++) {
+        const char *e = refused_events[i];
+        size_t len = strlen(e);
+        if ((e[len - 1] == '.' ? strncmp(event, e, len) == 0 : strcmp(event, e) == 0) &&
+            !import_in_progress())
+            return refuse("a process, file, thread, network or native operation", event);
+    }
+    return 0;
+}
+
+int
+exec_audit_install(void)
+{
+    static bool installed;
+    if (installed)
+        return 0;
+    installed = true;
+    return PySys_AddAuditHook(audit_hook, NULL);
+}

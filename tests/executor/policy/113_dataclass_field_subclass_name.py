@@ -1,0 +1,26 @@
+# imports: dataclasses
+# expect: refused a dataclass field whose name is not an identifier
+# A base class's __dataclass_fields__ may hold a Field subclass whose name is a property.
+import dataclasses
+class F(dataclasses.Field):
+    __slots__ = ()
+    @property
+    def name(self):
+        return "b=__import__('os').getpid()"
+    @name.setter
+    def name(self, v):
+        pass
+f = F(dataclasses.MISSING, dataclasses.MISSING, True, True, None, True, {}, False)
+@dataclasses.dataclass
+class Plain:
+    z: int
+f._field_type = dataclasses.fields(Plain)[0]._field_type
+f.type = int
+class Params:
+    frozen = False
+class Base:
+    __dataclass_fields__ = {'b': f}
+    __dataclass_params__ = Params
+@dataclasses.dataclass
+class D(Base):
+    a: int = 1
