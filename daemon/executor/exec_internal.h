@@ -348,8 +348,7 @@ exec_value_is_plain(PyObject *v)
 {
     PyTypeObject *t = Py_TYPE(v);
     return t == &PyLong_Type || t == &PyUnicode_Type || t == &PyFloat_Type || t == &PyList_Type ||
-           t == &PyTuple_Type || t == &PyDict_Type || t == &PyBool_Type || t == &PyMethod_Type ||
-           t == &PyCFunction_Type || v == Py_None;
+           t == &PyTuple_Type || t == &PyBool_Type || t == &PyMethod_Type || v == Py_None;
 }
 
 static inline int

@@ -226,9 +226,59 @@ exec_fail(struct exec_run *r, int abort, const char *fmt, ...)
     return NULL;
 }
 
+/* The real builtins the snippet's namespace does not have (or has in checking versions): held
+ * as values they would run with no policy at all. They can only come from CPython's own
+ * namespaces, so a value that is one means some route leaked a namespace. */
+static const char *const refused_builtins[] = {
+        "eval",    "exec",    "compile", "open",  "input",      "breakpoint",      "globals",
+        "locals",  "vars",    "dir",     "print", "__import__", "__build_class__", "getattr",
+        "setattr", "delattr", "help",    "exit",  "quit",
+};
+
+static int
+check_builtin_function(struct exec_run *r, PyObject *v)
+{
+    static PyObject *builtins;
+    if (!builtins && !(builtins = PyImport_ImportModule("builtins")))
+        return -1;
+    if (PyCFunction_GET_SELF(v) != builtins)
+        return 0;
+    const char *name = ((PyCFunctionObject *) v)->m_ml->ml_name;
+    for (size_t i = 0; i < sizeof(refused_builtins) / sizeof(refused_builtins[0]); i++)
+        if (strcmp(refused_builtins[i], name) == 0) {
+            exec_fail(r, ABORT_NONE, "Forbidden access to the builtin function %s", name);
+            return -1;
+        }
+    return 0;
+}
+
+/* A module's namespace (its globals hold __builtins__, the builtins' own is the builtins
+ * dict): every function of the module and the real builtins are one subscript away. */
+static int
+check_dict(struct exec_run *r, PyObject *v)
+{
+    static PyObject *builtins_dict, *key;
+    if (!builtins_dict) {
+        PyObject *m = PyImport_ImportModule("builtins");
+        builtins_dict = m ? Py_NewRef(PyModule_GetDict(m)) : NULL;
+        Py_XDECREF(m);
+        if (!builtins_dict || !(key = PyUnicode_InternFromString("__builtins__")))
+            return -1;
+    }
+    PyObject *b = v == builtins_dict ? v : PyDict_GetItemWithError(v, key);
+    if (!b)
+        return PyErr_Occurred() ? -1 : 0;
+    exec_fail(r, ABORT_NONE, "Forbidden access to a module's namespace");
+    return -1;
+}
+
 int
 exec_check_value_slow(struct exec_run *r, PyObject *v)
 {
+    if (PyCFunction_Check(v))
+        return check_builtin_function(r, v);
+    if (PyDict_Check(v))
+        return check_dict(r, v);
     if (PyModule_Check(v)) {
         const char *name = PyModule_GetName(v);
         if (!name)
