@@ -1,5 +1,6 @@
-/* cancel: ends a request of the same connection, named by its id. A connection owns its
- * requests: no other peer can name them. */
+/* cancel: ends a request of the same connection, named by its id (an ephemeral exec, queued or
+ * running, or an exec in a session). A connection owns its requests: no other peer can name
+ * them. */
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "job.h"
 #include "ops.h"
 #include "pf_cleanup.h"
+#include "session.h"
 
 /* Ids are compared exactly (cJSON_Compare treats close large numbers as equal). */
 static bool
@@ -19,6 +21,25 @@ same_id(const cJSON *a, const cJSON *b)
     if (cJSON_IsString(a) && cJSON_IsString(b))
         return strcmp(a->valuestring, b->valuestring) == 0;
     return cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble == b->valuedouble;
+}
+
+/* An exec running in a session, sent on this connection: its worker is asked to stop, and the
+ * session keeps its state and serves on. A snippet that does not stop (inside a long call) is
+ * bounded by the session's own wall-clock backstop, which ends the session. */
+static bool
+cancel_session_exec(struct conn *c, const cJSON *target)
+{
+    struct dlist *head = &c->d->sessions.all, *pos;
+    for (pos = head->next; pos != head; pos = pos->next) {
+        struct session *s = pf_container_of(pos, struct session, link);
+        if (s->state != SESSION_BUSY || s->req.kind != SESSION_REQ_EXEC || s->req.conn != c ||
+            !same_id(s->req.id, target))
+            continue;
+        if (c->d->zygote)
+            zygote_cancel(c->d->zygote, s->job_id);
+        return true;
+    }
+    return false;
 }
 
 int
@@ -35,6 +56,8 @@ op_cancel(struct conn *c, const struct msg_request *req, cJSON **ret_reply, stru
             break;
         }
     }
+    if (!cancelled)
+        cancelled = cancel_session_exec(c, target);
     cJSON *reply = msg_reply_ok(req->id);
     if (!reply || !cJSON_AddBoolToObject(reply, "cancelled", cancelled)) {
         cJSON_Delete(reply);

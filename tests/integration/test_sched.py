@@ -176,6 +176,15 @@ def test_cancel_a_long_loop(daemon_factory, tmpdir_short):
     assert "killed" not in r.error["message"], r.error
     assert took < 0.4, took
     assert stats(d)["jobs"]["by_outcome"].get("cancelled") == 1
+    # In a session: the snippet stops, the session keeps its state and serves on.
+    with d.client() as c, c.open_session() as s:
+        s.exec("x = 41")
+        rid = s.submit("for i in range(10**12): pass")
+        time.sleep(0.3)
+        assert c.cancel(rid) is True
+        r = c.wait(rid)
+        assert r.outcome == "cancelled" and not r.session_lost, r.reply
+        assert s.exec("x + 1").output == 42
     d.assert_serving()
 
 
