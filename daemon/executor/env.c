@@ -223,6 +223,13 @@ exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error 
                                 "identifier not starting with __)",
                                 item->string);
         }
+        if (exec_is_tool_name(name)) {
+            Py_DECREF(name);
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "variables: \"%s\": names of tools and final_answer cannot be "
+                                "rebound",
+                                item->string);
+        }
         PyObject *v = exec_value_from_json(item, err);
         int rc = v ? PyDict_SetItem(env->globals, name, v) : -1;
         Py_DECREF(name);

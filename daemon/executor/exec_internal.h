@@ -321,6 +321,9 @@ void exec_audit_enter(void);
 void exec_audit_leave(void);
 void exec_audit_own_compile(bool on);
 
+/* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
+bool exec_is_tool_name(PyObject *name);
+
 /* policy.c */
 extern PyObject *exec_InterpreterError;
 extern PyObject *exec_FinalAnswerException;

@@ -58,9 +58,23 @@ sym(struct cscope *s, PyObject *name)
     return v ? PyLong_AsLong(v) : 0;
 }
 
+bool
+exec_is_tool_name(PyObject *name)
+{
+    return PyUnicode_CompareWithASCIIString(name, "final_answer") == 0;
+}
+
 int
 exec_scope_add(struct cscope *s, PyObject *name, int flags)
 {
+    /* every binding of a name passes here (assignment, del, def, class, import, for, with,
+     * except, match, walrus, parameter): the snippet cannot replace the tools it was given,
+     * in any scope (smolagents refuses it too) */
+    if ((flags & (SYM_LOCAL | SYM_PARAM)) && exec_is_tool_name(name)) {
+        PyErr_Format(PyExc_SyntaxError, "Names of tools and final_answer cannot be rebound: '%U'",
+                     name);
+        return -1;
+    }
     PyObject *v = PyLong_FromLong(sym(s, name) | flags);
     int rc = v ? PyDict_SetItem(s->symbols, name, v) : -1;
     Py_XDECREF(v);

@@ -251,6 +251,13 @@ test_session_state(void **state)
     assert_non_null(strstr(err->msg, "not valid"));
     err = pf_error_free(err);
     cJSON_Delete(vars);
+    /* a variable cannot replace final_answer either */
+    vars = cJSON_Parse("{\"final_answer\": 1}");
+    assert_int_equal(exec_env_set_variables(env, vars, &err), -1);
+    assert_int_equal(err->code, PF_E_BAD_REQUEST);
+    assert_non_null(strstr(err->msg, "cannot be rebound"));
+    err = pf_error_free(err);
+    cJSON_Delete(vars);
     exec_env_free(env);
 }
 
