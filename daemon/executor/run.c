@@ -310,6 +310,7 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     enum outcome out = OUT_OK;
     PyObject *value = NULL;
     bool is_final = false;
+    const struct node *failed = NULL;
     struct exec_tree *tree = exec_tree_compile(code);
     if (tree && !(r->tree_ref = PyCapsule_New(tree, "pyfence.tree", tree_destroy)))
         tree = exec_tree_free(tree);
@@ -318,7 +319,6 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
         syntax_error(&e);
     } else {
         r->tree = tree;
-        const struct node *failed = NULL;
         value = run_body(r, &failed);
         if (!value && r->abort == ABORT_NONE &&
             PyErr_ExceptionMatches(exec_FinalAnswerException)) {
@@ -330,8 +330,15 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
             out = runtime_error(r, failed, &e);
         }
     }
-    /* converting the value may run the snippet's __repr__: still under the budgets */
+    /* converting the value may run the snippet's __repr__: still under the budgets, and a
+     * budget it exhausts ends the run as any other place would */
     cJSON *res = build_result(r, out, value, is_final, &e);
+    if (res && out == OUT_OK && r->abort != ABORT_NONE && tree && tree->nbody) {
+        cJSON_Delete(res);
+        PyErr_SetObject(exec_InterpreterError, r->abort_msg);
+        out = runtime_error(r, failed ? failed : tree->body[tree->nbody - 1], &e);
+        res = build_result(r, out, NULL, false, &e);
+    }
     PyErr_Clear();
     env->run = NULL;
     exec_audit_leave();
