@@ -1,0 +1,2 @@
+# expect: refused Import of marshal is not allowed
+import marshal

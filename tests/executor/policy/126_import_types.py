@@ -1,0 +1,2 @@
+# expect: refused Import of types is not allowed
+import types

@@ -1,0 +1,2 @@
+# expect: refused Import of code is not allowed
+import code

@@ -1,0 +1,2 @@
+# expect: refused Import of codeop is not allowed
+import codeop

@@ -1,0 +1,2 @@
+# expect: refused Import of runpy is not allowed
+import runpy

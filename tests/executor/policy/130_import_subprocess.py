@@ -1,0 +1,2 @@
+# expect: refused Import of subprocess is not allowed
+import subprocess

@@ -1,0 +1,2 @@
+# expect: refused Import of signal is not allowed
+import signal

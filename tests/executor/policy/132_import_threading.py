@@ -1,0 +1,2 @@
+# expect: refused Import of threading is not allowed
+import threading

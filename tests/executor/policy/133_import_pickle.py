@@ -1,0 +1,2 @@
+# expect: refused Import of pickle is not allowed
+import pickle

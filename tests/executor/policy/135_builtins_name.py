@@ -1,0 +1,2 @@
+# expect: refused The variable `__builtins__` is not defined
+__builtins__['eval']('1')
