@@ -127,8 +127,19 @@ check_getter_name(PyObject *name)
     if (!parts)
         return -1;
     int rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(parts); i++)
-        rc = exec_check_attr_name(NULL, PyList_GET_ITEM(parts, i));
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(parts); i++) {
+        PyObject *part = PyList_GET_ITEM(parts, i);
+        rc = exec_check_attr_name(NULL, part);
+        /* methodcaller('format', obj)(template) would run str.format with no field check (the
+         * template arrives only at the call); attrgetter('format')(str) would hand it over */
+        if (rc == 0 && (PyUnicode_CompareWithASCIIString(part, "format") == 0 ||
+                        PyUnicode_CompareWithASCIIString(part, "format_map") == 0)) {
+            PyErr_SetString(exec_InterpreterError,
+                            "operator.attrgetter/methodcaller cannot reach format or format_map "
+                            "(their field names are checked only when called as str methods)");
+            rc = -1;
+        }
+    }
     Py_DECREF(parts);
     return rc;
 }
