@@ -315,7 +315,13 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     if (tree && !(r->tree_ref = PyCapsule_New(tree, "pyfence.tree", tree_destroy)))
         tree = exec_tree_free(tree);
     if (!tree) {
-        out = PyErr_ExceptionMatches(PyExc_MemoryError) ? OUT_MEMORY : OUT_ERROR;
+        /* CPython's parser reports its own stack running out (an expression nested thousands
+         * deep: "x = ------...1") as a bare MemoryError: say what it means */
+        if (PyErr_ExceptionMatches(PyExc_MemoryError))
+            PyErr_SetString(PyExc_MemoryError,
+                            "the parser ran out of stack or memory: expressions nested too "
+                            "deeply, or the code is too large");
+        out = OUT_ERROR;
         syntax_error(&e);
     } else {
         r->tree = tree;

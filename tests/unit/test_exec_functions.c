@@ -142,6 +142,49 @@ test_stack_guards(void **state)
     free(got);
 }
 
+/* Source nested far beyond any limit: CPython's parser or the executor's compiler refuses it
+ * with a message naming the cause, and the C stack never overflows. */
+static void
+test_deep_source(void **state)
+{
+    (void) state;
+    size_t cap = 16u << 20;
+    char *code = malloc(cap), *p;
+    assert_non_null(code);
+    p = code + sprintf(code, "x = ");
+    memset(p, '(', 10000), p += 10000, *p++ = '1', memset(p, ')', 10000), p[10000] = '\0';
+    assert_eval_fails(code, "SyntaxError: too many nested parentheses");
+    p = code + sprintf(code, "x = ");
+    memset(p, '[', 10000), p += 10000, memset(p, ']', 10000), p[10000] = '\0';
+    assert_eval_fails(code, "SyntaxError: too many nested parentheses");
+    p = code;
+    for (int i = 0; i < 5000; i++)
+        p += sprintf(p, "%*sif True:\n", i, "");
+    sprintf(p, "%*sx = 1\n", 5000, "");
+    assert_eval_fails(code, "IndentationError: too many levels of indentation");
+    p = code + sprintf(code, "x = ");
+    memset(p, '-', 100000), p += 100000, strcpy(p, "1");
+    assert_eval_fails(code, "MemoryError: the parser ran out of stack or memory: expressions "
+                            "nested too deeply");
+    p = code + sprintf(code, "x = 1");
+    for (int i = 0; i < 100000; i++)
+        p += sprintf(p, "+1");
+    assert_eval_fails(code, "RecursionError: maximum recursion depth exceeded during ast");
+    /* below the parser's limits, above the executor's: its own compile refuses */
+    p = code + sprintf(code, "x = ");
+    for (int i = 0; i < 1200; i++)
+        p += sprintf(p, "not ");
+    strcpy(p, "True");
+    assert_eval_fails(code, "SyntaxError: the code nests deeper than 1000 levels");
+    /* statements nest through indentation, which the tokenizer stops at 100 levels */
+    p = code;
+    for (int i = 0; i < 99; i++)
+        p += sprintf(p, "%*sif True:\n", i, "");
+    sprintf(p, "%*sx = 99\nx", 99, "");
+    assert_eval(code, "99");
+    free(code);
+}
+
 static void
 test_classes(void **state)
 {
@@ -443,6 +486,7 @@ main(void)
             cmocka_unit_test(test_compile_time_errors),
             cmocka_unit_test(test_decorators_and_recursion),
             cmocka_unit_test(test_stack_guards),
+            cmocka_unit_test(test_deep_source),
             cmocka_unit_test(test_classes),
             cmocka_unit_test(test_class_protocols),
             cmocka_unit_test(test_exceptions),
