@@ -145,7 +145,7 @@ policy_limits_tighten(struct policy_limits *limits, const cJSON *obj, const char
         if (l == _POLICY_LIMIT_INVALID || limit_defs[l].scope != POLICY_SCOPE_JOB)
             return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: not a per-job limit", where,
                                 item->string);
-        int64_t v;
+        int64_t v = 0;
         if (read_integral(item, where, err, &v) < 0)
             return -1;
         if (v < limit_defs[l].min)

@@ -73,7 +73,7 @@ static int
 move_to_supervisor(const char *dir, struct pf_error **err)
 {
     pid_t pids[8];
-    size_t n;
+    size_t n = 0;
     if (list_procs(dir, pids, PF_ELEMENTSOF(pids), &n, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
