@@ -191,6 +191,7 @@ is_frame_attr(PyObject *name)
 static const char *const refused_events[] = {
         "code.__new__",   "sys.settrace",     "sys.setprofile", "sys._current_frames",
         "sys.addaudithook", "builtins.input", "builtins.breakpoint", "pickle.find_class",
+        "marshal.",
         "os.system",      "os.exec",          "os.posix_spawn", "os.spawn",
         "os.fork",        "os.forkpty",       "os.kill",        "os.killpg",
         "os.chdir",       "os.chmod",         "os.chown",       "os.chflags",

@@ -301,6 +301,14 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
                       ((PyFunctionObject *) v)->func_name);
         return -1;
     }
+    /* the classes that make code run: function(code, globals) runs any code object (marshal
+     * and compile are refused, but one class less to reason about) */
+    if (v == (PyObject *) &PyFunction_Type || v == (PyObject *) &PyCode_Type ||
+        v == (PyObject *) &PyFrame_Type) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to the %s class",
+                  ((PyTypeObject *) v)->tp_name);
+        return -1;
+    }
     if (PyFrame_Check(v) || PyCode_Check(v) || PyTraceBack_Check(v)) {
         exec_fail(r, ABORT_NONE, "Forbidden access to %s object", Py_TYPE(v)->tp_name);
         return -1;
