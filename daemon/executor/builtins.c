@@ -210,7 +210,8 @@ builtin_getattr(PyObject *self, PyObject *args)
 {
     PyObject *obj, *name, *def = NULL;
     struct exec_run *r = run_of(self);
-    if (!r || !PyArg_UnpackTuple(args, "getattr", 2, 3, &obj, &name, &def) || name_arg(name) < 0)
+    if (!r || !PyArg_UnpackTuple(args, "getattr", 2, 3, &obj, &name, &def) || name_arg(name) < 0 ||
+        exec_check_value(r, obj) < 0)
         return NULL;
     PyObject *v = exec_getattr(r, obj, name);
     if (!v && def && PyErr_ExceptionMatches(PyExc_AttributeError)) {

@@ -73,6 +73,10 @@ exec_name_load(struct exec_run *r, const struct node *n, bool for_call)
 int
 exec_name_store(struct exec_run *r, const struct node *n, PyObject *v)
 {
+    /* every value the snippet names passes here: items of a for loop or an unpacking come
+     * from containers whose elements no other check saw */
+    if (exec_check_value(r, v) < 0)
+        return -1;
     switch (n->op) {
     case NAME_FAST:
         Py_XSETREF(r->frame->slots[n->slot], Py_NewRef(v));
@@ -202,6 +206,8 @@ exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
     switch (t->kind) {
     case NK_E_NAME:
         if (t->op == NAME_FAST) {
+            if (exec_check_value(r, value) < 0)
+                return -1;
             Py_XSETREF(r->frame->slots[t->slot], Py_NewRef(value));
             return 0;
         }

@@ -233,6 +233,12 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
     struct exec_run *r = current_run(f);
     if (!r || exec_tick(r) < 0)
         return NULL;
+    /* CPython code calls executor functions with values of its own (a key= function, a
+     * dunder, a hook a library calls back): they enter the snippet's hands here */
+    Py_ssize_t nall = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    for (Py_ssize_t i = 0; i < nall; i++)
+        if (exec_check_value(r, args[i]) < 0)
+            return NULL;
     PyObject *small[16] = {0};
     bool heap = c->nslots > 16 || c->is_generator;
     PyObject **slots = heap ? PyMem_Calloc(c->nslots + 1, sizeof(PyObject *)) : small;
