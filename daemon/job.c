@@ -349,11 +349,13 @@ handle_result(struct job *j, cJSON *result)
     j->got_result = true;
     /* A worker that fails inside itself (typically while hardening) may be failing because it
      * is being killed, e.g. with its zygote: the exit tells, so such a result waits for it. So
-     * does every result of a job with a cgroup: the exit carries what the cgroup saw (an OOM
-     * kill, a refused fork, peak memory), which the reply reports. The exit follows the result
-     * by well under a millisecond: the worker's last act is to send it. */
+     * does a failed result of a job with a cgroup: the exit carries what the cgroup saw (an OOM
+     * kill, a refused fork), which may be why it failed. An ok result goes out at once: waiting
+     * would put the worker's teardown (its namespaces, its address space) on the request path,
+     * for peak_memory_kb and cgroup_cpu_ms alone, which that reply then lacks. */
     const char *outcome = msg_get_string(result, "outcome", "");
-    if ((j->wait_exit || strcmp(outcome, "internal") == 0) && !j->exit_seen) {
+    bool ok = strcmp(outcome, "ok") == 0;
+    if (((j->wait_exit && !ok) || strcmp(outcome, "internal") == 0) && !j->exit_seen) {
         j->held_result = cJSON_Duplicate(result, 1);
         if (j->held_result)
             return;

@@ -46,10 +46,14 @@ def test_memory_bomb_is_memory_limit(daemon, client, code):
 def test_stats_carry_the_cgroup_numbers(daemon, client):
     if cgroup_backend(daemon) == "none":
         pytest.skip("no cgroup backend on this machine: replies carry no cgroup numbers")
-    r = client.exec("t = 0\nfor i in range(300000):\n    t += i\nt")
-    assert r.ok, r.error
+    # A failed job's reply waits for the worker's exit, which carries the cgroup's numbers.
+    r = client.exec("t = 0\nfor i in range(300000):\n    t += i\nraise ValueError(t)")
+    assert r.outcome == "error", r.error
     assert r.stats["cgroup_cpu_ms"] >= 1, r.stats
     assert r.stats.get("peak_memory_kb", 1) > 0, r.stats
-    # So does a failed job's reply.
     r = client.exec("x = 'a' * 10**10", limits={"memory_mb": 128})
     assert r.outcome == "memory_limit" and "cgroup_cpu_ms" in r.stats, (r, r.stats)
+    # An ok reply goes out as soon as the result arrives (PROTOCOL.md): with them only when
+    # the exit happened to be read first.
+    r = client.exec("1 + 1")
+    assert r.ok and r.stats.get("cgroup_cpu_ms", 0) >= 0, (r, r.stats)
