@@ -369,13 +369,28 @@ def test_nothing_left_after_5000_jobs(daemon_factory):
     def counts():
         return (fd_count(d.pid), fd_count(zygote), len(descendants(d.pid)), cgroup_pool_dirs(d))
 
+    def settled_counts():
+        # Compare like with like: no worker busy, the warm pool full, and every idle worker
+        # the pool reports alive in /proc (a refill between the stats call and the /proc
+        # walk would otherwise count one process more or less than the state it reports).
+        box = []
+
+        def sample():
+            p = pool(d, "default")
+            c = counts()
+            if (stats(d)["workers"]["busy"] == 0 and p and p["idle"] >= p["size"]
+                    and c[2] == 1 + p["idle"]):
+                box[:] = [c]
+                return True
+            return False
+        assert wait_for(sample, timeout=20), (pool(d, "default"), counts())
+        return box[0]
+
     run(400)
-    wait_for(lambda: stats(d)["workers"]["busy"] == 0)
-    before = counts()
+    before = settled_counts()
     if before[3] is not None:
         assert len(before[3]) <= max_workers, before
     ok_before = stats(d)["jobs"]["by_outcome"].get("ok", 0)
     run(5000)
     assert stats(d)["jobs"]["by_outcome"].get("ok", 0) - ok_before >= 5000
-    wait_for(lambda: stats(d)["workers"]["busy"] == 0)
-    assert wait_for(lambda: counts() == before, timeout=10), (before, counts())
+    assert wait_for(lambda: settled_counts() == before, timeout=10), (before, counts())
