@@ -1,6 +1,8 @@
 /* Every layer through worker_harden(), in order, after harden_zygote_init(): what a real worker
  * gets. The probe checks the end state in /proc/self/status, then a forbidden call must produce
- * the seccomp frame. Also measures what hardening adds to a fork, per job (target: 0.5 ms p50). */
+ * the seccomp frame. Also: many jobs in a row each get the full sequence and their slot back.
+ * What hardening costs is measured by tests/bench/bench_harden, not here: timings on a shared,
+ * loaded machine make no pass/fail. */
 /* cmocka.h needs these first, in this order. */
 /* clang-format off */
 #include <setjmp.h>
@@ -11,7 +13,6 @@
 /* clang-format on */
 #include <fcntl.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "harden_internal.h"
 #include "harden_test_child.h"
@@ -98,54 +99,31 @@ static int
 quiet_worker(void *arg)
 {
     struct pf_error *err = NULL;
-    bool harden = arg != NULL;
-    if (harden && worker_harden(&params, 3, &err) < 0)
+    if (worker_harden(&params, 3, &err) < 0)
         return 2;
     return 0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
-/* p50 in ms of N jobs: prepare + fork + (worker_harden) + exit + wait + finish. */
-static double
-p50_ms(bool harden)
-{
-    enum { N = 100 };
-    static double t[N];
-    for (int i = 0; i < N; i++) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        struct harden_job *job = NULL;
-        struct pf_error *err = NULL;
-        if (harden && harden_job_prepare(&params, &job, &err) < 0)
-            fail_msg("prepare: %s", err->msg);
-        struct child_result r;
-        assert_int_equal(run_child(quiet_worker, harden ? (void *) 1 : NULL, &r), 0);
-        assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
-        harden_job_finish(job, NULL);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        t[i] = (double) (b.tv_sec - a.tv_sec) * 1e3 + (double) (b.tv_nsec - a.tv_nsec) / 1e6;
-    }
-    qsort(t, N, sizeof(t[0]), cmp_double);
-    return t[N / 2];
-}
-
+/* Jobs back to back: prepare + fork + worker_harden + exit + wait + finish, each one ending
+ * cleanly, so that a slot, a pid namespace or a cgroup handed from job to job keeps working. */
 static void
-test_per_job_cost(void **state)
+test_jobs_in_a_row(void **state)
 {
     full_params();
-    double plain = p50_ms(false), hardened = p50_ms(true);
-    print_message("# per job p50: plain fork %.3f ms, hardened %.3f ms, added %.3f ms "
-                  "(target 0.5 ms)\n",
-                  plain, hardened, hardened - plain);
-    /* A loose bound, so that a loaded CI machine does not fail it; the line above is the
-     * number to watch. */
-    assert_true(hardened - plain < 20.0);
+    for (int i = 0; i < 100; i++) {
+        struct harden_job *job = NULL;
+        struct pf_error *err = NULL;
+        if (harden_job_prepare(&params, &job, &err) < 0)
+            fail_msg("job %d: prepare: %s", i, err->msg);
+        struct child_result r;
+        assert_int_equal(run_child(quiet_worker, NULL, &r), 0);
+        struct harden_outcome out;
+        harden_job_finish(job, &out);
+        if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+            fail_msg("job %d: worker status %d", i, r.status);
+        assert_int_equal(out.have_cgroup, have_cgroup);
+        assert_false(out.oom_killed);
+    }
 }
 
 static void
@@ -184,7 +162,7 @@ main(void)
     have_cgroup = strcmp(harden_cgroup_backend_name(), "none") != 0;
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_full_sequence),
-            cmocka_unit_test(test_per_job_cost),
+            cmocka_unit_test(test_jobs_in_a_row),
             cmocka_unit_test(test_check_host),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
