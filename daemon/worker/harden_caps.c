@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 
 #include "harden_internal.h"
+#include "harden_zygote.h"
 
 static inline void
 cap_freep(cap_t *c)
@@ -32,8 +33,12 @@ drop_bounding_and_lock(struct pf_error **err)
                                   "privileges: CAP_SETPCAP is not available to shrink the "
                                   "bounding set (is the zygote running without it?)");
     cap_value_t max = cap_max_bits();
-    /* Dropping a capability that is not in the set succeeds: no need to read it first. */
+    /* Each drop commits a new set of credentials (~1.5 us, even for a capability already gone)
+     * where a read costs a tenth of that, and a zygote's workers inherit an empty bounding set
+     * (harden_privileges_prepare): read first, drop what is there. */
     for (cap_value_t c = 0; c < max; c++) {
+        if (cap_get_bound(c) == 0)
+            continue;
         if (cap_drop_bound(c) < 0)
             return pf_error_set_errno(err, PF_E_INTERNAL, errno,
                                       "privileges: dropping capability %d from the bounding set",
@@ -82,5 +87,20 @@ harden_privileges_apply(const struct harden_params *p, struct pf_error **err)
             pf_error_free(first);
         return -1;
     }
+    return 0;
+}
+
+int
+harden_privileges_prepare(struct pf_error **err)
+{
+    /* The bounding set only matters at execve(), which the zygote never calls: emptying it here
+     * costs the zygote nothing and spares every worker ~40 credential commits. */
+    cap_value_t max = cap_max_bits();
+    for (cap_value_t c = 0; c < max; c++)
+        if (cap_get_bound(c) != 0 && cap_drop_bound(c) < 0)
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                      "privileges: dropping capability %d from the zygote's "
+                                      "bounding set",
+                                      (int) c);
     return 0;
 }

@@ -76,6 +76,13 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
                       "skipped",
                       unknown);
 
+    struct pf_error *perr = NULL;
+    if (harden_privileges_prepare(&perr) < 0) {
+        /* Each worker then empties the set itself, or its privileges layer says why not. */
+        pf_log_notice(ZYGOTE, "%s; each worker drops it itself", perr->msg);
+        pf_error_free(perr);
+    }
+
     int abi = harden_landlock_abi();
     if (abi <= 0)
         pf_log_warning(ZYGOTE, "Landlock is not available in this kernel (or disabled at boot): "

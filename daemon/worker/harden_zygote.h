@@ -59,7 +59,8 @@ struct harden_outcome {
 
 /* Once at zygote start-up, before the first fork. Chooses the cgroup backend (logging which and
  * why; the `none` backend logs the loud rlimits-only warning), makes the network namespace and
- * the mount view, compiles the seccomp filter, probes Landlock. Only a failure that no profile
+ * the mount view, compiles the seccomp filter, probes Landlock, empties the caller's capability
+ * bounding set (harden_privileges_prepare: the caller must not execve() as root afterwards). Only a failure that no profile
  * could run with (the seccomp filter does not compile, say) is an error; a missing facility is
  * logged and the layer then fails per job with a message naming it. */
 int harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **err);
@@ -105,6 +106,11 @@ bool harden_ns_have_netns(void);
 bool harden_ns_have_mount_view(void);
 /* Whether the namespaces layer gave this worker a private /tmp (Landlock then allows it). */
 bool harden_ns_private_scratch(void);
+
+/* Empties the calling process's capability bounding set (needs CAP_SETPCAP), so that its forks
+ * start with an empty one and the privileges layer only checks it. Done by
+ * harden_zygote_init(): a process that later calls execve() as root must not call it. */
+int harden_privileges_prepare(struct pf_error **err);
 
 /* The Landlock ABI of the running kernel: 0 when Landlock is absent or disabled. */
 int harden_landlock_abi(void);

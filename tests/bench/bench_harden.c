@@ -15,6 +15,7 @@
  *   bench_harden [--runs N]    (default 500) */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,28 +208,37 @@ static const harden_apply_fn layer_fns[_HARDEN_LAYER_MAX] = {
 
 enum layer_result { LAYER_OFF, LAYER_APPLIED, LAYER_SKIPPED, LAYER_FAILED };
 
-/* What a breakdown child writes on its channel: one pipe write, atomic (< PIPE_BUF). */
+/* What a breakdown child writes on its channel: one pipe write, atomic (< PIPE_BUF). Times are
+ * CLOCK_MONOTONIC, which a pid namespace shares with its parent. */
 struct breakdown {
-    double move_ms; /* moving the channel to fd 3 */
+    double start_ms; /* the child's first instruction after fork (absolute) */
+    double move_ms;  /* moving the channel to fd 3 */
     double layer_ms[_HARDEN_LAYER_MAX];
     double refresh_ms; /* PR_SET_PDEATHSIG again after identity */
+    double sent_ms;    /* just before the write (absolute) */
     unsigned char result[_HARDEN_LAYER_MAX];
     char why[_HARDEN_LAYER_MAX][56]; /* the first words of a skipped layer's error */
 };
 
 _Static_assert(sizeof(struct breakdown) <= 4096, "one atomic pipe write");
 
+/* What the parent saw of the same job. */
+struct breakdown_job {
+    struct breakdown child;
+    double prepare_ms, fork_ms, harden_ms, wake_ms, reap_ms, finish_ms;
+};
+
 static _Noreturn void
-breakdown_child(int wfd)
+breakdown_child(int wfd, bool harden)
 {
-    struct breakdown b = {0};
+    struct breakdown b = {.start_ms = now_ms()};
     struct pf_error *err = NULL;
+    int fd = wfd;
     double t = now_ms();
-    int fd = harden_fds_move_channel(wfd, &err);
-    if (fd < 0)
+    if (harden && (fd = harden_fds_move_channel(wfd, &err)) < 0)
         _exit(2);
     b.move_ms = now_ms() - t;
-    for (int l = 0; l < _HARDEN_LAYER_MAX; l++) {
+    for (int l = 0; harden && l < _HARDEN_LAYER_MAX; l++) {
         if (params.level[l] == HARDEN_OFF)
             continue;
         t = now_ms();
@@ -250,75 +260,108 @@ breakdown_child(int wfd)
             b.refresh_ms = now_ms() - t;
         }
     }
+    b.sent_ms = now_ms();
     _exit(write(fd, &b, sizeof(b)) == (ssize_t) sizeof(b) ? 0 : 3);
 }
 
 static int
-one_breakdown(struct breakdown *ret, struct pf_error **err)
+one_breakdown(bool harden, struct breakdown_job *ret, struct pf_error **err)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "pipe2");
     struct harden_job *job = NULL;
-    if (harden_job_prepare(&params, &job, err) < 0) {
+    double t0 = now_ms();
+    if (harden && harden_job_prepare(&params, &job, err) < 0) {
         close(pfd[0]);
         close(pfd[1]);
         return -1;
     }
+    double t1 = now_ms();
     pid_t pid = fork();
     if (pid == 0) {
         close(pfd[0]);
-        breakdown_child(pfd[1]);
+        breakdown_child(pfd[1], harden);
     }
     close(pfd[1]);
-    ssize_t n = pid > 0 ? read(pfd[0], ret, sizeof(*ret)) : -1;
+    ssize_t n = pid > 0 ? read(pfd[0], &ret->child, sizeof(ret->child)) : -1;
+    double t2 = now_ms();
     close(pfd[0]);
     int status = 0;
     if (pid > 0)
         reap(pid, &status);
+    double t3 = now_ms();
     harden_job_finish(job, NULL);
-    if (n != (ssize_t) sizeof(*ret))
+    double t4 = now_ms();
+    if (n != (ssize_t) sizeof(ret->child))
         return pf_error_set(err, PF_E_INTERNAL, "breakdown worker: no report (status 0x%x)",
                             (unsigned) status);
+    ret->prepare_ms = t1 - t0;
+    ret->fork_ms = ret->child.start_ms - t1;
+    ret->harden_ms = ret->child.sent_ms - ret->child.start_ms;
+    ret->wake_ms = t2 - ret->child.sent_ms;
+    ret->reap_ms = t3 - t2;
+    ret->finish_ms = t4 - t3;
     return 0;
+}
+
+/* p50 of one double field of each job (v: scratch of n). */
+static double
+p50_of(const struct breakdown_job *all, size_t n, size_t offset, double *v)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = *(const double *) ((const char *) &all[i] + offset);
+    return stats_of(v, n).p50;
+}
+
+#define P50(field) p50_of(all, runs, offsetof(struct breakdown_job, field), v)
+#define P50_PLAIN(field) p50_of(plain, runs, offsetof(struct breakdown_job, field), v)
+
+static void
+print_layers(const struct breakdown_job *all, size_t runs, double *v)
+{
+    static const char *const result_names[] = {"off", "applied", "skipped", "FAILED"};
+    const struct breakdown *last = &all[runs - 1].child;
+    double sum = P50(child.move_ms);
+    printf("  %-14s %8.3f\n", "  channel->fd3", sum);
+    for (int l = 0; l < _HARDEN_LAYER_MAX; l++) {
+        for (size_t i = 0; i < runs; i++)
+            v[i] = all[i].child.layer_ms[l];
+        double p = stats_of(v, runs).p50;
+        sum += p;
+        printf("  %-14s %8.3f  %s (%s)%s%s\n", harden_layer_name((enum harden_layer) l), p,
+               result_names[last->result[l]], harden_level_name(params.level[l]),
+               last->why[l][0] ? ": " : "", last->why[l]);
+        if (l == HARDEN_LAYER_IDENTITY) {
+            double r = P50(child.refresh_ms);
+            sum += r;
+            printf("  %-14s %8.3f  PR_SET_PDEATHSIG again after identity\n", "  pdeathsig", r);
+        }
+    }
+    printf("  %-14s %8.3f  (sum of the p50s above)\n", "all layers", sum);
 }
 
 static int
 print_breakdown(size_t runs, struct pf_error **err)
 {
     _cleanup_free_ double *v = calloc(runs, sizeof(double));
-    _cleanup_free_ struct breakdown *all = calloc(runs, sizeof(*all));
-    if (!v || !all)
+    _cleanup_free_ struct breakdown_job *all = calloc(runs, sizeof(*all));
+    _cleanup_free_ struct breakdown_job *plain = calloc(runs, sizeof(*plain));
+    if (!v || !all || !plain)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     for (size_t i = 0; i < runs; i++)
-        if (one_breakdown(&all[i], err) < 0)
+        if (one_breakdown(false, &plain[i], err) < 0 || one_breakdown(true, &all[i], err) < 0)
             return -1;
-    printf("\nper layer inside the worker (p50 of %zu, ms), worker_harden()'s order:\n", runs);
-    static const char *const result_names[] = {"off", "applied", "skipped", "FAILED"};
-    double sum = 0;
-    for (size_t i = 0; i < runs; i++)
-        v[i] = all[i].move_ms;
-    double p = stats_of(v, runs).p50;
-    sum += p;
-    printf("  %-12s %8.3f\n", "(channel)", p);
-    for (int l = 0; l < _HARDEN_LAYER_MAX; l++) {
-        const struct breakdown *last = &all[runs - 1];
-        for (size_t i = 0; i < runs; i++)
-            v[i] = all[i].layer_ms[l];
-        p = stats_of(v, runs).p50;
-        sum += p;
-        printf("  %-12s %8.3f  %-8s (%s)%s%s\n", harden_layer_name((enum harden_layer) l), p,
-               result_names[last->result[l]], harden_level_name(params.level[l]),
-               last->why[l][0] ? ": " : "", last->why[l]);
-        if (l == HARDEN_LAYER_IDENTITY) {
-            for (size_t i = 0; i < runs; i++)
-                v[i] = all[i].refresh_ms;
-            p = stats_of(v, runs).p50;
-            sum += p;
-            printf("  %-12s %8.3f  (PR_SET_PDEATHSIG again after identity)\n", "(pdeathsig)", p);
-        }
-    }
-    printf("  %-12s %8.3f  (sum of the p50s)\n", "total", sum);
+    printf("\nwhere the time goes (p50 of %zu, ms)      plain  hardened\n", runs);
+    printf("  %-36s %8s %9.3f\n", "harden_job_prepare (zygote)", "-", P50(prepare_ms));
+    printf("  %-36s %8.3f %9.3f\n", "fork -> child runs", P50_PLAIN(fork_ms), P50(fork_ms));
+    printf("  %-36s %8s %9.3f\n", "worker_harden (layers below)", "-", P50(harden_ms));
+    printf("  %-36s %8.3f %9.3f\n", "child writes -> parent reads", P50_PLAIN(wake_ms),
+           P50(wake_ms));
+    printf("  %-36s %8.3f %9.3f\n", "-> exit and reap", P50_PLAIN(reap_ms), P50(reap_ms));
+    printf("  %-36s %8s %9.3f\n", "harden_job_finish (zygote)", "-", P50(finish_ms));
+    printf("inside the worker, worker_harden()'s order:\n");
+    print_layers(all, runs, v);
     return 0;
 }
 
