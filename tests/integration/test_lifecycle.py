@@ -120,9 +120,6 @@ def test_max_connections_refusal_is_reported(daemon_factory):
     b.close()
 
 
-@pytest.mark.xfail(reason="pyfenced bug: a job that times out stops counting as in flight before its "
-                   "reply is sent (~0.5 s later, when the worker is killed), so the idle timer can "
-                   "close the connection right after that reply")
 def test_idle_connection_closed(daemon_factory):
     d = daemon_factory("--idle-timeout-ms", "1000")
     s = d.raw()

@@ -1,0 +1,80 @@
+/* Orderings between pyfenced's modules that once gave the wrong answer, replayed
+ * deterministically on conn_fixture.c's real loop and fake zygote: the idle timer expiring in
+ * the loop iteration that sends a deadline reply, two requests in flight under one id, and a
+ * zygote death noticed before its worker's last words. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "conn_fixture.h"
+#include "job.h"
+#include "pf_log.h"
+
+static void
+expect_pong(struct fx *f, int id)
+{
+    char req[64];
+    snprintf(req, sizeof(req), "{\"id\":%d,\"op\":\"ping\"}", id);
+    send_frame(f->client.fd, req);
+    cJSON *r = recv_frame(f, &f->client, 2000);
+    if (!r)
+        fail_msg("no pong: the connection was closed");
+    assert_int_equal(cJSON_GetObjectItem(r, "id")->valueint, id);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+    cJSON_Delete(r);
+}
+
+/* ---- idleness ---------------------------------------------------------------------------- */
+
+static void
+tune_idle(struct policy_limits *l)
+{
+    l->v[POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS] = 1000;
+}
+
+/* The job's deadline (100 + 500 ms) and the connection's idle timer (1000 ms) both fall due
+ * while the loop is not running, so they run in one iteration, the deadline first: its reply
+ * must count as activity, or the idle timer closes the connection right after that reply. */
+static void
+test_idle_timer_due_with_deadline_reply(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"while 1: pass\","
+                                 "\"limits\":{\"timeout_ms\":100}}");
+    usleep(1100 * 1000);
+    cJSON *r = expect_error(f, "1", "timeout");
+    cJSON_Delete(r);
+    assert_int_equal(fake.kills[job], 1);
+    expect_pong(f, 2);
+    end_worker(f, job, 0, SIGKILL, true, 10);
+    /* Idle for real now: closed after the idle timeout. */
+    expect_eof(f, &f->client);
+}
+
+#define T(fn)        cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TW(fn, tune) cmocka_unit_test_setup_teardown(fn, setup_##tune, teardown)
+
+static int
+setup_idle(void **s)
+{
+    return setup_with(s, tune_idle);
+}
+
+int
+main(void)
+{
+    pf_log_init(PF_LOG_CRIT, "test_conn_races");
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+            TW(test_idle_timer_due_with_deadline_reply, idle),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
