@@ -29,6 +29,9 @@ on_handle_closed(uv_handle_t *handle)
     struct daemon *d = c->d;
     dlist_remove(&c->link);
     frame_decoder_finish(&c->dec);
+    for (unsigned i = 0; i < c->inflight; i++)
+        cJSON_Delete(c->inflight_ids[i]);
+    free(c->inflight_ids);
     pf_log_debug(CONN, "connection #%llu closed", (unsigned long long) c->serial);
     free(c);
     daemon_conn_gone(d);
@@ -209,15 +212,62 @@ conn_send_error(struct conn *c, const cJSON *id, int code, const char *message)
     cJSON_Delete(reply);
 }
 
+/* Ids are compared exactly (cJSON_Compare treats close large numbers as equal); a string id
+ * never equals a number id. */
+static bool
+same_id(const cJSON *a, const cJSON *b)
+{
+    if (cJSON_IsString(a) && cJSON_IsString(b))
+        return strcmp(a->valuestring, b->valuestring) == 0;
+    return cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble == b->valuedouble;
+}
+
+static int
+inflight_find(const struct conn *c, const cJSON *id)
+{
+    for (unsigned i = 0; i < c->inflight; i++)
+        if (same_id(c->inflight_ids[i], id))
+            return (int) i;
+    return -1;
+}
+
+static int
+inflight_add(struct conn *c, const cJSON *id)
+{
+    if (c->inflight == c->inflight_cap) {
+        unsigned cap = c->inflight_cap ? c->inflight_cap * 2 : 8;
+        cJSON **ids = reallocarray(c->inflight_ids, cap, sizeof(*ids));
+        if (!ids)
+            return -ENOMEM;
+        c->inflight_ids = ids;
+        c->inflight_cap = cap;
+    }
+    cJSON *copy = cJSON_Duplicate(id, 1);
+    if (!copy)
+        return -ENOMEM;
+    c->inflight_ids[c->inflight++] = copy;
+    return 0;
+}
+
+static bool
+inflight_remove(struct conn *c, const cJSON *id)
+{
+    int i = inflight_find(c, id);
+    if (i < 0)
+        return false;
+    cJSON_Delete(c->inflight_ids[i]);
+    c->inflight_ids[i] = c->inflight_ids[--c->inflight];
+    return true;
+}
+
 void
 conn_finish_request(struct conn *c, const cJSON *reply)
 {
     /* A reply without a request would be a bug of ours: drop this connection, not the daemon. */
-    if (pf_fails_assert(c->inflight > 0)) {
+    if (pf_fails_assert(inflight_remove(c, cJSON_GetObjectItemCaseSensitive(reply, "id")))) {
         conn_close(c);
         return;
     }
-    c->inflight--;
     /* Idleness counts from the last reply: the idle timer may be due in this very loop
      * iteration (a deadline reply and the idle check expiring together), and must not close
      * the connection right after the reply it was waiting for. */
@@ -242,18 +292,36 @@ handle_request(struct conn *c, struct msg_request *req)
         conn_send_error(c, req->id, PF_E_BUSY, msg);
         return;
     }
-    c->inflight++;
+    if (inflight_find(c, req->id) >= 0) {
+        /* Its reply and the first one's would carry the same id: the client could not tell
+         * them apart. */
+        char num[32];
+        snprintf(num, sizeof(num), "%.0f", req->id->valuedouble);
+        _cleanup_free_ char *quoted = cJSON_IsString(req->id) ? cJSON_PrintUnformatted(req->id)
+                                                              : NULL;
+        char msg[400];
+        snprintf(msg, sizeof(msg),
+                 "request id %s is already in flight on this connection; give each request an "
+                 "id of its own",
+                 cJSON_IsString(req->id) ? (quoted ? quoted : "(a string)") : num);
+        conn_send_error(c, req->id, PF_E_BAD_REQUEST, msg);
+        return;
+    }
+    if (inflight_add(c, req->id) < 0) {
+        conn_send_error(c, req->id, PF_E_INTERNAL, "out of memory");
+        return;
+    }
     cJSON *reply = NULL;
     struct pf_error *err = NULL;
     if (ops_dispatch(c, req, &reply, &err) < 0) {
-        c->inflight--;
+        inflight_remove(c, req->id);
         conn_send_error(c, req->id, err ? err->code : PF_E_INTERNAL,
                         err ? err->msg : "out of memory");
         pf_error_free(err);
         return;
     }
     if (reply) {
-        c->inflight--;
+        inflight_remove(c, req->id);
         conn_send(c, reply);
         cJSON_Delete(reply);
     }

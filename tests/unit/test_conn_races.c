@@ -16,6 +16,7 @@
 
 #include "conn_fixture.h"
 #include "job.h"
+#include "pf_cleanup.h"
 #include "pf_log.h"
 
 static void
@@ -59,6 +60,68 @@ test_idle_timer_due_with_deadline_reply(void **state)
     expect_eof(f, &f->client);
 }
 
+/* ---- ids --------------------------------------------------------------------------------- */
+
+static cJSON *
+expect_ok_reply(struct fx *f, const char *id_json)
+{
+    cJSON *r = recv_frame(f, &f->client, 2000);
+    if (!r)
+        fail_msg("no reply (expected %s ok)", id_json);
+    char *id = cJSON_PrintUnformatted(cJSON_GetObjectItem(r, "id"));
+    assert_string_equal(id, id_json);
+    free(id);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+    return r;
+}
+
+/* Two requests in flight under one id would get replies nobody can tell apart: the second is
+ * refused, whatever its op; the same id is fine again once the first is answered, and a string
+ * id never equals a number id. */
+static void
+test_duplicate_id_in_flight(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":7,\"op\":\"exec\",\"code\":\"x\"}");
+    send_frame(f->client.fd, "{\"id\":7,\"op\":\"exec\",\"code\":\"y\"}");
+    cJSON *r = expect_error(f, "7", "bad_request");
+    assert_string_equal(error_message(r), "request id 7 is already in flight on this connection; "
+                                          "give each request an id of its own");
+    cJSON_Delete(r);
+    send_frame(f->client.fd, "{\"id\":7,\"op\":\"ping\"}");
+    cJSON_Delete(expect_error(f, "7", "bad_request"));
+    assert_int_equal(fake.last_job, job); /* the second exec never started */
+    send_frame(f->client.fd, "{\"id\":\"7\",\"op\":\"ping\"}");
+    cJSON_Delete(expect_ok_reply(f, "\"7\""));
+
+    /* A string id, in flight on a second job. */
+    send_frame(f->client.fd, "{\"id\":\"a-1\",\"op\":\"exec\",\"code\":\"x\"}");
+    for (int i = 0; i < 1000 && fake.last_job == job; i++)
+        pump(f, 1);
+    uint64_t job2 = fake.last_job;
+    assert_true(job2 > job);
+    send_frame(f->client.fd, "{\"id\":\"a-1\",\"op\":\"stats\"}");
+    r = expect_error(f, "\"a-1\"", "bad_request");
+    assert_non_null(strstr(error_message(r), "request id \"a-1\" is already in flight"));
+    cJSON_Delete(r);
+
+    /* Answered: the id is free again. */
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    cJSON_Delete(expect_ok_reply(f, "7"));
+    end_worker(f, job, 0, 0, false, 1);
+    expect_pong(f, 7);
+    struct peer *w2 = calloc(1, sizeof(*w2));
+    w2->fd = fake.worker_fd[job2];
+    cJSON *run = recv_frame(f, w2, 2000);
+    assert_non_null(run);
+    cJSON_Delete(run);
+    free(w2);
+    send_frame(fake.worker_fd[job2], "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    cJSON_Delete(expect_ok_reply(f, "\"a-1\""));
+    end_worker(f, job2, 0, 0, false, 1);
+    assert_int_equal(pf_container_of(f->d.conns.next, struct conn, link)->inflight, 0);
+}
+
 #define T(fn)        cmocka_unit_test_setup_teardown(fn, setup, teardown)
 #define TW(fn, tune) cmocka_unit_test_setup_teardown(fn, setup_##tune, teardown)
 
@@ -75,6 +138,7 @@ main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
             TW(test_idle_timer_due_with_deadline_reply, idle),
+            T(test_duplicate_id_in_flight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
