@@ -341,6 +341,34 @@ reply_result(struct job *j, cJSON *result)
     cJSON_Delete(reply);
 }
 
+/* A result read with the worker's exit known: an "internal" failure of a worker that was
+ * SIGKILLed from outside (its zygote died, or the OOM killer) was that kill's doing. */
+static void
+reply_result_after_exit(struct job *j, cJSON *result)
+{
+    const struct zygote_exit *e = &j->exit_info;
+    bool internal = strcmp(msg_get_string(result, "outcome", ""), "internal") == 0;
+    if (internal && j->exit_seen && e->signal == SIGKILL && !e->killed_by_request) {
+        const cJSON *error = cJSON_GetObjectItemCaseSensitive(result, "error");
+        char msg[512];
+        bool oom = e->have_cgroup && e->oom_killed;
+        snprintf(msg, sizeof(msg), "worker killed by %s before it finished (%s)",
+                 oom ? "the kernel's OOM killer at its memory limit" : "signal SIGKILL",
+                 msg_get_string(error, "message", "no detail"));
+        reply_failure(j, oom ? PF_E_MEMORY_LIMIT : PF_E_WORKER_CRASHED, msg);
+    } else {
+        reply_result(j, result);
+    }
+}
+
+static void
+reply_held_result(struct job *j)
+{
+    cJSON *held = TAKE_PTR(j->held_result);
+    reply_result_after_exit(j, held);
+    cJSON_Delete(held);
+}
+
 static void
 handle_result(struct job *j, cJSON *result)
 {
@@ -360,27 +388,9 @@ handle_result(struct job *j, cJSON *result)
         if (j->held_result)
             return;
     }
-    reply_result(j, result);
-}
-
-static void
-reply_held_result(struct job *j)
-{
-    cJSON *held = TAKE_PTR(j->held_result);
-    const struct zygote_exit *e = &j->exit_info;
-    bool internal = strcmp(msg_get_string(held, "outcome", ""), "internal") == 0;
-    if (internal && j->exit_seen && e->signal == SIGKILL && !e->killed_by_request) {
-        const cJSON *error = cJSON_GetObjectItemCaseSensitive(held, "error");
-        char msg[512];
-        bool oom = e->have_cgroup && e->oom_killed;
-        snprintf(msg, sizeof(msg), "worker killed by %s before it finished (%s)",
-                 oom ? "the kernel's OOM killer at its memory limit" : "signal SIGKILL",
-                 msg_get_string(error, "message", "no detail"));
-        reply_failure(j, oom ? PF_E_MEMORY_LIMIT : PF_E_WORKER_CRASHED, msg);
-    } else {
-        reply_result(j, held);
-    }
-    cJSON_Delete(held);
+    /* The exit may also come first: a dead zygote is noticed before its worker's last frame
+     * is read, and fail_all_jobs reports that worker's exit at once. */
+    reply_result_after_exit(j, result);
 }
 
 static void

@@ -727,6 +727,10 @@ zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *para
     int r = send_packet(z->current->fd, s, worker_end);
     if (r == -EAGAIN)
         return pf_error_set(err, PF_E_BUSY, "the zygote's control channel is full");
+    /* The zygote died and its loss is not processed yet: the job meets what fail_all_jobs
+     * would have told it a moment later. */
+    if (r == -EPIPE || r == -ECONNRESET)
+        return pf_error_set(err, PF_E_WORKER_CRASHED, "the zygote died before forking this worker");
     if (r < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, -r, "zygote control channel: send");
     *j = (struct zjob){.next = z->jobs, .id = job_id, .ctx = job_ctx, .pidfd = -1};

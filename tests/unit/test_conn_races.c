@@ -122,6 +122,34 @@ test_duplicate_id_in_flight(void **state)
     assert_int_equal(pf_container_of(f->d.conns.next, struct conn, link)->inflight, 0);
 }
 
+/* ---- a zygote's death -------------------------------------------------------------------- */
+
+/* The zygote dies under a worker that is still hardening. The daemon may notice the zygote's
+ * death (and report the worker's exit, SIGKILL) before it reads the worker's last frame, an
+ * "internal" hardening failure caused by that death: still worker_crashed, as when the frame
+ * comes first (test_exec_internal_result_waits_for_exit). */
+static void
+test_zygote_death_seen_before_worker_result(void **state)
+{
+    struct fx *f = *state;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+    struct zygote_exit e = {.job_id = job, .pid = 100 + (pid_t) job, .signal = SIGKILL};
+    job_on_exit(fake.ctx[job], &e);
+    pump(f, 5);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"internal\",\"error\":{"
+                             "\"message\":\"hardening layer 'fds': the zygote died\"}}");
+    cJSON *r = expect_error(f, "1", "worker_crashed");
+    assert_string_equal(error_message(r), "worker killed by signal SIGKILL before it finished "
+                                          "(hardening layer 'fds': the zygote died)");
+    assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "worker_crashed");
+    cJSON_Delete(r);
+    close(fake.worker_fd[job]);
+    fake.worker_fd[job] = 0;
+    pump(f, 5);
+    assert_true(dlist_empty(&f->d.jobs));
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_WORKER_CRASHED], 1);
+}
+
 #define T(fn)        cmocka_unit_test_setup_teardown(fn, setup, teardown)
 #define TW(fn, tune) cmocka_unit_test_setup_teardown(fn, setup_##tune, teardown)
 
@@ -139,6 +167,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             TW(test_idle_timer_due_with_deadline_reply, idle),
             T(test_duplicate_id_in_flight),
+            T(test_zygote_death_seen_before_worker_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -343,6 +343,45 @@ test_zygote_death_and_restart(void **state)
     assert_int_equal(count_fds(), fds_before);
 }
 
+/* A zygote that died a moment ago, its loss not processed yet (the loop has not run): a spawn
+ * gets what fail_all_jobs tells the jobs it was forking, worker_crashed, not internal. */
+static void
+test_spawn_to_a_zygote_just_dead(void **state)
+{
+    (void) state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+    pid_t old = zygote_pid(z);
+    assert_int_equal(kill(old, SIGKILL), 0);
+    /* Dead (a zombie, or reaped by whoever is its parent): its end of the channel is closed. */
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int) old);
+    for (int i = 0; i < 500; i++) {
+        char buf[512] = "";
+        FILE *fp = fopen(path, "re");
+        if (!fp)
+            break;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+        fclose(fp);
+        buf[n] = '\0';
+        const char *paren = strrchr(buf, ')');
+        if (paren && paren[1] == ' ' && paren[2] == 'Z')
+            break;
+        usleep(10000);
+    }
+    struct harden_params hp;
+    harden_params_init(&hp);
+    struct pf_error *err = NULL;
+    int fd = -1;
+    assert_int_equal(zygote_spawn(z, 1, &hp, NULL, &fd, &err), -1);
+    assert_int_equal(err->code, PF_E_WORKER_CRASHED);
+    assert_string_equal(err->msg, "the zygote died before forking this worker");
+    assert_int_equal(fd, -1);
+    pf_error_free(err);
+    stop(&loop, z);
+}
+
 static void
 test_stop_with_live_worker(void **state)
 {
@@ -752,6 +791,7 @@ main(int argc, char **argv)
             cmocka_unit_test(test_run_snippet),
             cmocka_unit_test(test_kill_spinning_job),
             cmocka_unit_test(test_zygote_death_and_restart),
+            cmocka_unit_test(test_spawn_to_a_zygote_just_dead),
             cmocka_unit_test(test_stop_with_live_worker),
             cmocka_unit_test(test_bad_binary),
             cmocka_unit_test(test_cpu_limit),
