@@ -21,9 +21,9 @@
 /* Replies may be as large as the largest max_frame_bytes a daemon can be configured with. */
 #define CLIENT_MAX_REPLY_BYTES (64u * 1024 * 1024)
 #define READ_CHUNK             65536
-/* Values nest up to 64 containers (PROTOCOL.md "Values"), but a tagged container takes two or
- * three JSON levels ({"$type": "dict", "items": [[K, V]]}), so replies legitimately nest far
- * deeper than the 64 levels a request may use. Still well below cJSON's own 1000. */
+/* Values nest up to 64 containers (PROTOCOL.md "Values"), and a tagged container takes two or
+ * three JSON levels ({"$type": "dict", "items": [[K, V]]}), plus the reply's own levels: room
+ * to spare, as the daemon has for its workers' results. Still well below cJSON's own 1000. */
 #define CLIENT_MAX_REPLY_DEPTH 512
 
 _Static_assert((int) PYFENCE_E_SESSION_LOST == (int) PF_E_SESSION_LOST &&

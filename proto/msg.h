@@ -12,7 +12,7 @@
 #include "pf_error.h"
 
 #define MSG_PROTOCOL_VERSION      1
-#define MSG_MAX_DEPTH             64  /* our own limit, well below cJSON's compiled-in 1000 */
+#define MSG_MAX_DEPTH             256 /* JSON levels, below cJSON's 1000: see msg_parse */
 #define MSG_SESSION_ID_MAX        64  /* bytes of a `session` field (real ids are 32 hex digits) */
 #define MSG_SESSION_GET_MAX_NAMES 256 /* names in one session.get */
 
@@ -27,7 +27,10 @@ bool msg_utf8_valid(const char *buf, size_t len, size_t *ret_offset);
  * be an object. Errors are PF_E_BAD_FRAME with a message naming the problem and offset/key.
  * buf need not be NUL-terminated (only buf[0..len) is read). Also refused: \u0000 in strings
  * (cJSON would truncate), raw control characters in strings, numbers outside the JSON grammar
- * or the range of a double. max_depth <= 0 means MSG_MAX_DEPTH; values over 512 are capped. */
+ * or the range of a double. max_depth <= 0 means MSG_MAX_DEPTH; values over 512 are capped.
+ * MSG_MAX_DEPTH leaves room for the values a request carries: 64 nested containers (PROTOCOL.md
+ * "Values"), each up to 3 JSON levels in tagged form ({"$type": "dict", "items": [[K, V]]}),
+ * plus the request's own levels. */
 int msg_parse(const char *buf, size_t len, int max_depth, cJSON **ret, struct pf_error **err);
 
 /* ---- schema ------------------------------------------------------------------------ */

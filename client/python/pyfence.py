@@ -63,7 +63,10 @@ __version__ = "0.1.0"
 PROTOCOL_VERSION = 1
 # Replies may be as large as the largest max_frame_bytes a daemon can be configured with.
 MAX_FRAME_BYTES = 64 * 1024 * 1024
-MAX_DEPTH = 64
+MAX_DEPTH = 64  # containers in a value (PROTOCOL.md "Values")
+# JSON levels in a request: a tagged container takes up to 3 ({"$type": "dict", "items": [[K, V]]}),
+# so a value of MAX_DEPTH containers fits with the request's own levels.
+MAX_REQUEST_DEPTH = 256
 _INT_LIMIT = 2**53
 
 
@@ -260,7 +263,8 @@ def encode_frame(obj):
 
 def _check_request(req):
     """Refuses, before sending, what pyfenced would refuse for the whole frame without being
-    able to say for which request id: nesting over MAX_DEPTH, NUL characters, lone surrogates."""
+    able to say for which request id: nesting over MAX_REQUEST_DEPTH, NUL characters, lone
+    surrogates."""
     op, deepest, todo = req.get("op"), 0, [(req, 1)]
     while todo:
         v, d = todo.pop()
@@ -280,10 +284,10 @@ def _check_request(req):
             except UnicodeEncodeError as e:
                 raise PyfenceError("bad_request", f"{op} request: a string is not valid Unicode "
                                                   f"({e.reason} at index {e.start})") from None
-    if deepest > MAX_DEPTH:
+    if deepest > MAX_REQUEST_DEPTH:
         raise PyfenceError("bad_request", f"{op} request nests {deepest} JSON levels; pyfenced "
-                                          f"accepts {MAX_DEPTH} (a tagged container takes 2-3 levels: "
-                                          "are the variables nested too deep?)")
+                                          f"accepts {MAX_REQUEST_DEPTH} (values may nest {MAX_DEPTH} "
+                                          "containers: are the variables nested too deep?)")
 
 
 def default_socket_path():

@@ -108,20 +108,37 @@ def test_deep_result_is_cut_to_repr(client):
         assert isinstance(v, pyfence.Repr) and 30 <= depth <= 64, (inner, depth, v)
 
 
-def test_too_deep_variable_refused_locally(client):
-    """A request may nest 64 JSON levels (PROTOCOL.md); a value of 64 tagged containers needs
-    more. The client refuses it before sending, naming the problem, and stays usable."""
-    x = ()
-    for _ in range(40):
-        x = (x,)
-    with pytest.raises(pyfence.PyfenceError, match="nests .* JSON levels") as e:
-        client.exec("x", variables={"x": x})
-    assert e.value.code == "bad_request"
+def test_deepest_variable_accepted(client):
+    """A value may nest 64 containers (PROTOCOL.md "Values"); in its deepest tagged form (a dict
+    with non-str keys: 3 JSON levels each) it still fits a request's 256 levels, both ways."""
+    x = {1: b"leaf"}
+    for _ in range(63):
+        x = {1: x}
+    r = client.exec("x", variables={"x": x})
+    assert r.ok and r.output == x, r.error
     y = ()
-    for _ in range(20):
+    for _ in range(63):
         y = (y,)
     r = client.exec("x", variables={"x": y})
-    assert r.ok and r.output == y
+    assert r.ok and r.output == y, r.error
+    # One container more is the executor's refusal, which names the request (not the frame's).
+    z = {}
+    for _ in range(64):
+        z = {1: z}
+    r = client.exec("x", variables={"x": z})
+    assert r.outcome == "bad_request" and "nested deeper than 64 levels" in r.error["message"], r.reply
+
+
+def test_too_deep_request_refused_locally(client):
+    """A request over 256 JSON levels would be refused for the whole frame, without its id: the
+    client refuses it before sending, naming the problem, and stays usable."""
+    x = []
+    for _ in range(300):
+        x = [x]
+    with pytest.raises(pyfence.PyfenceError, match="nests .* JSON levels") as e:
+        client.request("exec", code="x", variables={"x": x})
+    assert e.value.code == "bad_request"
+    assert client.ping()
 
 
 def test_example_agent(daemon):

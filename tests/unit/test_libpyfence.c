@@ -476,16 +476,16 @@ test_bad_options_are_caught_locally(void **state)
     assert_int_equal(pyfence_submit(conn, NULL, NULL, &id, &err), -PYFENCE_E_BAD_REQUEST);
     assert_int_equal(pyfence_submit(conn, "x = '\xe9'", NULL, &id, &err), -PYFENCE_E_BAD_REQUEST);
     assert_non_null(strstr(err.message, "not valid UTF-8 (byte 5)"));
-    /* A request may nest 64 levels; the option sits one level down in it. */
-    char deep[200] = "{\"x\": ";
-    for (int i = 0; i < 63; i++)
+    /* A request may nest 256 levels; the option sits one level down in it. */
+    char deep[600] = "{\"x\": ";
+    for (int i = 0; i < 255; i++)
         strcat(deep, "[");
-    for (int i = 0; i < 63; i++)
+    for (int i = 0; i < 255; i++)
         strcat(deep, "]");
     strcat(deep, "}");
     opts.variables_json = deep;
     assert_int_equal(pyfence_submit(conn, "1", &opts, &id, &err), -PYFENCE_E_BAD_REQUEST);
-    assert_non_null(strstr(err.message, "nested deeper than 63 levels"));
+    assert_non_null(strstr(err.message, "nested deeper than 255 levels"));
     struct pyfence_result res;
     pyfence_result_init(&res);
     assert_int_equal(pyfence_wait(conn, 12345, NULL, NULL, &res, &err), -PYFENCE_E_NOT_FOUND);

@@ -13,6 +13,7 @@
 
 #include "frame.h"
 #include "msg.h"
+#include "pf_cleanup.h"
 
 /* Parses a request and expects failure with code and exact message. */
 static void
@@ -339,6 +340,38 @@ test_depth_limit(void **state)
     assert_int_equal(msg_parse("{\"a\":{\"b\":{}}}", 14, 2, &root, &err), -1);
     assert_string_equal(err->msg, "JSON nested deeper than 2 levels at offset 10");
     pf_error_free(err);
+}
+
+/* The deepest value the protocol promises, 64 containers in their deepest tagged form (a dict
+ * with non-str keys: object, items, pair: 3 levels each) around a tagged leaf, fits a request,
+ * in an exec and in a session.open. */
+static void
+test_depth_fits_tagged_values(void **state)
+{
+    (void) state;
+    static const char open_dict[] = "{\"$type\":\"dict\",\"items\":[[1,";
+    static const char close_dict[] = "]]}";
+    static const char leaf[] = "{\"$type\":\"bytes\",\"base64\":\"aGk=\"}";
+    const char *heads[] = {"{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"variables\":{\"v\":",
+                           "{\"id\":1,\"op\":\"session.open\",\"variables\":{\"v\":"};
+    const enum msg_op ops[] = {MSG_OP_EXEC, MSG_OP_SESSION_OPEN};
+    for (size_t h = 0; h < PF_ELEMENTSOF(heads); h++) {
+        size_t len = strlen(heads[h]) + 64 * (sizeof(open_dict) + sizeof(close_dict)) +
+                     sizeof(leaf) + 3;
+        char *s = malloc(len);
+        assert_non_null(s);
+        char *p = stpcpy(s, heads[h]);
+        for (int i = 0; i < 64; i++)
+            p = stpcpy(p, open_dict);
+        p = stpcpy(p, leaf);
+        for (int i = 0; i < 64; i++)
+            p = stpcpy(p, close_dict);
+        strcpy(p, "}}");
+        /* 2 request levels + 64 * 3 + the leaf's object = 195. */
+        struct msg_request r = expect_request_ok(s, ops[h]);
+        msg_request_finish(&r);
+        free(s);
+    }
 }
 
 static void
@@ -759,6 +792,7 @@ main(void)
             cmocka_unit_test(test_bad_json),
             cmocka_unit_test(test_duplicate_keys),
             cmocka_unit_test(test_depth_limit),
+            cmocka_unit_test(test_depth_fits_tagged_values),
             cmocka_unit_test(test_nul_in_string),
             cmocka_unit_test(test_wrong_types_and_fields),
             cmocka_unit_test(test_id_integer_range),
