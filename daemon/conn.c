@@ -297,8 +297,8 @@ handle_request(struct conn *c, struct msg_request *req)
          * them apart. */
         char num[32];
         snprintf(num, sizeof(num), "%.0f", req->id->valuedouble);
-        _cleanup_free_ char *quoted = cJSON_IsString(req->id) ? cJSON_PrintUnformatted(req->id)
-                                                              : NULL;
+        _cleanup_free_ char *quoted =
+                cJSON_IsString(req->id) ? cJSON_PrintUnformatted(req->id) : NULL;
         char msg[400];
         snprintf(msg, sizeof(msg),
                  "request id %s is already in flight on this connection; give each request an "
