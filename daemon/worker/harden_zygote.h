@@ -99,7 +99,9 @@ unsigned harden_seccomp_instructions(bool threads);
  * cannot be made is reported through ret_* and the namespaces layer fails later, per job. */
 int harden_ns_prepare(struct pf_error **err);
 /* Makes the next fork()ed child of the calling process the init of a fresh pid namespace (or,
- * with new_pid_ns false, a member of the caller's own). */
+ * with new_pid_ns false, a member of the caller's own), and hands it the fresh ipc namespace made
+ * ahead of time; with new_pid_ns false (between jobs), makes that spare. Once per fork: two
+ * children forked after one call would share the ipc namespace. */
 int harden_ns_prefork(bool new_pid_ns, struct pf_error **err);
 /* What harden_ns_prepare could make, for the start-up line and `pyfenced --check`. */
 bool harden_ns_have_netns(void);

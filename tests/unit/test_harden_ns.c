@@ -215,6 +215,76 @@ test_concurrent_workers_each_get_a_pid_namespace(void **state)
     assert_string_not_equal(r.out, "pid=1");
 }
 
+/* A worker that applies the namespaces layer, writes its ipc namespace's name on fd 3, and
+ * stays alive (so that its namespace cannot be freed and its number reused) until fd 3 reads
+ * EOF. Returns the parent's end of the channel, or -1. */
+static int
+start_ipc_worker(pid_t *ret_pid)
+{
+    int sv[2];
+    struct pf_error *err = NULL;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+        harden_ns_prefork(true, &err) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        if (dup2(sv[1], 3) < 0 || harden_namespaces_apply(&params, &err) < 0)
+            _exit(2);
+        char ns[64] = "";
+        ssize_t n = readlink("/proc/self/ns/ipc", ns, sizeof(ns) - 1);
+        if (n <= 0 || write(3, ns, (size_t) n) != n)
+            _exit(3);
+        char c;
+        _exit(read(3, &c, 1) == 0 ? 0 : 4);
+    }
+    close(sv[1]);
+    *ret_pid = pid;
+    if (pid < 0) {
+        close(sv[0]);
+        return -1;
+    }
+    return sv[0];
+}
+
+static void
+test_each_worker_has_its_own_ipc_namespace(void **state)
+{
+    /* Made ahead by the zygote between jobs (a spare) or by the worker itself (forks back to
+     * back): never shared, never the zygote's own. */
+    if (!harden_ns_have_netns() || !harden_ns_have_mount_view())
+        skip();
+    enum { N = 4 };
+    char names[N + 1][64] = {{0}};
+    assert_true(readlink("/proc/self/ns/ipc", names[N], sizeof(names[N]) - 1) > 0);
+    int fds[N];
+    pid_t pids[N];
+    struct pf_error *err = NULL;
+    for (int i = 0; i < N; i++) {
+        /* Every other fork after a job's end (a spare was made), the others back to back. */
+        if (i % 2 == 0)
+            assert_int_equal(harden_ns_prefork(false, &err), 0);
+        fds[i] = start_ipc_worker(&pids[i]);
+        assert_true(fds[i] >= 0);
+        assert_true(read(fds[i], names[i], sizeof(names[i]) - 1) > 0);
+    }
+    /* All at once: a worker forked later holds copies of the earlier ones' channels. */
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    for (int i = 0; i < N; i++) {
+        int status;
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_int_equal(harden_ns_prefork(false, &err), 0);
+    for (int i = 0; i < N; i++) {
+        print_message("# worker %d: %s\n", i, names[i]);
+        assert_non_null(strstr(names[i], "ipc:["));
+        for (int j = i + 1; j <= N; j++)
+            assert_string_not_equal(names[i], names[j]);
+    }
+}
+
 static void
 test_zygote_untouched(void **state)
 {
@@ -250,6 +320,7 @@ main(void)
             cmocka_unit_test(test_landlock_alone),
             cmocka_unit_test(test_namespaces_then_landlock),
             cmocka_unit_test(test_concurrent_workers_each_get_a_pid_namespace),
+            cmocka_unit_test(test_each_worker_has_its_own_ipc_namespace),
             cmocka_unit_test(test_zygote_untouched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
