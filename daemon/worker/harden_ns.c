@@ -23,22 +23,22 @@
 
 static struct {
     bool prepared;
-    int netns_fd;     /* the shared empty network namespace */
-    int utsns_fd;     /* the shared uts namespace, hostname "pyfence" */
-    int mntns_fd;     /* the prepared read-only view */
-    int own_pidns_fd; /* the zygote's pid namespace, to fork into it again */
-    int own_ipcns_fd; /* the zygote's ipc namespace, to return to after making a spare */
+    int netns_fd;       /* the shared empty network namespace */
+    int utsns_fd;       /* the shared uts namespace, hostname "pyfence" */
+    int mntns_fd;       /* the prepared read-only view */
+    int own_pidns_fd;   /* the zygote's pid namespace, to fork into it again */
+    int own_ipcns_fd;   /* the zygote's ipc namespace, to return to after making a spare */
     int spare_ipcns_fd; /* a fresh ipc namespace that no process uses, made between jobs */
     int next_ipcns_fd;  /* the spare handed to the next fork: its worker's alone */
     bool children_in_new_pidns;
     bool private_scratch; /* in the worker: /tmp is its own tmpfs */
 } the_ns = {.netns_fd = -1,
-           .utsns_fd = -1,
-           .mntns_fd = -1,
-           .own_pidns_fd = -1,
-           .own_ipcns_fd = -1,
-           .spare_ipcns_fd = -1,
-           .next_ipcns_fd = -1};
+            .utsns_fd = -1,
+            .mntns_fd = -1,
+            .own_pidns_fd = -1,
+            .own_ipcns_fd = -1,
+            .spare_ipcns_fd = -1,
+            .next_ipcns_fd = -1};
 
 /* Host paths a worker sees read-only. Top-level entries that are symlinks on the host (merged
  * /usr) are recreated as the same symlinks. */

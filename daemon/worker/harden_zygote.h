@@ -60,9 +60,9 @@ struct harden_outcome {
 /* Once at zygote start-up, before the first fork. Chooses the cgroup backend (logging which and
  * why; the `none` backend logs the loud rlimits-only warning), makes the network namespace and
  * the mount view, compiles the seccomp filter, probes Landlock, empties the caller's capability
- * bounding set (harden_privileges_prepare: the caller must not execve() as root afterwards). Only a failure that no profile
- * could run with (the seccomp filter does not compile, say) is an error; a missing facility is
- * logged and the layer then fails per job with a message naming it. */
+ * bounding set (harden_privileges_prepare: the caller must not execve() as root afterwards). Only a
+ * failure that no profile could run with (the seccomp filter does not compile, say) is an error; a
+ * missing facility is logged and the layer then fails per job with a message naming it. */
 int harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **err);
 /* "v2", "v1" or "none": the cgroup backend harden_zygote_init() chose. */
 const char *harden_cgroup_backend_name(void);

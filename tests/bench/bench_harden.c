@@ -33,7 +33,7 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct policy *, policy_free)
 
 #define DEFAULT_RUNS 500
-#define WARMUP_RUNS 20
+#define WARMUP_RUNS  20
 
 static double
 now_ms(void)
@@ -181,8 +181,8 @@ stats_of(double *v, size_t n)
     for (size_t i = 0; i < n; i++)
         sum += v[i];
     size_t i99 = (n * 99 + 99) / 100;
-    return (struct stats){.p50 = v[n / 2], .p99 = v[i99 >= n ? n - 1 : i99 - 1],
-                          .mean = sum / (double) n};
+    return (struct stats){
+            .p50 = v[n / 2], .p99 = v[i99 >= n ? n - 1 : i99 - 1], .mean = sum / (double) n};
 }
 
 static void
@@ -314,7 +314,7 @@ p50_of(const struct breakdown_job *all, size_t n, size_t offset, double *v)
     return stats_of(v, n).p50;
 }
 
-#define P50(field) p50_of(all, runs, offsetof(struct breakdown_job, field), v)
+#define P50(field)       p50_of(all, runs, offsetof(struct breakdown_job, field), v)
 #define P50_PLAIN(field) p50_of(plain, runs, offsetof(struct breakdown_job, field), v)
 
 static void
