@@ -11,6 +11,7 @@
 #include "job.h"
 #include "load.h"
 #include "pf_cleanup.h"
+#include "harden_zygote.h"
 #include "pf_log.h"
 #include "zygote.h"
 
@@ -166,11 +167,12 @@ add_unique(const char **list, size_t *n, const char *name)
     list[(*n)++] = name;
 }
 
-/* What the zygote imports once, before forking: the executor's default imports and every
- * profile's `preload`, each once (NULL-terminated; the names are the policy's). A later reload
- * that changes a preload list takes effect when the zygote restarts. */
+/* What a zygote imports once, before forking: the executor's default imports and, for the
+ * preload zygote (`full`), every profile's `preload`, each once (NULL-terminated; the names are
+ * the policy's). A later reload that changes a preload list takes effect when pyfenced
+ * restarts. */
 static const char **
-preload_list(const struct daemon *d)
+preload_list(const struct daemon *d, bool full)
 {
     static const char *const defaults[] = {EXEC_DEFAULT_IMPORTS};
     size_t cap = PF_ELEMENTSOF(defaults) + 1;
@@ -182,10 +184,58 @@ preload_list(const struct daemon *d)
     size_t n = 0;
     for (size_t i = 0; i < PF_ELEMENTSOF(defaults); i++)
         add_unique(list, &n, defaults[i]);
-    for (size_t i = 0; d->policy && i < d->policy->n; i++)
+    for (size_t i = 0; full && d->policy && i < d->policy->n; i++)
         for (size_t k = 0; k < d->policy->profiles[i]->preload.n; k++)
             add_unique(list, &n, d->policy->profiles[i]->preload.items[k]);
     return list;
+}
+
+static bool
+any_preload(const struct daemon *d)
+{
+    for (size_t i = 0; d->policy && i < d->policy->n; i++)
+        if (d->policy->profiles[i]->preload.n)
+            return true;
+    return false;
+}
+
+bool
+daemon_profile_preloads(const struct daemon *d, const char *profile)
+{
+    if (!d->zygote_preload || !d->policy || !profile)
+        return false;
+    const struct policy_profile *p = policy_find(d->policy, profile);
+    return p && p->preload.n;
+}
+
+/* Starts one zygote; `full`: the preload zygote, which takes the upper half of the worker
+ * uid range (the two must never give two live workers one uid). */
+static int
+start_zygote(struct daemon *d, bool full, struct zygote **ret, struct pf_error **err)
+{
+    _cleanup_free_ const char **preload = preload_list(d, full);
+    if (!preload)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    struct zygote_config zc = {
+            .path = d->opts.zygote_path,
+            .log_level = d->opts.log_level,
+            .preload = preload,
+            .cgroup_mode = d->opts.cgroup_mode,
+            .namespaces_off = d->opts.namespaces_off,
+            .uid_base = d->opts.uid_base,
+            .uid_count = d->opts.uid_count,
+    };
+    if (any_preload(d)) {
+        uint32_t base = d->opts.uid_base ? d->opts.uid_base : HARDEN_UID_BASE_DEFAULT;
+        uint32_t half = (d->opts.uid_count ? d->opts.uid_count : HARDEN_UID_COUNT_DEFAULT) / 2;
+        zc.uid_base = full ? base + half : base;
+        zc.uid_count = half;
+    }
+    if (zygote_start(d->loop, &zc, job_on_spawned, job_on_exit, ret, err) < 0)
+        return pf_error_prefix(err, "cannot start the zygote '%s'", d->opts.zygote_path);
+    pf_log_info(MAIN, "%s zygote pid %d, Python %s", full ? "preload" : "base",
+                (int) zygote_pid(*ret), zygote_python_version(*ret));
+    return 0;
 }
 
 int
@@ -203,26 +253,14 @@ daemon_start(struct daemon *d, struct pf_error **err)
                        conn_on_connection, d, err) < 0)
         return -1;
     if (d->opts.zygote_path) {
-        _cleanup_free_ const char **preload = preload_list(d);
-        if (!preload) {
+        /* Two zygotes when a profile preloads: that profile's workers come from the fat one,
+         * every other profile's from the lean one (daemon_profile_preloads). */
+        if (start_zygote(d, false, &d->zygote, err) < 0 ||
+            (any_preload(d) && start_zygote(d, true, &d->zygote_preload, err) < 0)) {
+            d->zygote = zygote_stop(d->zygote);
             listener_stop(&d->listener);
-            return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+            return -1;
         }
-        struct zygote_config zc = {
-                .path = d->opts.zygote_path,
-                .log_level = d->opts.log_level,
-                .preload = preload,
-                .cgroup_mode = d->opts.cgroup_mode,
-                .namespaces_off = d->opts.namespaces_off,
-                .uid_base = d->opts.uid_base,
-                .uid_count = d->opts.uid_count,
-        };
-        if (zygote_start(d->loop, &zc, job_on_spawned, job_on_exit, &d->zygote, err) < 0) {
-            listener_stop(&d->listener);
-            return pf_error_prefix(err, "cannot start the zygote '%s'", d->opts.zygote_path);
-        }
-        pf_log_info(MAIN, "zygote pid %d, Python %s", (int) zygote_pid(d->zygote),
-                    zygote_python_version(d->zygote));
     }
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
@@ -244,6 +282,7 @@ daemon_stop_now(struct daemon *d)
         conn_close(pf_container_of(pos, struct conn, link));
     }
     /* Kills and reaps every worker; exit_cb runs for each job still live. */
+    d->zygote_preload = zygote_stop(d->zygote_preload);
     d->zygote = zygote_stop(d->zygote);
     session_abandon_all(&d->sessions);
     DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)

@@ -41,6 +41,10 @@ struct daemon {
     struct policy_limits limits; /* daemon-wide limits and the default job limits */
     struct listener listener;
     struct zygote *zygote; /* owned; NULL until started (and in tests) */
+    /* owned; the zygote that also imported the profiles' `preload` modules, whose jobs it
+     * forks; NULL when no profile preloads (or in tests). A fat zygote makes every fork and
+     * exit dearer, so the other profiles' workers come from the lean one. */
+    struct zygote *zygote_preload;
     struct policy *policy; /* owned; NULL until started: then jobs get the table's defaults */
     char *policy_error;    /* owned; why the last reload failed, NULL once one succeeds */
     int64_t policy_reload_at_ms; /* Unix time of the last load or reload attempt */
@@ -86,6 +90,15 @@ void daemon_finish(struct daemon *d);
 /* Loads the policy again (SIGHUP): all-or-nothing, a bad file keeps the old policy, and the
  * reason stays in d->policy_error (shown by `stats`) until a reload succeeds. */
 int daemon_reload_policy(struct daemon *d, struct pf_error **err);
+
+/* True when the profile's workers come from d->zygote_preload (it has `preload`, and that
+ * zygote runs); daemon_zygote() then gives the zygote to talk to (NULL once stopped). */
+bool daemon_profile_preloads(const struct daemon *d, const char *profile);
+static inline struct zygote *
+daemon_zygote(const struct daemon *d, bool preload)
+{
+    return preload ? d->zygote_preload : d->zygote;
+}
 
 /* Counts a finished job under its outcome (0 = ok, else enum pf_code). */
 void daemon_count_outcome(struct daemon *d, int code);

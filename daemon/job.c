@@ -78,8 +78,9 @@ kill_worker(struct job *j, enum job_kill_reason reason)
         return;
     if (j->kill_reason == JOB_KILL_NONE)
         j->kill_reason = reason;
-    if (j->d->zygote)
-        zygote_kill(j->d->zygote, j->id);
+    struct zygote *z = daemon_zygote(j->d, j->preload_zygote);
+    if (z)
+        zygote_kill(z, j->id);
 }
 
 /* Sends the reply that ends the request (once), counts the outcome, lets go of the conn. */
@@ -189,8 +190,9 @@ job_cancel(struct job *j)
     if (j->cancel_requested)
         return true;
     j->cancel_requested = true;
-    if (j->d->zygote && !j->exit_seen)
-        zygote_cancel(j->d->zygote, j->id);
+    struct zygote *z = daemon_zygote(j->d, j->preload_zygote);
+    if (z && !j->exit_seen)
+        zygote_cancel(z, j->id);
     /* The deadline timer now bounds the grace period (on_deadline kills). */
     uv_timer_start(&j->deadline, on_deadline, JOB_CANCEL_GRACE_MS, 0);
     return true;
@@ -705,6 +707,7 @@ job_create(struct daemon *d, struct conn *c, const cJSON *req_id, const struct j
     j->arrival_ns = spec->arrival_ns;
     job_harden_params(spec, &j->params);
     snprintf(j->profile, sizeof(j->profile), "%s", spec->profile ? spec->profile : "");
+    j->preload_zygote = daemon_profile_preloads(d, j->profile);
     j->frame = frame;
     j->frame_len = frame_len;
     /* The deadline timer is the handle whose close frees the job, worker or not. */
@@ -777,11 +780,12 @@ int
 job_launch(struct job *j, struct pf_error **err)
 {
     struct daemon *d = j->d;
-    if (!d->zygote)
+    struct zygote *z = daemon_zygote(d, j->preload_zygote);
+    if (!z)
         return pf_error_set(err, PF_E_INTERNAL, "pyfenced has no zygote; no job can run");
     uint64_t id = ++d->next_job_id;
     int fd = -1;
-    if (zygote_spawn(d->zygote, id, &j->params, j, &fd, err) < 0)
+    if (zygote_spawn(z, id, &j->params, j, &fd, err) < 0)
         return pf_error_prefix(err, "cannot start a worker");
     j->id = id;
     j->spawn_ns = uv_hrtime();
@@ -803,6 +807,7 @@ job_bind(struct job *w, struct job *q)
     w->frame_len = q->frame_len;
     w->from_pool = true;
     w->retries = q->retries;
+    memcpy(w->profile, q->profile, sizeof(w->profile)); /* same zygote: find_idle saw to it */
     w->spawn_ns = uv_hrtime(); /* queue_ms ends here */
     w->replied = false;
     if (q->conn) {

@@ -97,6 +97,7 @@ struct job {
     struct sched_entry sched;
     struct harden_params params; /* what its worker is (to be) hardened with */
     char profile[65];            /* the profile that resolved it ("" without a policy) */
+    bool preload_zygote;         /* its worker is d->zygote_preload's (daemon_profile_preloads) */
     char *frame;                 /* owned: the run frame, until it is written */
     size_t frame_len;
     struct pool *pool;      /* Not owned: the pool of an idle pool worker; NULL once bound */

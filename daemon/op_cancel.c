@@ -35,8 +35,9 @@ cancel_session_exec(struct conn *c, const cJSON *target)
         if (s->state != SESSION_BUSY || s->req.kind != SESSION_REQ_EXEC || s->req.conn != c ||
             !same_id(s->req.id, target))
             continue;
-        if (c->d->zygote)
-            zygote_cancel(c->d->zygote, s->job_id);
+        struct zygote *z = daemon_zygote(c->d, s->preload_zygote);
+        if (z)
+            zygote_cancel(z, s->job_id);
         return true;
     }
     return false;

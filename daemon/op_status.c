@@ -124,6 +124,9 @@ op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struc
     cJSON *zyg = cJSON_AddObjectToObject(reply, "zygote");
     ok = ok && zyg && cJSON_AddNumberToObject(zyg, "pid", d->zygote ? zygote_pid(d->zygote) : 0) &&
          cJSON_AddNumberToObject(zyg, "restarts", d->zygote ? zygote_restarts(d->zygote) : 0);
+    if (ok && d->zygote_preload)
+        ok = cJSON_AddNumberToObject(zyg, "preload_pid", zygote_pid(d->zygote_preload)) &&
+             cJSON_AddNumberToObject(zyg, "preload_restarts", zygote_restarts(d->zygote_preload));
     ok = ok && stats_add_scheduling(d, reply) == 0;
     if (!ok)
         return oom(reply, err);

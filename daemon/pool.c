@@ -189,16 +189,20 @@ slot_free(const struct daemon *d)
     return (int64_t) d->jobs_running < d->limits.v[POLICY_LIMIT_MAX_WORKERS];
 }
 
-/* The oldest idle worker hardened with params, from `home` first. */
+/* The oldest idle worker hardened with params, from `home` first, forked by the zygote a job
+ * asks for (`preload`: the preload zygote; -1: either). */
 static struct job *
-find_idle(const struct pools *ps, const struct harden_params *params, struct pool *home)
+find_idle(const struct pools *ps, const struct harden_params *params, int preload,
+          struct pool *home)
 {
-    if (home && home->n_idle && same_params(&home->params, params))
+    if (home && home->n_idle && same_params(&home->params, params) &&
+        (preload < 0 || first_idle(home)->preload_zygote == preload))
         return first_idle(home);
     struct dlist *pos;
     for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
         struct pool *p = pf_container_of(pos, struct pool, link);
-        if (p->n_idle && same_params(&p->params, params))
+        if (p->n_idle && same_params(&p->params, params) &&
+            (preload < 0 || first_idle(p)->preload_zygote == preload))
             return first_idle(p);
     }
     return NULL;
@@ -207,7 +211,8 @@ find_idle(const struct pools *ps, const struct harden_params *params, struct poo
 bool
 pools_startable(const struct pools *ps, const struct harden_params *params)
 {
-    return slot_free(ps->d) || find_idle(ps, params, NULL);
+    /* A hint for the scheduler: a worker of the other zygote is then evicted to make room. */
+    return slot_free(ps->d) || find_idle(ps, params, -1, NULL);
 }
 
 /* Makes room for a waiting job that no idle worker fits: the oldest idle worker goes. */
@@ -236,8 +241,9 @@ pools_start_job(void *ctx, struct sched_entry *e)
     struct pool *home = q->profile[0] ? pool_find(ps, q->profile) : NULL;
     struct job *w;
     /* A worker killed while idle may not have been reported yet: its pidfd knows. */
-    while ((w = find_idle(ps, &q->params, home)) && d->zygote &&
-           !zygote_worker_alive(d->zygote, w->id)) {
+    while ((w = find_idle(ps, &q->params, q->preload_zygote, home)) &&
+           daemon_zygote(d, w->preload_zygote) &&
+           !zygote_worker_alive(daemon_zygote(d, w->preload_zygote), w->id)) {
         w->pool->lost++;
         detach(w);
     }
@@ -271,7 +277,7 @@ static int
 spawn_one(struct pools *ps, struct pool *p)
 {
     struct daemon *d = ps->d;
-    struct job_spec spec = {.limits = d->limits};
+    struct job_spec spec = {.limits = d->limits, .profile = p->name};
     struct job *j = job_create(d, NULL, NULL, &spec, NULL, 0);
     if (!j)
         return -1;

@@ -106,6 +106,7 @@ struct session {
     /* The worker (session_worker.c). */
     struct daemon *d; /* Not owned. */
     uint64_t job_id;  /* the zygote's name for the worker */
+    bool preload_zygote; /* its worker is d->zygote_preload's (daemon_profile_preloads) */
     pid_t pid;
     uv_pipe_t channel;
     uv_timer_t deadline; /* the wall-clock backstop of the request in flight */

@@ -72,8 +72,9 @@ close_channel(struct session *s)
 static void
 kill_worker(struct session *s)
 {
-    if (s->awaiting_exit && s->d->zygote)
-        zygote_kill(s->d->zygote, s->job_id);
+    struct zygote *z = s->d ? daemon_zygote(s->d, s->preload_zygote) : NULL;
+    if (s->awaiting_exit && z)
+        zygote_kill(z, s->job_id);
 }
 
 /* ---- replies ------------------------------------------------------------------------------ */
@@ -536,8 +537,9 @@ session_start(struct session *s, struct conn *c, const cJSON *req_id,
     fill_harden_params(s, levels, &params);
     s->d = d;
     s->job_id = ++d->next_job_id;
+    s->preload_zygote = daemon_profile_preloads(d, s->profile);
     int fd = -1;
-    if (zygote_spawn(d->zygote, s->job_id, &params, s, &fd, err) < 0) {
+    if (zygote_spawn(daemon_zygote(d, s->preload_zygote), s->job_id, &params, s, &fd, err) < 0) {
         cJSON_Delete(frame);
         return pf_error_prefix(err, "cannot start the session's worker");
     }

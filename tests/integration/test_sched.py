@@ -242,7 +242,10 @@ def test_pool_workers_killed_while_idle_do_not_fail_jobs(daemon):
     for _ in range(10):
         wait_pool_full(daemon)
         for pid in descendants(stats(daemon)["zygote"]["pid"]):
-            os.kill(pid, signal.SIGKILL)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # the worker of the previous exec, exiting after its reply
         with daemon.client() as c:
             r = c.exec("6 * 7")
         assert r.ok and r.output == 42, (r.reply, daemon.logs()[-2000:])
@@ -378,8 +381,9 @@ def test_nothing_left_after_5000_jobs(daemon_factory):
         def sample():
             p = pool(d, "default")
             c = counts()
+            zygotes = 1 + ("preload_pid" in stats(d)["zygote"])
             if (stats(d)["workers"]["busy"] == 0 and p and p["idle"] >= p["size"]
-                    and c[2] == 1 + p["idle"]):
+                    and c[2] == zygotes + p["idle"]):
                 box[:] = [c]
                 return True
             return False
@@ -393,4 +397,8 @@ def test_nothing_left_after_5000_jobs(daemon_factory):
     ok_before = stats(d)["jobs"]["by_outcome"].get("ok", 0)
     run(5000)
     assert stats(d)["jobs"]["by_outcome"].get("ok", 0) - ok_before >= 5000
-    assert wait_for(lambda: settled_counts() == before, timeout=10), (before, counts())
+    # No more than before: a count sampled while a closed connection or an exited worker's
+    # channel is still being released can only be higher, and a leak only grows.
+    def no_more(after):
+        return all(a <= b for a, b in zip(after[:3], before[:3])) and after[3] == before[3]
+    assert wait_for(lambda: no_more(settled_counts()), timeout=10), (before, counts())
