@@ -29,6 +29,10 @@ struct exec_policy {
     uint64_t max_output_bytes;     /* total print bytes before an output_limit outcome */
     uint32_t max_log_chars;        /* `logs` keeps head and tail within this; default 50,000 */
     uint64_t timeout_ms;           /* wall-clock deadline checked during the walk; 0 = none */
+    /* A result whose output and output_repr together surely exceed this (counted from its str
+     * and bytes lengths before converting) is outcome "output_limit" without being converted;
+     * 0 = no bound. The worker still checks the converted result exactly. */
+    uint64_t max_result_bytes;
     /* Set to non-zero (by a signal handler: the worker's SIGUSR1) to end the run with outcome
      * "cancelled", checked where the deadline is. NULL: none. Not owned. */
     volatile sig_atomic_t *cancel_flag;
@@ -59,6 +63,8 @@ typedef void (*exec_output_cb)(void *userdata, const char *data, size_t len);
  *                     "cancelled"
  *   "output":         tagged JSON of the last expression / final_answer value (null otherwise)
  *   "output_repr":    repr() of it, or null when it is None
+ *   (a value over policy.max_result_bytes is "output_limit"; one whose JSON form or repr()
+ *   runs out of memory is "memory_limit")
  *   "logs":           captured print output (head and tail kept within max_log_chars)
  *   "is_final_answer": bool
  *   "error":          (outcome != "ok") {"type", "message", "line", "source"}; message is

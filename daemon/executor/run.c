@@ -155,27 +155,33 @@ runtime_error(struct exec_run *r, const struct node *stmt, struct run_error *e)
     return out;
 }
 
-static void
+/* Returns -1 when the value's JSON form or its repr() could not be made for lack of memory
+ * (the result then says nothing true about the value). */
+static int
 add_output(struct exec_run *r, cJSON *res, PyObject *value)
 {
     if (!value || value == Py_None) {
         cJSON_AddNullToObject(res, "output");
         cJSON_AddNullToObject(res, "output_repr");
-        return;
+        return 0;
     }
     cJSON *j = exec_value_to_json(value, EXEC_VALUE_MAX_DEPTH);
-    if (j)
-        cJSON_AddItemToObject(res, "output", j);
-    else
+    if (!j) {
         cJSON_AddNullToObject(res, "output");
+        cJSON_AddNullToObject(res, "output_repr");
+        return -1;
+    }
+    cJSON_AddItemToObject(res, "output", j);
     PyObject *rep = PyObject_Repr(value);
     const char *s = rep ? PyUnicode_AsUTF8(rep) : NULL;
+    bool oom = !s && PyErr_ExceptionMatches(PyExc_MemoryError);
     if (s)
-        cJSON_AddStringToObject(res, "output_repr", s);
+        oom = !cJSON_AddStringToObject(res, "output_repr", s);
     else
         cJSON_AddStringToObject(res, "output_repr", "<repr() failed>");
     Py_XDECREF(rep);
     PyErr_Clear();
+    return oom ? -1 : 0;
 }
 
 /* The answer carried by the FinalAnswerException being raised (consumed). */
@@ -222,13 +228,15 @@ run_body(struct exec_run *r, const struct node **ret_failed)
 
 static cJSON *
 build_result(struct exec_run *r, enum outcome out, PyObject *value, bool is_final,
-             struct run_error *e)
+             struct run_error *e, bool *ret_out_of_memory)
 {
     cJSON *res = cJSON_CreateObject();
     if (!res)
         return NULL;
     cJSON_AddStringToObject(res, "outcome", outcome_names[out]);
-    add_output(r, res, out == OUT_OK ? value : NULL);
+    bool oom = add_output(r, res, out == OUT_OK ? value : NULL) < 0;
+    if (ret_out_of_memory)
+        *ret_out_of_memory = oom;
     cJSON *logs = logs_json(r->logs ? r->logs : "", r->logs_len, r->env->policy.max_log_chars);
     if (logs)
         cJSON_AddItemToObject(res, "logs", logs);
@@ -251,6 +259,32 @@ build_result(struct exec_run *r, enum outcome out, PyObject *value, bool is_fina
     if (stats) {
         cJSON_AddNumberToObject(stats, "ops", (double) r->ops);
         cJSON_AddNumberToObject(stats, "run_ms", (double) (exec_now_ns() - r->start_ns) / 1e6);
+    }
+    return res;
+}
+
+/* A value that cannot fit max_result_bytes, its size bounded from below without converting it:
+ * the copies that would be dropped anyway are not made (a 1 GB str would need two more). The
+ * error has the shape of the worker's own check of the converted result. */
+static cJSON *
+too_large_result(struct exec_run *r, PyObject *value)
+{
+    uint64_t max = r->env->policy.max_result_bytes;
+    if (!max || !value || value == Py_None)
+        return NULL;
+    uint64_t floor = exec_value_size_floor(value, EXEC_VALUE_MAX_DEPTH, max);
+    if (floor <= max)
+        return NULL;
+    struct run_error e = {0};
+    if (asprintf(&e.message, "result of at least %llu bytes exceeds max_result_bytes %llu",
+                 (unsigned long long) floor, (unsigned long long) max) < 0)
+        e.message = NULL;
+    cJSON *res = build_result(r, OUT_OUTPUT, NULL, false, &e, NULL);
+    free(e.message);
+    cJSON *err = res ? cJSON_GetObjectItemCaseSensitive(res, "error") : NULL;
+    if (err) {
+        cJSON_ReplaceItemInObjectCaseSensitive(err, "type", cJSON_CreateNull());
+        cJSON_ReplaceItemInObjectCaseSensitive(err, "line", cJSON_CreateNull());
     }
     return res;
 }
@@ -338,12 +372,24 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     }
     /* converting the value may run the snippet's __repr__: still under the budgets, and a
      * budget it exhausts ends the run as any other place would */
-    cJSON *res = build_result(r, out, value, is_final, &e);
+    bool oom = false;
+    cJSON *res = out == OUT_OK ? too_large_result(r, value) : NULL;
+    if (res)
+        out = OUT_OUTPUT;
+    else
+        res = build_result(r, out, value, is_final, &e, &oom);
     if (res && out == OUT_OK && r->abort != ABORT_NONE && tree && tree->nbody) {
         cJSON_Delete(res);
         PyErr_SetObject(exec_InterpreterError, r->abort_msg);
         out = runtime_error(r, failed ? failed : tree->body[tree->nbody - 1], &e);
-        res = build_result(r, out, NULL, false, &e);
+        res = build_result(r, out, NULL, false, &e, NULL);
+    } else if (res && out == OUT_OK && oom && tree && tree->nbody) {
+        /* a result that could not be converted for lack of memory is the memory limit's */
+        cJSON_Delete(res);
+        PyErr_SetString(PyExc_MemoryError,
+                        "out of memory converting the result (its JSON form or its repr())");
+        out = runtime_error(r, failed ? failed : tree->body[tree->nbody - 1], &e);
+        res = build_result(r, out, NULL, false, &e, NULL);
     }
     PyErr_Clear();
     env->run = NULL;

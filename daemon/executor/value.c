@@ -416,3 +416,55 @@ exec_value_to_json(PyObject *obj, int max_depth)
     PyErr_Restore(type, value, tb);
     return j;
 }
+
+/* Each node adds at least 2 (its JSON and its repr take a byte each), so the walk ends after
+ * about stop / 2 nodes whatever the value's shape. */
+static void
+size_floor(PyObject *obj, int depth_left, uint64_t stop, uint64_t *acc)
+{
+    if (*acc > stop)
+        return;
+    if (PyUnicode_CheckExact(obj)) {
+        /* at least a byte per character in JSON, and in repr(), plus the quotes */
+        *acc += 2 * ((uint64_t) PyUnicode_GET_LENGTH(obj) + 2);
+        return;
+    }
+    if (PyBytes_CheckExact(obj) || PyByteArray_CheckExact(obj)) {
+        uint64_t n = PyBytes_CheckExact(obj) ? (uint64_t) PyBytes_GET_SIZE(obj)
+                                             : (uint64_t) PyByteArray_GET_SIZE(obj);
+        *acc += 4 * ((n + 2) / 3) + n; /* base64 in JSON, and at least a byte each in repr() */
+        return;
+    }
+    bool container = PyList_CheckExact(obj) || PyTuple_CheckExact(obj) ||
+                     PyAnySet_CheckExact(obj) || PyDict_CheckExact(obj);
+    *acc += container ? 4 : 2;
+    if (!container || depth_left <= 0)
+        return;
+    if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n && *acc <= stop; i++)
+            size_floor(items[i], depth_left - 1, stop, acc);
+    } else if (PyDict_CheckExact(obj)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (*acc <= stop && PyDict_Next(obj, &pos, &k, &v)) {
+            size_floor(k, depth_left - 1, stop, acc);
+            size_floor(v, depth_left - 1, stop, acc);
+        }
+    } else {
+        Py_ssize_t pos = 0;
+        PyObject *k;
+        Py_hash_t hash;
+        while (*acc <= stop && _PySet_NextEntry(obj, &pos, &k, &hash))
+            size_floor(k, depth_left - 1, stop, acc);
+    }
+}
+
+uint64_t
+exec_value_size_floor(PyObject *obj, int max_depth, uint64_t stop)
+{
+    uint64_t acc = 0;
+    size_floor(obj, max_depth, stop, &acc);
+    return acc;
+}

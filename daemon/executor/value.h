@@ -9,6 +9,7 @@
 
 #include <Python.h>
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 #include "pf_error.h"
 
@@ -35,6 +36,13 @@
  * responsible for running this under its budgets; an exception raised there is swallowed and
  * replaced by a placeholder repr naming the type. */
 cJSON *exec_value_to_json(PyObject *obj, int max_depth);
+
+/* A lower bound of the bytes obj's tagged JSON (as exec_value_to_json(obj, max_depth) makes it)
+ * and its repr() take together, counted from str and bytes lengths and container sizes: no user
+ * code runs and nothing is allocated. Counting stops once the bound passes `stop` (so a huge or
+ * self-referencing value costs at most about stop / 2 steps); the value returned is then just
+ * over `stop`. Lets a result that cannot fit max_result_bytes be refused before it is copied. */
+uint64_t exec_value_size_floor(PyObject *obj, int max_depth, uint64_t stop);
 
 /* Converts tagged JSON to a new reference. Strict: an unknown "$type", a tagged object with a
  * missing, extra or wrongly typed field, bad base64, a "repr" value, an unhashable dict key or

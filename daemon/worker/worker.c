@@ -390,6 +390,7 @@ new_env(int fd, const struct run_job *job)
             .max_output_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_OUTPUT_BYTES],
             .max_log_chars = (uint32_t) job->limits.v[POLICY_LIMIT_MAX_LOG_CHARS],
             .timeout_ms = (uint64_t) job->limits.v[POLICY_LIMIT_TIMEOUT_MS],
+            .max_result_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_RESULT_BYTES],
             .cancel_flag = &cancel_requested,
     };
     struct exec_env *env = exec_env_new(&policy, &err);

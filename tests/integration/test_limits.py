@@ -77,6 +77,28 @@ def test_result_too_large(daemon, client):
     daemon.assert_serving()
 
 
+def test_huge_result_is_output_limit_before_conversion(daemon, client):
+    """A str whose copies (its JSON form, its repr()) would not fit the memory limit is still
+    output_limit: its length alone says it exceeds max_result_bytes, so it is not copied (it was
+    outcome ok, output null and output_repr "<repr() failed>")."""
+    r = client.exec("'%s' % ('x' * (150 * 10**6),)", limits={"memory_mb": 256})
+    assert r.outcome == "output_limit", (r, r.error)
+    assert "result of at least 300000004 bytes exceeds max_result_bytes" in r.error["message"]
+    assert r.output is None and r.output_repr is None
+    r = client.exec("x = [1] * 100\nfor i in range(40):\n    x = [x] * 100\nx")
+    assert r.outcome == "output_limit", (r, r.error)  # 100**40 elements: not walked to the end
+    daemon.assert_serving()
+
+
+def test_result_conversion_out_of_memory(daemon, client):
+    """A result whose repr() or JSON form cannot be made for lack of memory is memory_limit."""
+    need_memory_limit(daemon)
+    r = client.exec("class A:\n    def __repr__(self):\n        return 'x' * (150 * 10**6)\nA()",
+                    limits={"memory_mb": 256})
+    assert r.outcome == "memory_limit", (r, r.error)
+    daemon.assert_serving()
+
+
 def test_ops_budget(daemon, client):
     r = client.exec("for i in range(10**9): pass", limits={"max_ops": 1000})
     assert r.outcome == "error" and not r.ok, (r, r.error)
