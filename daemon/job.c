@@ -571,7 +571,8 @@ on_channel_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     if (nread != UV_EOF)
         pf_log_debug(WORKER, "job %llu: channel: %s", (unsigned long long) j->id,
                      uv_strerror((int) nread));
-    j->channel_reset = nread == UV_ECONNRESET;
+    if (nread == UV_ECONNRESET)
+        j->channel_reset = true;
     close_channel(j);
     settle(j);
 }
@@ -583,7 +584,11 @@ on_channel_write(uv_write_t *req, int status)
     struct job *j = req->data;
     free(w->buf);
     free(w);
-    /* A worker that dies before reading its job shows up as EOF and exit: handled there. */
+    /* A worker that dies before reading its job shows up as EOF and exit: handled there. One
+     * whose end was closed before the run frame could even be written (a pool worker killed
+     * while idle, its death not seen yet) never read it either: the job may run elsewhere. */
+    if (status == UV_EPIPE || status == UV_ECONNRESET)
+        j->channel_reset = true;
     if (status < 0 && status != UV_ECANCELED)
         pf_log_debug(WORKER, "job %llu: writing the job: %s", (unsigned long long) j->id,
                      uv_strerror(status));
@@ -737,12 +742,29 @@ send_run(struct job *j)
     w->buf = j->from_pool ? NULL : TAKE_PTR(j->frame);
     w->req.data = j;
     uv_buf_t b = uv_buf_init(w->buf ? w->buf : j->frame, (unsigned) j->frame_len);
-    int r = uv_write(&w->req, (uv_stream_t *) &j->channel, &b, 1, on_channel_write);
-    if (r < 0) {
+    if (j->from_pool) {
+        /* Tried at once, not queued: a dead worker's closed end shows now (EPIPE), before its
+         * EOF and exit can settle the job as a crash, which a queued write's callback could
+         * come too late to prevent. */
+        int n = uv_try_write((uv_stream_t *) &j->channel, &b, 1);
+        if (n == UV_EPIPE || n == UV_ECONNRESET) {
+            j->channel_reset = true;
+            b.len = 0;
+        } else if (n > 0) {
+            b.base += n;
+            b.len -= (size_t) n;
+        } else if (n != UV_EAGAIN) {
+            free(w);
+            return n;
+        }
+    }
+    int r = b.len ? uv_write(&w->req, (uv_stream_t *) &j->channel, &b, 1, on_channel_write) : 0;
+    if (r < 0 || !b.len) {
         free(w->buf);
         free(w);
-        return r;
     }
+    if (r < 0)
+        return r;
     j->d->jobs_total++;
     uv_timer_start(&j->deadline, on_deadline,
                    (uint64_t) j->limits.v[POLICY_LIMIT_TIMEOUT_MS] + JOB_DEADLINE_GRACE_MS, 0);

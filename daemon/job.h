@@ -106,7 +106,7 @@ struct job {
     bool from_pool;         /* its worker came from the pool */
     bool cancel_requested;  /* cancel: asked to stop, killed after JOB_CANCEL_GRACE_MS */
     bool heard;             /* its worker sent a frame since it got the job */
-    bool channel_reset;     /* the channel ended with ECONNRESET: the run frame was not read */
+    bool channel_reset;     /* the run frame was not read: ECONNRESET, or EPIPE writing it */
     unsigned retries;       /* times it went back to the scheduler (retry_elsewhere) */
 };
 

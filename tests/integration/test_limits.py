@@ -120,7 +120,8 @@ def test_workers_do_not_outlive_their_jobs(daemon, client):
 def test_worker_killed_by_a_signal(daemon, client):
     """A worker killed mid-job from outside is reported as worker_crashed, and the daemon serves
     on. (SIGKILL: a worker is the init of its pid namespace, which ignores other signals sent
-    from outside it.)"""
+    from outside it.) The idle pool workers die too: the next job must not get one of them, or
+    must run elsewhere when it did (test_idle_pool_workers_killed_just_before_a_job)."""
     import os
     import signal
 
@@ -136,4 +137,29 @@ def test_worker_killed_by_a_signal(daemon, client):
         r = c.wait(rid, on_output=crash)
     assert r.outcome == "worker_crashed", r.reply
     assert "signal 9" in r.error["message"] or "SIGKILL" in r.error["message"], r.error
+    daemon.assert_serving()
+
+
+def test_idle_pool_workers_killed_just_before_a_job(daemon, client):
+    """Idle pool workers killed from outside right before a job: a dead one is never handed out,
+    and a job bound to one that died before reading its run frame (its death not reported yet,
+    its end closed before the frame was written, or the frame left unread) runs on another
+    worker. Each round is a race the daemon must win every time."""
+    import os
+    import signal
+    import time
+
+    for i in range(150):
+        for _ in range(400):
+            s = client.stats()
+            if s["pools"]["default"]["idle"] >= s["pools"]["default"]["size"]:
+                break
+            time.sleep(0.005)
+        for pid in descendants(s["zygote"]["pid"]):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        r = client.exec(f"{i} * 2")
+        assert r.ok and r.output == 2 * i, (i, r.reply)
     daemon.assert_serving()
