@@ -402,3 +402,26 @@ def test_nothing_left_after_5000_jobs(daemon_factory):
     def no_more(after):
         return all(a <= b for a, b in zip(after[:3], before[:3])) and after[3] == before[3]
     assert wait_for(lambda: no_more(settled_counts()), timeout=10), (before, counts())
+
+
+def test_preload_profiles_fork_from_their_own_zygote(daemon):
+    """The built-in data profile preloads numpy and pandas: its workers come from a second
+    zygote that imported them; the default profile's pool stays with the lean one."""
+    z = stats(daemon)["zygote"]
+    assert "preload_pid" in z and z["preload_pid"] != z["pid"], z
+    wait_pool_full(daemon)
+    assert len(descendants(z["pid"])) >= pool(daemon)["size"]
+    before = len(descendants(z["preload_pid"]))
+    with daemon.client() as c:
+        s = c.open_session(profile="data")
+        try:
+            assert len(descendants(z["preload_pid"])) == before + 1
+            r = s.exec("import math\nmath.factorial(5)")
+            assert r.ok and r.output == 120, r.error
+            if "preloading module `numpy` failed" not in daemon.logs():
+                r = s.exec("import numpy\nint(numpy.arange(4).sum())")
+                assert r.ok and r.output == 6, r.error
+        finally:
+            s.close()
+        r = c.exec("6 * 7")
+        assert r.ok and r.output == 42
