@@ -366,13 +366,13 @@ exit_cause(const struct session *s, char *msg, size_t size)
         snprintf(msg, size, "the worker could not be started");
         return PF_E_WORKER_CRASHED;
     }
-    if (s->exit_info.oom_killed) {
-        snprintf(msg, size, "worker killed by the memory limit (memory_mb %lld)",
-                 (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
-        return PF_E_MEMORY_LIMIT;
-    }
+    /* An ephemeral job's reading of the exit (seccomp, the cgroup's OOM kill and refused forks,
+     * the CPU limit...), so that both give the same outcomes; the words are the session's. */
     int code = job_outcome_from_exit(&s->exit_info, (uint64_t) s->limits.v[POLICY_LIMIT_CPU_MS],
                                      s->seccomp_syscall, msg, size);
+    if (code == PF_E_MEMORY_LIMIT)
+        snprintf(msg, size, "worker killed by the memory limit (memory_mb %lld)",
+                 (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
     /* cpu_ms bounds the worker, which in a session runs every snippet. */
     if (code == PF_E_CPU_LIMIT)
         snprintf(msg, size,

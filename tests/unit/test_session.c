@@ -563,6 +563,45 @@ test_oom_killed_worker(void **state)
     cJSON_Delete(r);
 }
 
+/* A session's worker that dies mid-exec gets the outcome an ephemeral job's would
+ * (job_outcome_from_exit), whatever the cgroup and seccomp said; only the words differ. */
+static void
+test_exit_outcomes_match_jobs(void **state)
+{
+    struct fx *f = *state;
+    const struct zygote_exit exits[] = {
+            {.signal = SIGKILL, .have_cgroup = true, .oom_killed = true},
+            {.signal = SIGKILL, .have_cgroup = true, .pids_limited = true},
+            {.exit_code = 1, .have_cgroup = true, .pids_limited = true},
+            {.signal = SIGXCPU, .cpu_ms = 40},
+            {.signal = SIGSYS},
+            {.signal = SIGSYS, .have_cgroup = true, .oom_killed = true},
+            {.signal = SIGSEGV},
+            {.exit_code = 3},
+    };
+    for (size_t i = 0; i < PF_ELEMENTSOF(exits); i++) {
+        char sid[SESSION_ID_LEN + 1];
+        uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+        send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}",
+                 sid);
+        cJSON_Delete(recv_frame(f, &f->worker, 2000));
+        close(fake.worker_fd[job]);
+        fake.worker_fd[job] = 0;
+        struct zygote_exit e = exits[i];
+        e.job_id = job;
+        e.pid = 77;
+        job_on_exit(fake.ctx[job], &e);
+        char msg[256];
+        int code = job_outcome_from_exit(&e, 1000000, "", msg, sizeof(msg));
+        cJSON *r = expect_error(f, "2", pf_code_name(code));
+        assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, pf_code_name(code));
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
+        cJSON_Delete(r);
+        send_fmt(f->client.fd, "{\"id\":3,\"op\":\"session.close\",\"session\":\"%s\"}", sid);
+        cJSON_Delete(recv_frame(f, &f->client, 2000)); /* session_lost, told once */
+    }
+}
+
 static void
 test_memory_limit_result_retires_worker(void **state)
 {
@@ -708,6 +747,7 @@ main(void)
             cmocka_unit_test_setup_teardown(test_cpu_limit_counts_the_session, setup, teardown),
             cmocka_unit_test_setup_teardown(test_channel_end_before_exit, setup, teardown),
             cmocka_unit_test_setup_teardown(test_oom_killed_worker, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_exit_outcomes_match_jobs, setup, teardown),
             cmocka_unit_test_setup_teardown(test_memory_limit_result_retires_worker, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_deadline_backstop_loses_session, setup, teardown),
