@@ -92,10 +92,15 @@ small_job(void *arg)
 {
     if (join())
         return 2;
-    char *p = malloc(8 << 20);
-    if (!p)
+    /* mmap and a write to every page, not malloc: an allocator (ASan's) may hand back memory
+     * this process touched before it joined the cgroup, or the compiler drop a buffer never
+     * read; 8 MiB freshly mapped and written are charged to the cgroup whatever the build. */
+    volatile char *p =
+            mmap(NULL, 8 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return 3;
-    memset(p, 1, 8 << 20);
+    for (size_t i = 0; i < (8u << 20); i += 4096)
+        p[i] = 1;
     /* Spin ~150 ms of CPU so that the CPU time is visible. */
     struct timespec a, b;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
