@@ -458,6 +458,9 @@ print_status_table(const cJSON *st, const char *path)
     if (cJSON_IsObject(zyg))
         printf("  %-14s %.0f (restarts %.0f)\n", "zygote pid", num(zyg, "pid"),
                num(zyg, "restarts"));
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(zyg, "preload_pid")))
+        printf("  %-14s %.0f (restarts %.0f; the profiles with preload)\n", "preload zygote",
+               num(zyg, "preload_pid"), num(zyg, "preload_restarts"));
 }
 
 static int
