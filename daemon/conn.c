@@ -270,8 +270,10 @@ conn_finish_request(struct conn *c, const cJSON *reply)
     }
     /* Idleness counts from the last reply: the idle timer may be due in this very loop
      * iteration (a deadline reply and the idle check expiring together), and must not close
-     * the connection right after the reply it was waiting for. */
-    restart_idle(c, 0);
+     * the connection right after the reply it was waiting for. (Draining, the timer bounds the
+     * flush instead.) */
+    if (!c->draining)
+        restart_idle(c, 0);
     conn_send(c, reply);
 }
 
