@@ -8,10 +8,10 @@
 #include "config.h"
 #include "conn.h"
 #include "exec.h"
+#include "harden_zygote.h"
 #include "job.h"
 #include "load.h"
 #include "pf_cleanup.h"
-#include "harden_zygote.h"
 #include "pf_log.h"
 #include "zygote.h"
 
@@ -208,8 +208,22 @@ daemon_profile_preloads(const struct daemon *d, const char *profile)
     return p && p->preload.n;
 }
 
-/* Starts one zygote; `full`: the preload zygote, which takes the upper half of the worker
- * uid range (the two must never give two live workers one uid). */
+static uint32_t
+uid_count(const struct daemon *d)
+{
+    return d->opts.uid_count ? d->opts.uid_count : HARDEN_UID_COUNT_DEFAULT;
+}
+
+/* Two zygotes when a profile preloads and the uid range can be split (--uid-range with a
+ * count of 1 cannot: then one zygote preloads everything, as for every profile). */
+static bool
+two_zygotes(const struct daemon *d)
+{
+    return any_preload(d) && uid_count(d) >= 2;
+}
+
+/* Starts one zygote; `full`: it preloads every profile's modules. With two, the preload one
+ * takes the upper half of the worker uid range (no two live workers may share a uid). */
 static int
 start_zygote(struct daemon *d, bool full, struct zygote **ret, struct pf_error **err)
 {
@@ -225,15 +239,15 @@ start_zygote(struct daemon *d, bool full, struct zygote **ret, struct pf_error *
             .uid_base = d->opts.uid_base,
             .uid_count = d->opts.uid_count,
     };
-    if (any_preload(d)) {
+    if (two_zygotes(d)) {
         uint32_t base = d->opts.uid_base ? d->opts.uid_base : HARDEN_UID_BASE_DEFAULT;
-        uint32_t half = (d->opts.uid_count ? d->opts.uid_count : HARDEN_UID_COUNT_DEFAULT) / 2;
+        uint32_t half = uid_count(d) / 2;
         zc.uid_base = full ? base + half : base;
         zc.uid_count = half;
     }
     if (zygote_start(d->loop, &zc, job_on_spawned, job_on_exit, ret, err) < 0)
         return pf_error_prefix(err, "cannot start the zygote '%s'", d->opts.zygote_path);
-    pf_log_info(MAIN, "%s zygote pid %d, Python %s", full ? "preload" : "base",
+    pf_log_info(MAIN, "%s zygote pid %d, Python %s", ret == &d->zygote_preload ? "preload" : "base",
                 (int) zygote_pid(*ret), zygote_python_version(*ret));
     return 0;
 }
@@ -255,8 +269,9 @@ daemon_start(struct daemon *d, struct pf_error **err)
     if (d->opts.zygote_path) {
         /* Two zygotes when a profile preloads: that profile's workers come from the fat one,
          * every other profile's from the lean one (daemon_profile_preloads). */
-        if (start_zygote(d, false, &d->zygote, err) < 0 ||
-            (any_preload(d) && start_zygote(d, true, &d->zygote_preload, err) < 0)) {
+        bool two = two_zygotes(d);
+        if (start_zygote(d, !two, &d->zygote, err) < 0 ||
+            (two && start_zygote(d, true, &d->zygote_preload, err) < 0)) {
             d->zygote = zygote_stop(d->zygote);
             listener_stop(&d->listener);
             return -1;

@@ -45,8 +45,8 @@ struct daemon {
      * forks; NULL when no profile preloads (or in tests). A fat zygote makes every fork and
      * exit dearer, so the other profiles' workers come from the lean one. */
     struct zygote *zygote_preload;
-    struct policy *policy; /* owned; NULL until started: then jobs get the table's defaults */
-    char *policy_error;    /* owned; why the last reload failed, NULL once one succeeds */
+    struct policy *policy;       /* owned; NULL until started: then jobs get the table's defaults */
+    char *policy_error;          /* owned; why the last reload failed, NULL once one succeeds */
     int64_t policy_reload_at_ms; /* Unix time of the last load or reload attempt */
     bool policy_reload_ok;       /* and whether it succeeded */
 

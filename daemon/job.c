@@ -829,7 +829,8 @@ job_bind(struct job *w, struct job *q)
     w->frame_len = q->frame_len;
     w->from_pool = true;
     w->retries = q->retries;
-    memcpy(w->profile, q->profile, sizeof(w->profile)); /* same zygote: find_idle saw to it */
+    /* Same zygote as the request's profile: find_idle saw to it. */
+    memcpy(w->profile, q->profile, sizeof(w->profile));
     w->spawn_ns = uv_hrtime(); /* queue_ms ends here */
     w->replied = false;
     if (q->conn) {

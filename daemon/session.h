@@ -104,8 +104,8 @@ struct session {
     uv_timer_t expiry; /* idle or lifetime, whichever comes first */
 
     /* The worker (session_worker.c). */
-    struct daemon *d; /* Not owned. */
-    uint64_t job_id;  /* the zygote's name for the worker */
+    struct daemon *d;    /* Not owned. */
+    uint64_t job_id;     /* the zygote's name for the worker */
     bool preload_zygote; /* its worker is d->zygote_preload's (daemon_profile_preloads) */
     pid_t pid;
     uv_pipe_t channel;

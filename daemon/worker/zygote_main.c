@@ -562,7 +562,9 @@ warm_up(void)
     const char *outcome = res ? msg_get_string(res, "outcome", "") : "";
     if (strcmp(outcome, "ok") != 0)
         pf_log_warning(ZYGOTE, "warming up the executor: %s, ignoring",
-                       err ? err->msg : res ? outcome : "out of memory");
+                       err   ? err->msg
+                       : res ? outcome
+                             : "out of memory");
     cJSON_Delete(res);
     exec_env_free(env);
     PyGC_Collect();
