@@ -97,6 +97,9 @@ listener_prepare_path(const char *path, struct pf_error **err)
 int
 listener_bind(const char *path, mode_t mode, int *ret_fd, struct pf_error **err)
 {
+    /* Also tells gcc -O2 with UBSan, which otherwise warns that path may be NULL below. */
+    if (!path)
+        return pf_error_set(err, PF_E_INTERNAL, "no socket path to bind");
     struct sockaddr_un addr;
     if (fill_addr(path, &addr, err) < 0)
         return -1;
