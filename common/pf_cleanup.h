@@ -9,11 +9,11 @@
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                    \
-    static inline void func##p(type *p)                                                            \
-    {                                                                                              \
-        if (*p)                                                                                    \
-            func(*p);                                                                              \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+    static inline void func##p(type *p)         \
+    {                                           \
+        if (*p)                                 \
+            func(*p);                           \
     }
 
 static inline void
@@ -42,20 +42,20 @@ pf_closep(int *fd)
 #define _cleanup_close_ _cleanup_(pf_closep)
 
 /* Takes a pointer (or fd) out of a cleanup variable, leaving NULL (or -1) behind. */
-#define TAKE_PTR(p)                                                                                \
-    ({                                                                                             \
-        __typeof__(p) _taken = (p);                                                                \
-        (p) = NULL;                                                                                \
-        _taken;                                                                                    \
+#define TAKE_PTR(p)                 \
+    ({                              \
+        __typeof__(p) _taken = (p); \
+        (p) = NULL;                 \
+        _taken;                     \
     })
-#define TAKE_FD(fd)                                                                                \
-    ({                                                                                             \
-        int _taken = (fd);                                                                         \
-        (fd) = -1;                                                                                 \
-        _taken;                                                                                    \
+#define TAKE_FD(fd)        \
+    ({                     \
+        int _taken = (fd); \
+        (fd) = -1;         \
+        _taken;            \
     })
 
 #define pf_container_of(ptr, type, member) ((type *) ((char *) (ptr) -offsetof(type, member)))
-#define PF_ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define PF_ELEMENTSOF(a)                   (sizeof(a) / sizeof((a)[0]))
 
 #endif

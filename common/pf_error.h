@@ -9,27 +9,27 @@
 /* The catalogue of error codes. Each has a stable wire name (pf_code_name) used in replies
  * `{"ok": false, "error": {"code": ...}}` and documented in proto/PROTOCOL.md. */
 enum pf_code {
-    PF_E_INTERNAL = 1,     /* a bug or a failed system call on our side */
-    PF_E_BAD_FRAME,        /* frame length zero/over max, bad UTF-8, bad JSON */
-    PF_E_BAD_REQUEST,      /* well-formed JSON of the wrong shape */
-    PF_E_UNKNOWN_OP,       /* `op` names no operation */
-    PF_E_TOO_LARGE,        /* a frame or value over its size limit */
-    PF_E_BUSY,             /* a capacity limit: connections, in-flight requests, workers */
-    PF_E_SHUTTING_DOWN,    /* the daemon is stopping */
-    PF_E_ERROR,            /* the snippet raised, or the policy refused it */
-    PF_E_TIMEOUT,          /* wall-clock deadline */
-    PF_E_CPU_LIMIT,        /* CPU seconds */
-    PF_E_MEMORY_LIMIT,     /* memory (address space, cgroup OOM) */
-    PF_E_PIDS_LIMIT,       /* process/thread count */
-    PF_E_OUTPUT_LIMIT,     /* output or result size */
-    PF_E_SECCOMP,          /* the worker made a forbidden system call */
-    PF_E_WORKER_CRASHED,   /* the worker died otherwise */
-    PF_E_CANCELLED,        /* cancelled by the client */
-    PF_E_CONFIG,           /* bad configuration or policy file */
-    PF_E_CONNECT,          /* client side: cannot reach the daemon */
-    PF_E_PERMISSION,       /* peer not allowed */
-    PF_E_NOT_FOUND,        /* no such session/request */
-    PF_E_SESSION_LOST,     /* a session's worker died */
+    PF_E_INTERNAL = 1,   /* a bug or a failed system call on our side */
+    PF_E_BAD_FRAME,      /* frame length zero/over max, bad UTF-8, bad JSON */
+    PF_E_BAD_REQUEST,    /* well-formed JSON of the wrong shape */
+    PF_E_UNKNOWN_OP,     /* `op` names no operation */
+    PF_E_TOO_LARGE,      /* a frame or value over its size limit */
+    PF_E_BUSY,           /* a capacity limit: connections, in-flight requests, workers */
+    PF_E_SHUTTING_DOWN,  /* the daemon is stopping */
+    PF_E_ERROR,          /* the snippet raised, or the policy refused it */
+    PF_E_TIMEOUT,        /* wall-clock deadline */
+    PF_E_CPU_LIMIT,      /* CPU seconds */
+    PF_E_MEMORY_LIMIT,   /* memory (address space, cgroup OOM) */
+    PF_E_PIDS_LIMIT,     /* process/thread count */
+    PF_E_OUTPUT_LIMIT,   /* output or result size */
+    PF_E_SECCOMP,        /* the worker made a forbidden system call */
+    PF_E_WORKER_CRASHED, /* the worker died otherwise */
+    PF_E_CANCELLED,      /* cancelled by the client */
+    PF_E_CONFIG,         /* bad configuration or policy file */
+    PF_E_CONNECT,        /* client side: cannot reach the daemon */
+    PF_E_PERMISSION,     /* peer not allowed */
+    PF_E_NOT_FOUND,      /* no such session/request */
+    PF_E_SESSION_LOST,   /* a session's worker died */
     _PF_E_MAX,
 };
 

@@ -13,20 +13,20 @@ static struct {
 } log_settings = {PF_LOG_NOTICE, false, "pyfence"};
 
 static const char *const group_names[_PF_LOG_GROUP_MAX] = {
-    [PF_LOG_GROUP_MAIN] = "main",     [PF_LOG_GROUP_CONN] = "conn",
-    [PF_LOG_GROUP_POLICY] = "policy", [PF_LOG_GROUP_WORKER] = "worker",
-    [PF_LOG_GROUP_ZYGOTE] = "zygote", [PF_LOG_GROUP_SECCOMP] = "seccomp",
-    [PF_LOG_GROUP_CGROUP] = "cgroup", [PF_LOG_GROUP_SCHED] = "sched",
-    [PF_LOG_GROUP_EGRESS] = "egress",
+        [PF_LOG_GROUP_MAIN] = "main",     [PF_LOG_GROUP_CONN] = "conn",
+        [PF_LOG_GROUP_POLICY] = "policy", [PF_LOG_GROUP_WORKER] = "worker",
+        [PF_LOG_GROUP_ZYGOTE] = "zygote", [PF_LOG_GROUP_SECCOMP] = "seccomp",
+        [PF_LOG_GROUP_CGROUP] = "cgroup", [PF_LOG_GROUP_SCHED] = "sched",
+        [PF_LOG_GROUP_EGRESS] = "egress",
 };
 
 static const struct {
     const char *name;
     int level;
 } level_names[] = {
-    {"crit", PF_LOG_CRIT},     {"err", PF_LOG_ERR},   {"error", PF_LOG_ERR},
-    {"warning", PF_LOG_WARNING}, {"notice", PF_LOG_NOTICE}, {"info", PF_LOG_INFO},
-    {"debug", PF_LOG_DEBUG},
+        {"crit", PF_LOG_CRIT},       {"err", PF_LOG_ERR},       {"error", PF_LOG_ERR},
+        {"warning", PF_LOG_WARNING}, {"notice", PF_LOG_NOTICE}, {"info", PF_LOG_INFO},
+        {"debug", PF_LOG_DEBUG},
 };
 
 int

@@ -39,25 +39,25 @@ bool pf_log_enabled(int level);
 void pf_log(int level, enum pf_log_group group, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-#define pf_log_crit(g, ...) pf_log(PF_LOG_CRIT, PF_LOG_GROUP_##g, __VA_ARGS__)
-#define pf_log_error(g, ...) pf_log(PF_LOG_ERR, PF_LOG_GROUP_##g, __VA_ARGS__)
+#define pf_log_crit(g, ...)    pf_log(PF_LOG_CRIT, PF_LOG_GROUP_##g, __VA_ARGS__)
+#define pf_log_error(g, ...)   pf_log(PF_LOG_ERR, PF_LOG_GROUP_##g, __VA_ARGS__)
 #define pf_log_warning(g, ...) pf_log(PF_LOG_WARNING, PF_LOG_GROUP_##g, __VA_ARGS__)
-#define pf_log_notice(g, ...) pf_log(PF_LOG_NOTICE, PF_LOG_GROUP_##g, __VA_ARGS__)
-#define pf_log_info(g, ...) pf_log(PF_LOG_INFO, PF_LOG_GROUP_##g, __VA_ARGS__)
-#define pf_log_debug(g, ...)                                                                       \
-    do {                                                                                           \
-        if (pf_log_enabled(PF_LOG_DEBUG))                                                          \
-            pf_log(PF_LOG_DEBUG, PF_LOG_GROUP_##g, __VA_ARGS__);                                   \
+#define pf_log_notice(g, ...)  pf_log(PF_LOG_NOTICE, PF_LOG_GROUP_##g, __VA_ARGS__)
+#define pf_log_info(g, ...)    pf_log(PF_LOG_INFO, PF_LOG_GROUP_##g, __VA_ARGS__)
+#define pf_log_debug(g, ...)                                     \
+    do {                                                         \
+        if (pf_log_enabled(PF_LOG_DEBUG))                        \
+            pf_log(PF_LOG_DEBUG, PF_LOG_GROUP_##g, __VA_ARGS__); \
     } while (0)
 
 /* Always aborts: only where continuing would be memory-unsafe. */
-#define pf_require(expr)                                                                           \
-    do {                                                                                           \
-        if (__builtin_expect(!(expr), 0)) {                                                        \
-            pf_log(PF_LOG_CRIT, PF_LOG_GROUP_MAIN, "requirement failed: %s (%s:%d)", #expr,        \
-                   __FILE__, __LINE__);                                                            \
-            abort();                                                                               \
-        }                                                                                          \
+#define pf_require(expr)                                                                    \
+    do {                                                                                    \
+        if (__builtin_expect(!(expr), 0)) {                                                 \
+            pf_log(PF_LOG_CRIT, PF_LOG_GROUP_MAIN, "requirement failed: %s (%s:%d)", #expr, \
+                   __FILE__, __LINE__);                                                     \
+            abort();                                                                        \
+        }                                                                                   \
     } while (0)
 
 /* Logs and evaluates to true when expr is false: the caller drops that connection or job, and
@@ -66,8 +66,8 @@ void pf_log(int level, enum pf_log_group group, const char *fmt, ...)
     ({                                                                                             \
         bool _failed = !(expr);                                                                    \
         if (__builtin_expect(_failed, 0))                                                          \
-            pf_log(PF_LOG_ERR, PF_LOG_GROUP_MAIN, "assertion failed: %s (%s:%d)", #expr,           \
-                   __FILE__, __LINE__);                                                            \
+            pf_log(PF_LOG_ERR, PF_LOG_GROUP_MAIN, "assertion failed: %s (%s:%d)", #expr, __FILE__, \
+                   __LINE__);                                                                      \
         _failed;                                                                                   \
     })
 

@@ -35,8 +35,10 @@ pf_socket_path_resolve(const char *explicit_path, char **ret_path, struct pf_err
     }
     size_t max = sizeof(((struct sockaddr_un *) 0)->sun_path) - 1;
     if (strlen(path) > max) {
-        pf_error_set(err, PF_E_CONFIG, "socket path '%s' (from %s) is %zu bytes, over the %zu "
-                     "bytes a Unix socket address holds", path, source, strlen(path), max);
+        pf_error_set(err, PF_E_CONFIG,
+                     "socket path '%s' (from %s) is %zu bytes, over the %zu "
+                     "bytes a Unix socket address holds",
+                     path, source, strlen(path), max);
         free(built);
         return -1;
     }

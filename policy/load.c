@@ -13,7 +13,7 @@
 #include "pf_cleanup.h"
 
 #define POLICY_MAX_FILE_BYTES (1024 * 1024)
-#define POLICY_MAX_PROFILES 256
+#define POLICY_MAX_PROFILES   256
 
 static void
 closedirp(DIR **d)
@@ -73,8 +73,10 @@ policy_seal(struct policy *p, struct pf_error **err)
 {
     qsort(p->profiles, p->n, sizeof(*p->profiles), compare_profiles);
     if (!policy_find(p, "default"))
-        return pf_error_set(err, PF_E_CONFIG, "%s: no profile named 'default' (every policy "
-                            "needs one: it is what a peer gets when it names none)", p->source);
+        return pf_error_set(err, PF_E_CONFIG,
+                            "%s: no profile named 'default' (every policy "
+                            "needs one: it is what a peer gets when it names none)",
+                            p->source);
     return 0;
 }
 
@@ -167,8 +169,8 @@ policy_load_builtin(struct policy **ret, struct pf_error **err)
         char origin[128];
         snprintf(origin, sizeof(origin), "built-in profiles/%s.json", builtin_profiles[i].name);
         struct policy_profile *profile = NULL;
-        if (policy_profile_parse(builtin_profiles[i].text, strlen(builtin_profiles[i].text),
-                                 origin, builtin_profiles[i].name, &profile, err) < 0 ||
+        if (policy_profile_parse(builtin_profiles[i].text, strlen(builtin_profiles[i].text), origin,
+                                 builtin_profiles[i].name, &profile, err) < 0 ||
             policy_add(p, profile, origin, err) < 0) {
             policy_free(p);
             return -1;

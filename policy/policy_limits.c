@@ -7,70 +7,72 @@
 #define MiB (1024LL * 1024)
 
 static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
-    [POLICY_LIMIT_MAX_FRAME_BYTES] = {"max_frame_bytes", POLICY_SCOPE_DAEMON, 8 * MiB, 4 * KiB,
-                                      64 * MiB, "largest frame accepted or sent, in bytes"},
-    [POLICY_LIMIT_MAX_CONNECTIONS] = {"max_connections", POLICY_SCOPE_DAEMON, 1024, 1, 65536,
-                                      "open client connections; more are refused with busy"},
-    [POLICY_LIMIT_MAX_INFLIGHT] = {"max_inflight", POLICY_SCOPE_DAEMON, 64, 1, 4096,
-                                   "requests in flight on one connection"},
-    [POLICY_LIMIT_MAX_OUTBUF_BYTES] = {"max_outbuf_bytes", POLICY_SCOPE_DAEMON, 16 * MiB,
-                                       64 * KiB, 256 * MiB,
-                                       "unread reply bytes queued for one connection; a client "
-                                       "that does not read past this is disconnected"},
-    [POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS] = {"conn_idle_timeout_ms", POLICY_SCOPE_DAEMON, 600000,
-                                           1000, 86400000,
-                                           "a connection with no request in flight and no "
-                                           "traffic for this long is closed"},
-    [POLICY_LIMIT_MAX_WORKERS] = {"max_workers", POLICY_SCOPE_DAEMON, 0, 0, 4096,
-                                  "live worker processes at once, warm pool included; more jobs "
-                                  "wait in the queue. 0: clamp(4 x cores, 4, 2 x memory GiB)"},
-    [POLICY_LIMIT_MAX_JOBS_PER_UID] = {"max_jobs_per_uid", POLICY_SCOPE_DAEMON, 0, 0, 4096,
-                                       "running jobs of one peer uid at once; its others wait. "
-                                       "0: max_workers"},
-    [POLICY_LIMIT_MAX_QUEUED] = {"max_queued", POLICY_SCOPE_DAEMON, 4096, 0, 1048576,
-                                 "jobs waiting for a worker, all peers together; more get busy "
-                                 "with retry_after_ms"},
-    [POLICY_LIMIT_MAX_QUEUED_PER_UID] = {"max_queued_per_uid", POLICY_SCOPE_DAEMON, 1024, 0,
-                                         1048576,
-                                         "jobs of one peer uid waiting for a worker; more get "
-                                         "busy with retry_after_ms"},
-    [POLICY_LIMIT_POOL_SIZE] = {"pool_size", POLICY_SCOPE_PROFILE, 0, 0, 64,
-                                "pre-forked, pre-hardened idle workers kept for the profile's "
-                                "ephemeral jobs (the shipped default profile sets 2)"},
-    [POLICY_LIMIT_TIMEOUT_MS] = {"timeout_ms", POLICY_SCOPE_JOB, 30000, 1, 3600000,
-                                 "wall-clock time of one snippet"},
-    [POLICY_LIMIT_CPU_MS] = {"cpu_ms", POLICY_SCOPE_JOB, 30000, 100, 3600000,
-                             "CPU time of one worker (enforced in whole seconds)"},
-    [POLICY_LIMIT_MEMORY_MB] = {"memory_mb", POLICY_SCOPE_JOB, 1024, 32, 4096,
-                                "memory of one worker (address space; cgroup where available)"},
-    [POLICY_LIMIT_PIDS] = {"pids", POLICY_SCOPE_JOB, 16, 1, 1024,
-                           "processes and threads of one worker"},
-    [POLICY_LIMIT_OPEN_FILES] = {"open_files", POLICY_SCOPE_JOB, 64, 16, 4096,
-                                 "open file descriptors of one worker"},
-    [POLICY_LIMIT_FILE_SIZE_MB] = {"file_size_mb", POLICY_SCOPE_JOB, 16, 0, 4096,
-                                   "largest file a worker may write"},
-    [POLICY_LIMIT_MAX_OPS] = {"max_ops", POLICY_SCOPE_JOB, 10000000, 1, 10000000000LL,
-                              "operations (evaluated nodes) of one snippet"},
-    [POLICY_LIMIT_MAX_WHILE_ITERATIONS] = {"max_while_iterations", POLICY_SCOPE_JOB, 1000000, 1,
-                                           1000000000LL, "iterations of one while loop"},
-    [POLICY_LIMIT_MAX_RECURSION] = {"max_recursion", POLICY_SCOPE_JOB, 1000, 10, 5000,
-                                    "call depth inside the executor"},
-    [POLICY_LIMIT_MAX_OUTPUT_BYTES] = {"max_output_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
-                                       64 * MiB, "printed output of one snippet, in bytes"},
-    [POLICY_LIMIT_MAX_LOG_CHARS] = {"max_log_chars", POLICY_SCOPE_JOB, 50000, 100, 10000000,
-                                    "characters of `logs` kept in the reply (head and tail)"},
-    [POLICY_LIMIT_MAX_RESULT_BYTES] = {"max_result_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
-                                       32 * MiB, "size of the encoded result value, in bytes"},
-    [POLICY_LIMIT_SESSION_IDLE_TIMEOUT_MS] = {"session_idle_timeout_ms", POLICY_SCOPE_JOB, 600000,
-                                              100, 86400000,
-                                              "a session with no request for this long is "
-                                              "closed"},
-    [POLICY_LIMIT_SESSION_LIFETIME_MS] = {"session_lifetime_ms", POLICY_SCOPE_JOB, 86400000, 100,
-                                          604800000,
-                                          "a session is closed this long after it was opened, "
-                                          "used or not"},
-    [POLICY_LIMIT_MAX_SESSIONS_PER_UID] = {"max_sessions_per_uid", POLICY_SCOPE_JOB, 16, 0, 4096,
-                                           "open sessions of one peer uid (0: no sessions)"},
+        [POLICY_LIMIT_MAX_FRAME_BYTES] = {"max_frame_bytes", POLICY_SCOPE_DAEMON, 8 * MiB, 4 * KiB,
+                                          64 * MiB, "largest frame accepted or sent, in bytes"},
+        [POLICY_LIMIT_MAX_CONNECTIONS] = {"max_connections", POLICY_SCOPE_DAEMON, 1024, 1, 65536,
+                                          "open client connections; more are refused with busy"},
+        [POLICY_LIMIT_MAX_INFLIGHT] = {"max_inflight", POLICY_SCOPE_DAEMON, 64, 1, 4096,
+                                       "requests in flight on one connection"},
+        [POLICY_LIMIT_MAX_OUTBUF_BYTES] = {"max_outbuf_bytes", POLICY_SCOPE_DAEMON, 16 * MiB,
+                                           64 * KiB, 256 * MiB,
+                                           "unread reply bytes queued for one connection; a client "
+                                           "that does not read past this is disconnected"},
+        [POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS] = {"conn_idle_timeout_ms", POLICY_SCOPE_DAEMON, 600000,
+                                               1000, 86400000,
+                                               "a connection with no request in flight and no "
+                                               "traffic for this long is closed"},
+        [POLICY_LIMIT_MAX_WORKERS] =
+                {"max_workers", POLICY_SCOPE_DAEMON, 0, 0, 4096,
+                 "live worker processes at once, warm pool included; more jobs "
+                 "wait in the queue. 0: clamp(4 x cores, 4, 2 x memory GiB)"},
+        [POLICY_LIMIT_MAX_JOBS_PER_UID] = {"max_jobs_per_uid", POLICY_SCOPE_DAEMON, 0, 0, 4096,
+                                           "running jobs of one peer uid at once; its others wait. "
+                                           "0: max_workers"},
+        [POLICY_LIMIT_MAX_QUEUED] = {"max_queued", POLICY_SCOPE_DAEMON, 4096, 0, 1048576,
+                                     "jobs waiting for a worker, all peers together; more get busy "
+                                     "with retry_after_ms"},
+        [POLICY_LIMIT_MAX_QUEUED_PER_UID] = {"max_queued_per_uid", POLICY_SCOPE_DAEMON, 1024, 0,
+                                             1048576,
+                                             "jobs of one peer uid waiting for a worker; more get "
+                                             "busy with retry_after_ms"},
+        [POLICY_LIMIT_POOL_SIZE] = {"pool_size", POLICY_SCOPE_PROFILE, 0, 0, 64,
+                                    "pre-forked, pre-hardened idle workers kept for the profile's "
+                                    "ephemeral jobs (the shipped default profile sets 2)"},
+        [POLICY_LIMIT_TIMEOUT_MS] = {"timeout_ms", POLICY_SCOPE_JOB, 30000, 1, 3600000,
+                                     "wall-clock time of one snippet"},
+        [POLICY_LIMIT_CPU_MS] = {"cpu_ms", POLICY_SCOPE_JOB, 30000, 100, 3600000,
+                                 "CPU time of one worker (enforced in whole seconds)"},
+        [POLICY_LIMIT_MEMORY_MB] = {"memory_mb", POLICY_SCOPE_JOB, 1024, 32, 4096,
+                                    "memory of one worker (address space; cgroup where available)"},
+        [POLICY_LIMIT_PIDS] = {"pids", POLICY_SCOPE_JOB, 16, 1, 1024,
+                               "processes and threads of one worker"},
+        [POLICY_LIMIT_OPEN_FILES] = {"open_files", POLICY_SCOPE_JOB, 64, 16, 4096,
+                                     "open file descriptors of one worker"},
+        [POLICY_LIMIT_FILE_SIZE_MB] = {"file_size_mb", POLICY_SCOPE_JOB, 16, 0, 4096,
+                                       "largest file a worker may write"},
+        [POLICY_LIMIT_MAX_OPS] = {"max_ops", POLICY_SCOPE_JOB, 10000000, 1, 10000000000LL,
+                                  "operations (evaluated nodes) of one snippet"},
+        [POLICY_LIMIT_MAX_WHILE_ITERATIONS] = {"max_while_iterations", POLICY_SCOPE_JOB, 1000000, 1,
+                                               1000000000LL, "iterations of one while loop"},
+        [POLICY_LIMIT_MAX_RECURSION] = {"max_recursion", POLICY_SCOPE_JOB, 1000, 10, 5000,
+                                        "call depth inside the executor"},
+        [POLICY_LIMIT_MAX_OUTPUT_BYTES] = {"max_output_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
+                                           64 * MiB, "printed output of one snippet, in bytes"},
+        [POLICY_LIMIT_MAX_LOG_CHARS] = {"max_log_chars", POLICY_SCOPE_JOB, 50000, 100, 10000000,
+                                        "characters of `logs` kept in the reply (head and tail)"},
+        [POLICY_LIMIT_MAX_RESULT_BYTES] = {"max_result_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
+                                           32 * MiB, "size of the encoded result value, in bytes"},
+        [POLICY_LIMIT_SESSION_IDLE_TIMEOUT_MS] = {"session_idle_timeout_ms", POLICY_SCOPE_JOB,
+                                                  600000, 100, 86400000,
+                                                  "a session with no request for this long is "
+                                                  "closed"},
+        [POLICY_LIMIT_SESSION_LIFETIME_MS] = {"session_lifetime_ms", POLICY_SCOPE_JOB, 86400000,
+                                              100, 604800000,
+                                              "a session is closed this long after it was opened, "
+                                              "used or not"},
+        [POLICY_LIMIT_MAX_SESSIONS_PER_UID] = {"max_sessions_per_uid", POLICY_SCOPE_JOB, 16, 0,
+                                               4096,
+                                               "open sessions of one peer uid (0: no sessions)"},
 };
 
 const struct policy_limit_def *
@@ -108,8 +110,8 @@ policy_limits_set(struct policy_limits *limits, enum policy_limit limit, int64_t
         return pf_error_set(err, PF_E_CONFIG, "%s: %s: %lld is below minimum %lld", where,
                             def->name, (long long) value, (long long) def->min);
     if (value > def->max)
-        return pf_error_set(err, PF_E_CONFIG, "%s: %s: %lld exceeds maximum %lld", where,
-                            def->name, (long long) value, (long long) def->max);
+        return pf_error_set(err, PF_E_CONFIG, "%s: %s: %lld exceeds maximum %lld", where, def->name,
+                            (long long) value, (long long) def->max);
     limits->v[limit] = value;
     return 0;
 }
@@ -139,8 +141,7 @@ policy_limits_tighten(struct policy_limits *limits, const cJSON *obj, const char
         return pf_error_set(err, PF_E_BAD_REQUEST, "%s: must be an object", where);
     struct policy_limits next = *limits;
     const cJSON *item;
-    cJSON_ArrayForEach(item, obj)
-    {
+    cJSON_ArrayForEach(item, obj) {
         enum policy_limit l = policy_limit_from_name(item->string);
         if (l == _POLICY_LIMIT_INVALID || limit_defs[l].scope != POLICY_SCOPE_JOB)
             return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: not a per-job limit", where,

@@ -3,38 +3,37 @@
 #include <grp.h>
 #include <math.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "msg.h"
-#include <stdio.h>
-
 #include "pf_cleanup.h"
 
 static const char *const layer_names[_POLICY_LAYER_MAX] = {
-    [POLICY_LAYER_CGROUP] = "cgroup",         [POLICY_LAYER_NAMESPACES] = "namespaces",
-    [POLICY_LAYER_RLIMITS] = "rlimits",       [POLICY_LAYER_FDS] = "fds",
-    [POLICY_LAYER_IDENTITY] = "identity",     [POLICY_LAYER_PRIVILEGES] = "privileges",
-    [POLICY_LAYER_LANDLOCK] = "landlock",     [POLICY_LAYER_SECCOMP] = "seccomp",
+        [POLICY_LAYER_CGROUP] = "cgroup",     [POLICY_LAYER_NAMESPACES] = "namespaces",
+        [POLICY_LAYER_RLIMITS] = "rlimits",   [POLICY_LAYER_FDS] = "fds",
+        [POLICY_LAYER_IDENTITY] = "identity", [POLICY_LAYER_PRIVILEGES] = "privileges",
+        [POLICY_LAYER_LANDLOCK] = "landlock", [POLICY_LAYER_SECCOMP] = "seccomp",
 };
 
 static const char *const level_names[_POLICY_LEVEL_MAX] = {
-    [POLICY_LEVEL_OFF] = "off",
-    [POLICY_LEVEL_BEST_EFFORT] = "best-effort",
-    [POLICY_LEVEL_REQUIRED] = "required",
+        [POLICY_LEVEL_OFF] = "off",
+        [POLICY_LEVEL_BEST_EFFORT] = "best-effort",
+        [POLICY_LEVEL_REQUIRED] = "required",
 };
 
 /* DESIGN.md / the Hardened-workers issue: required for what keeps the boundary even on a host
  * without cgroups or namespaces; best-effort for what depends on the host. */
 static const enum policy_layer_level default_levels[_POLICY_LAYER_MAX] = {
-    [POLICY_LAYER_CGROUP] = POLICY_LEVEL_BEST_EFFORT,
-    [POLICY_LAYER_NAMESPACES] = POLICY_LEVEL_BEST_EFFORT,
-    [POLICY_LAYER_RLIMITS] = POLICY_LEVEL_REQUIRED,
-    [POLICY_LAYER_FDS] = POLICY_LEVEL_REQUIRED,
-    [POLICY_LAYER_IDENTITY] = POLICY_LEVEL_REQUIRED,
-    [POLICY_LAYER_PRIVILEGES] = POLICY_LEVEL_REQUIRED,
-    [POLICY_LAYER_LANDLOCK] = POLICY_LEVEL_BEST_EFFORT,
-    [POLICY_LAYER_SECCOMP] = POLICY_LEVEL_REQUIRED,
+        [POLICY_LAYER_CGROUP] = POLICY_LEVEL_BEST_EFFORT,
+        [POLICY_LAYER_NAMESPACES] = POLICY_LEVEL_BEST_EFFORT,
+        [POLICY_LAYER_RLIMITS] = POLICY_LEVEL_REQUIRED,
+        [POLICY_LAYER_FDS] = POLICY_LEVEL_REQUIRED,
+        [POLICY_LAYER_IDENTITY] = POLICY_LEVEL_REQUIRED,
+        [POLICY_LAYER_PRIVILEGES] = POLICY_LEVEL_REQUIRED,
+        [POLICY_LAYER_LANDLOCK] = POLICY_LEVEL_BEST_EFFORT,
+        [POLICY_LAYER_SECCOMP] = POLICY_LEVEL_REQUIRED,
 };
 
 const char *
@@ -50,25 +49,25 @@ policy_level_name(enum policy_layer_level level)
 }
 
 static const struct msg_field profile_fields[] = {
-    {"name", MSG_T_STRING, true, 1, POLICY_MAX_NAME},
-    {"description", MSG_T_STRING, false, 0, 1024},
-    {"imports", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
-    {"extra_imports", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
-    {"builtins_remove", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
-    {"preload", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
-    {"limits", MSG_T_OBJECT, false, 0, 0},
-    {"hardening", MSG_T_OBJECT, false, 0, 0},
-    {"egress", MSG_T_ARRAY, false, 0, 0},
-    {"access", MSG_T_OBJECT, false, 0, 0},
-    {"default_for", MSG_T_OBJECT, false, 0, 0},
+        {"name", MSG_T_STRING, true, 1, POLICY_MAX_NAME},
+        {"description", MSG_T_STRING, false, 0, 1024},
+        {"imports", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
+        {"extra_imports", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
+        {"builtins_remove", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
+        {"preload", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
+        {"limits", MSG_T_OBJECT, false, 0, 0},
+        {"hardening", MSG_T_OBJECT, false, 0, 0},
+        {"egress", MSG_T_ARRAY, false, 0, 0},
+        {"access", MSG_T_OBJECT, false, 0, 0},
+        {"default_for", MSG_T_OBJECT, false, 0, 0},
 };
 
 static const struct msg_field access_fields[] = {
-    {"everyone", MSG_T_BOOL, false, 0, 0},
-    {"uids", MSG_T_ARRAY, false, 0, 0},
-    {"gids", MSG_T_ARRAY, false, 0, 0},
-    {"users", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
-    {"groups", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
+        {"everyone", MSG_T_BOOL, false, 0, 0},
+        {"uids", MSG_T_ARRAY, false, 0, 0},
+        {"gids", MSG_T_ARRAY, false, 0, 0},
+        {"users", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
+        {"groups", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
 };
 
 static void
@@ -144,8 +143,7 @@ read_strings(const cJSON *obj, const char *field, bool modules, const char *orig
     if (!s.items)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     const cJSON *item;
-    cJSON_ArrayForEach(item, arr)
-    {
+    cJSON_ArrayForEach(item, arr) {
         if (modules && !module_pattern_valid(item->valuestring)) {
             pf_error_set(err, PF_E_CONFIG,
                          "%s: %s[%zu]: '%s' is not a module name (dotted identifiers, "
@@ -166,8 +164,7 @@ read_strings(const cJSON *obj, const char *field, bool modules, const char *orig
 }
 
 static int
-read_ids(const cJSON *arr, const char *where, unsigned **ret, size_t *ret_n,
-         struct pf_error **err)
+read_ids(const cJSON *arr, const char *where, unsigned **ret, size_t *ret_n, struct pf_error **err)
 {
     size_t n = (size_t) cJSON_GetArraySize(arr);
     if (n > POLICY_MAX_LIST)
@@ -178,8 +175,7 @@ read_ids(const cJSON *arr, const char *where, unsigned **ret, size_t *ret_n,
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     size_t i = 0;
     const cJSON *item;
-    cJSON_ArrayForEach(item, arr)
-    {
+    cJSON_ArrayForEach(item, arr) {
         double d = cJSON_IsNumber(item) ? item->valuedouble : -1;
         if (!cJSON_IsNumber(item) || d != floor(d) || d < 0 || d > 4294967294.0)
             return pf_error_set(err, PF_E_CONFIG, "%s[%zu]: must be an id from 0 to 4294967294",
@@ -226,8 +222,7 @@ read_access(const cJSON *obj, const char *field, const char *origin, struct poli
         goto fail;
 
     const cJSON *item;
-    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(a, "users"))
-    {
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(a, "users")) {
         struct passwd *pw = getpwnam(item->valuestring);
         if (!pw) {
             pf_error_set(err, PF_E_CONFIG, "%s.users: no user named '%s'", where,
@@ -237,8 +232,7 @@ read_access(const cJSON *obj, const char *field, const char *origin, struct poli
         if (append_id((unsigned **) &acc.uids, &acc.n_uids, pw->pw_uid, err) < 0)
             goto fail;
     }
-    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(a, "groups"))
-    {
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(a, "groups")) {
         struct group *gr = getgrnam(item->valuestring);
         if (!gr) {
             pf_error_set(err, PF_E_CONFIG, "%s.groups: no group named '%s'", where,
@@ -262,8 +256,7 @@ read_hardening(const cJSON *obj, const char *origin, enum policy_layer_level *le
     memcpy(levels, default_levels, sizeof(default_levels));
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(obj, "hardening");
     const cJSON *item;
-    cJSON_ArrayForEach(item, h)
-    {
+    cJSON_ArrayForEach(item, h) {
         int layer = -1, level = -1;
         for (int i = 0; i < _POLICY_LAYER_MAX; i++)
             if (strcmp(layer_names[i], item->string) == 0)
@@ -284,8 +277,10 @@ read_hardening(const cJSON *obj, const char *origin, enum policy_layer_level *le
         /* Without these two, a worker would inherit the daemon's fds and environment. */
         if ((layer == POLICY_LAYER_FDS || layer == POLICY_LAYER_RLIMITS) &&
             level != POLICY_LEVEL_REQUIRED)
-            return pf_error_set(err, PF_E_CONFIG, "%s: hardening.%s: this layer is always "
-                                "required", origin, item->string);
+            return pf_error_set(err, PF_E_CONFIG,
+                                "%s: hardening.%s: this layer is always "
+                                "required",
+                                origin, item->string);
         levels[layer] = (enum policy_layer_level) level;
     }
     return 0;
@@ -300,8 +295,7 @@ read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
     const cJSON *item;
     char where[512];
     snprintf(where, sizeof(where), "%s: limits", origin);
-    cJSON_ArrayForEach(item, l)
-    {
+    cJSON_ArrayForEach(item, l) {
         enum policy_limit id = policy_limit_from_name(item->string);
         const struct policy_limit_def *def = policy_limit_def(id);
         if (!def || (def->scope != POLICY_SCOPE_JOB && def->scope != POLICY_SCOPE_PROFILE))
@@ -311,8 +305,7 @@ read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
                                 where, item->string);
         double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
         if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
-            return pf_error_set(err, PF_E_CONFIG, "%s.%s: must be an integer", where,
-                                item->string);
+            return pf_error_set(err, PF_E_CONFIG, "%s.%s: must be an integer", where, item->string);
         if (policy_limits_set(limits, id, (int64_t) d, where, err) < 0)
             return -1;
     }

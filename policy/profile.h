@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "policy_limits.h"
 #include "pf_error.h"
+#include "policy_limits.h"
 
 #define POLICY_MAX_NAME 64
 #define POLICY_MAX_LIST 256

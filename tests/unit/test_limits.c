@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
+/* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
 #include "policy_limits.h"
@@ -32,9 +32,9 @@ test_set_names_the_limit(void **state)
     struct policy_limits l;
     struct pf_error *err = NULL;
     policy_limits_init_defaults(&l);
-    assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 9000, "profiles/x.json: limits",
-                                       &err),
-                     -1);
+    assert_int_equal(
+            policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 9000, "profiles/x.json: limits", &err),
+            -1);
     assert_string_equal(err->msg, "profiles/x.json: limits: memory_mb: 9000 exceeds maximum 4096");
     err = pf_error_free(err);
     assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 256, "x", &err), 0);
@@ -63,8 +63,9 @@ test_tighten_only(void **state)
     err = pf_error_free(err);
     cJSON_Delete(loose);
 
-    const char *bad[] = {"{\"max_frame_bytes\": 10}", "{\"nope\": 1}", "{\"timeout_ms\": 1.5}",
-                         "{\"timeout_ms\": \"1\"}", "{\"timeout_ms\": 0}", "[1]"};
+    const char *bad[] = {"{\"max_frame_bytes\": 10}", "{\"nope\": 1}",
+                         "{\"timeout_ms\": 1.5}",     "{\"timeout_ms\": \"1\"}",
+                         "{\"timeout_ms\": 0}",       "[1]"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cJSON *j = cJSON_Parse(bad[i]);
         assert_int_equal(policy_limits_tighten(&l, j, "limits", &err), -1);
@@ -78,9 +79,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_within_bounds),
-        cmocka_unit_test(test_set_names_the_limit),
-        cmocka_unit_test(test_tighten_only),
+            cmocka_unit_test(test_defaults_within_bounds),
+            cmocka_unit_test(test_set_names_the_limit),
+            cmocka_unit_test(test_tighten_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

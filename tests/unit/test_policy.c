@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
+/* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
 #include "load.h"
@@ -83,12 +83,14 @@ test_bad_fields_are_named(void **state)
     (void) state;
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 9000}}",
                  "profiles/x.json: limits: memory_mb: 9000 exceeds maximum 4096");
-    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1.5}}", "memory_mb: must be an integer");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1.5}}",
+                 "memory_mb: must be an integer");
     expect_error("{\"name\": \"x\", \"limits\": {\"max_connections\": 5}}",
                  "limits.max_connections: not a per-job limit");
     expect_error("{\"name\": \"x\", \"color\": 1}", "color");
     expect_error("{\"name\": \"y\"}", "differs from the file name 'x'");
-    expect_error("{\"name\": \"x\", \"imports\": [\"os;rm\"]}", "imports[0]: 'os;rm' is not a module name");
+    expect_error("{\"name\": \"x\", \"imports\": [\"os;rm\"]}",
+                 "imports[0]: 'os;rm' is not a module name");
     expect_error("{\"name\": \"x\", \"imports\": [\"a..b\"]}", "is not a module name");
     expect_error("{\"name\": \"x\", \"hardening\": {\"seccomp\": \"maybe\"}}",
                  "hardening.seccomp: must be");
@@ -108,8 +110,9 @@ static void
 test_access_and_defaults(void **state)
 {
     (void) state;
-    struct policy_profile *p = parse_ok("{\"name\": \"x\", \"access\": {\"uids\": [1001], "
-                                        "\"groups\": [\"root\"]}, \"default_for\": {\"uids\": [1001]}}");
+    struct policy_profile *p =
+            parse_ok("{\"name\": \"x\", \"access\": {\"uids\": [1001], "
+                     "\"groups\": [\"root\"]}, \"default_for\": {\"uids\": [1001]}}");
     assert_true(policy_profile_allows(p, 1001, 50));
     assert_true(policy_profile_allows(p, 1002, 0)); /* group root */
     assert_false(policy_profile_allows(p, 1002, 50));
@@ -157,8 +160,9 @@ test_directory_all_or_nothing(void **state)
     struct policy *pol = NULL;
     struct pf_error *err = NULL;
     write_file(dir, "default.json", "{\"name\": \"default\", \"access\": {\"everyone\": true}}");
-    write_file(dir, "agents.json", "{\"name\": \"agents\", \"access\": {\"uids\": [1001]}, "
-                                   "\"default_for\": {\"uids\": [1001]}}");
+    write_file(dir, "agents.json",
+               "{\"name\": \"agents\", \"access\": {\"uids\": [1001]}, "
+               "\"default_for\": {\"uids\": [1001]}}");
     write_file(dir, "README.txt", "not a profile");
     assert_int_equal(policy_load_dir(dir, &pol, &err), 0);
     assert_int_equal(pol->n, 2);
@@ -199,11 +203,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_builtin_profiles_load),
-        cmocka_unit_test(test_minimal_profile),
-        cmocka_unit_test(test_bad_fields_are_named),
-        cmocka_unit_test(test_access_and_defaults),
-        cmocka_unit_test(test_directory_all_or_nothing),
+            cmocka_unit_test(test_builtin_profiles_load),
+            cmocka_unit_test(test_minimal_profile),
+            cmocka_unit_test(test_bad_fields_are_named),
+            cmocka_unit_test(test_access_and_defaults),
+            cmocka_unit_test(test_directory_all_or_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
