@@ -230,9 +230,8 @@ take_item(cJSON *from, const char *name)
     return cJSON_DetachItemFromObjectCaseSensitive(from, name);
 }
 
-/* Moves (not copies) the result's fields into the reply. */
-static cJSON *
-build_result_reply(struct job *j, cJSON *result, int *ret_code)
+cJSON *
+job_reply_from_result(const cJSON *req_id, cJSON *result, double queue_ms, int *ret_code)
 {
     const char *outcome = msg_get_string(result, "outcome", NULL);
     bool ok = outcome && strcmp(outcome, "ok") == 0;
@@ -243,8 +242,7 @@ build_result_reply(struct job *j, cJSON *result, int *ret_code)
     cJSON *reply = cJSON_CreateObject();
     if (!reply)
         return NULL;
-    cJSON_AddItemToObject(reply, "id",
-                          j->req_id ? cJSON_Duplicate(j->req_id, 1) : cJSON_CreateNull());
+    cJSON_AddItemToObject(reply, "id", req_id ? cJSON_Duplicate(req_id, 1) : cJSON_CreateNull());
     cJSON_AddBoolToObject(reply, "ok", ok);
     cJSON_AddStringToObject(reply, "outcome", ok ? "ok" : pf_code_name(code));
     static const char *const moved[] = {"output", "output_repr", "logs", "is_final_answer"};
@@ -277,13 +275,23 @@ build_result_reply(struct job *j, cJSON *result, int *ret_code)
         stats = cJSON_CreateObject();
     }
     if (stats) {
-        uint64_t start = j->spawn_ns ? j->spawn_ns : j->arrival_ns;
         cJSON_DeleteItemFromObjectCaseSensitive(stats, "queue_ms");
-        cJSON_AddNumberToObject(stats, "queue_ms", (double) (start - j->arrival_ns) / 1e6);
-        add_cgroup_stats(j, stats);
+        cJSON_AddNumberToObject(stats, "queue_ms", queue_ms);
         cJSON_AddItemToObject(reply, "stats", stats);
     }
     *ret_code = code;
+    return reply;
+}
+
+/* A job's reply adds what its cgroup measured to the worker's own stats. */
+static cJSON *
+build_result_reply(struct job *j, cJSON *result, int *ret_code)
+{
+    uint64_t start = j->spawn_ns ? j->spawn_ns : j->arrival_ns;
+    cJSON *reply = job_reply_from_result(j->req_id, result, (double) (start - j->arrival_ns) / 1e6,
+                                         ret_code);
+    if (reply)
+        add_cgroup_stats(j, cJSON_GetObjectItemCaseSensitive(reply, "stats"));
     return reply;
 }
 

@@ -164,4 +164,10 @@ void job_abandon(struct job *j);
 int job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
                           const char *seccomp_syscall, char *msg, size_t msg_size);
 
+/* The exec reply for a worker's result frame, shared by ephemeral jobs and sessions: moves (not
+ * copies) output, output_repr, logs, is_final_answer, error and stats out of `result`, fills
+ * what the worker left out, sets error.code and stats.queue_ms. *ret_code is 0 for an ok
+ * outcome, else its enum pf_code (PF_E_INTERNAL when the worker named none we know). */
+cJSON *job_reply_from_result(const cJSON *req_id, cJSON *result, double queue_ms, int *ret_code);
+
 #endif

@@ -148,58 +148,6 @@ make_lost(struct session *s, const char *cause)
     session_touch_idle(s); /* a lost session nobody asks about goes with its idle timeout */
 }
 
-/* Moves (not copies) the result's fields into the exec reply, as job.c does for jobs. */
-static cJSON *
-build_exec_reply(struct session *s, cJSON *result, int *ret_code)
-{
-    const char *outcome = msg_get_string(result, "outcome", NULL);
-    bool ok = outcome && strcmp(outcome, "ok") == 0;
-    int code = ok ? 0 : pf_code_from_name(outcome);
-    if (!ok && code == 0)
-        code = PF_E_INTERNAL;
-    cJSON *reply = ok ? msg_reply_ok(s->req.id) : msg_reply_error(s->req.id, code, "");
-    if (!reply)
-        return NULL;
-    cJSON_AddStringToObject(reply, "outcome", ok ? "ok" : pf_code_name(code));
-    static const char *const moved[] = {"output", "output_repr", "logs", "is_final_answer"};
-    for (size_t i = 0; i < PF_ELEMENTSOF(moved); i++) {
-        cJSON *item = cJSON_DetachItemFromObjectCaseSensitive(result, moved[i]);
-        if (!item)
-            item = strcmp(moved[i], "logs") == 0              ? cJSON_CreateString("")
-                   : strcmp(moved[i], "is_final_answer") == 0 ? cJSON_CreateFalse()
-                                                              : cJSON_CreateNull();
-        cJSON_AddItemToObject(reply, moved[i], item);
-    }
-    if (!ok) {
-        /* msg_reply_error's placeholder gives way to the worker's error object. */
-        cJSON *error = cJSON_DetachItemFromObjectCaseSensitive(result, "error");
-        if (!cJSON_IsObject(error)) {
-            cJSON_Delete(error);
-            error = cJSON_CreateObject();
-        }
-        if (error) {
-            cJSON_DeleteItemFromObjectCaseSensitive(error, "code");
-            cJSON_AddStringToObject(error, "code", pf_code_name(code));
-            if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(error, "message")))
-                cJSON_AddStringToObject(error, "message", outcome ? outcome : "no outcome");
-            cJSON_ReplaceItemInObjectCaseSensitive(reply, "error", error);
-        }
-    }
-    cJSON *stats = cJSON_DetachItemFromObjectCaseSensitive(result, "stats");
-    if (!cJSON_IsObject(stats)) {
-        cJSON_Delete(stats);
-        stats = cJSON_CreateObject();
-    }
-    if (stats) {
-        cJSON_DeleteItemFromObjectCaseSensitive(stats, "queue_ms");
-        cJSON_AddNumberToObject(stats, "queue_ms",
-                                (double) (s->req.start_ns - s->req.arrival_ns) / 1e6);
-        cJSON_AddItemToObject(reply, "stats", stats);
-    }
-    *ret_code = code;
-    return reply;
-}
-
 static void
 handle_result(struct session *s, cJSON *result)
 {
@@ -215,7 +163,8 @@ handle_result(struct session *s, cJSON *result)
         return;
     }
     int code = PF_E_INTERNAL;
-    cJSON *reply = build_exec_reply(s, result, &code);
+    cJSON *reply = job_reply_from_result(
+            s->req.id, result, (double) (s->req.start_ns - s->req.arrival_ns) / 1e6, &code);
     s->execs++;
     /* A heap full of the session's own data fails every later snippet the same way: the
      * worker is retired, and the session is lost (PROTOCOL.md). */
