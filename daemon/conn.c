@@ -50,8 +50,7 @@ conn_close(struct conn *c)
     }
     /* Nobody is left to read the replies of this connection's jobs: kill their workers. */
     struct dlist *pos, *tmp;
-    DLIST_FOREACH_SAFE(pos, tmp, &c->jobs)
-    {
+    DLIST_FOREACH_SAFE(pos, tmp, &c->jobs) {
         job_conn_gone(pf_container_of(pos, struct job, conn_link));
     }
     session_conn_gone(&c->d->sessions, c);

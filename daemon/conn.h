@@ -28,7 +28,7 @@ struct conn {
     uid_t uid;       /* SO_PEERCRED, read once at accept */
     gid_t gid;
     pid_t pid;
-    unsigned inflight;   /* requests without a reply yet: the length of inflight_ids */
+    unsigned inflight;    /* requests without a reply yet: the length of inflight_ids */
     cJSON **inflight_ids; /* owned copies of their ids, each unique on this connection */
     unsigned inflight_cap;
     size_t outbuf_bytes; /* bytes in writes libuv has not completed yet */

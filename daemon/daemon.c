@@ -292,16 +292,14 @@ daemon_stop_now(struct daemon *d)
         return;
     d->stopped = true;
     struct dlist *pos, *tmp;
-    DLIST_FOREACH_SAFE(pos, tmp, &d->conns)
-    {
+    DLIST_FOREACH_SAFE(pos, tmp, &d->conns) {
         conn_close(pf_container_of(pos, struct conn, link));
     }
     /* Kills and reaps every worker; exit_cb runs for each job still live. */
     d->zygote_preload = zygote_stop(d->zygote_preload);
     d->zygote = zygote_stop(d->zygote);
     session_abandon_all(&d->sessions);
-    DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
-    {
+    DLIST_FOREACH_SAFE(pos, tmp, &d->jobs) {
         job_abandon(pf_container_of(pos, struct job, daemon_link));
     }
     pools_stop(&d->pools);
@@ -337,13 +335,11 @@ daemon_shutdown(struct daemon *d)
     listener_stop(&d->listener);
     session_shutdown_all(&d->sessions);
     struct dlist *pos, *tmp;
-    DLIST_FOREACH_SAFE(pos, tmp, &d->jobs)
-    {
+    DLIST_FOREACH_SAFE(pos, tmp, &d->jobs) {
         job_fail(pf_container_of(pos, struct job, daemon_link), PF_E_SHUTTING_DOWN,
                  "pyfenced is shutting down", JOB_KILL_SHUTDOWN);
     }
-    DLIST_FOREACH_SAFE(pos, tmp, &d->conns)
-    {
+    DLIST_FOREACH_SAFE(pos, tmp, &d->conns) {
         conn_drain(pf_container_of(pos, struct conn, link));
     }
     if (dlist_empty(&d->conns)) {

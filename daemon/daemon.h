@@ -14,8 +14,8 @@
 #include "pf_error.h"
 #include "policy_limits.h"
 #include "pool.h"
-#include "session.h"
 #include "scheduler.h"
+#include "session.h"
 
 #define DAEMON_READ_BUF_BYTES   (64 * 1024)
 #define DAEMON_FLUSH_TIMEOUT_MS 2000

@@ -10,8 +10,8 @@
 
 #include "exec_internal.h"
 
-static unsigned active;    /* runs in progress */
-static bool own_compile;   /* the executor parsing a snippet */
+static unsigned active;  /* runs in progress */
+static bool own_compile; /* the executor parsing a snippet */
 
 void
 exec_audit_enter(void)
@@ -189,21 +189,63 @@ is_frame_attr(PyObject *name)
 
 /* Events refused outright while a snippet runs, as exact names or "prefix." */
 static const char *const refused_events[] = {
-        "code.__new__",   "sys.settrace",     "sys.setprofile", "sys._current_frames",
-        "sys.addaudithook", "builtins.input", "builtins.breakpoint", "pickle.find_class",
+        "code.__new__",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._current_frames",
+        "sys.addaudithook",
+        "builtins.input",
+        "builtins.breakpoint",
+        "pickle.find_class",
         "marshal.",
-        "os.system",      "os.exec",          "os.posix_spawn", "os.spawn",
-        "os.fork",        "os.forkpty",       "os.kill",        "os.killpg",
-        "os.chdir",       "os.chmod",         "os.chown",       "os.chflags",
-        "os.link",        "os.symlink",       "os.mkdir",       "os.rmdir",
-        "os.remove",      "os.rename",        "os.truncate",    "os.utime",
-        "os.putenv",      "os.unsetenv",      "os.setxattr",    "os.removexattr",
-        "os.lockf",       "subprocess.",      "ctypes.",        "socket.",
-        "shutil.",        "_thread.start_new_thread", "gc.get_",  "mmap.",
-        "resource.",      "signal.",          "fcntl.",         "tempfile.",
-        "sqlite3.",       "syslog.",          "webbrowser.",    "urllib.",
-        "http.",          "ftplib.",          "smtplib.",       "poplib.",
-        "imaplib.",       "nntplib.",         "telnetlib.",     "msvcrt.",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "os.chdir",
+        "os.chmod",
+        "os.chown",
+        "os.chflags",
+        "os.link",
+        "os.symlink",
+        "os.mkdir",
+        "os.rmdir",
+        "os.remove",
+        "os.rename",
+        "os.truncate",
+        "os.utime",
+        "os.putenv",
+        "os.unsetenv",
+        "os.setxattr",
+        "os.removexattr",
+        "os.lockf",
+        "subprocess.",
+        "ctypes.",
+        "socket.",
+        "shutil.",
+        "_thread.start_new_thread",
+        "gc.get_",
+        "mmap.",
+        "resource.",
+        "signal.",
+        "fcntl.",
+        "tempfile.",
+        "sqlite3.",
+        "syslog.",
+        "webbrowser.",
+        "urllib.",
+        "http.",
+        "ftplib.",
+        "smtplib.",
+        "poplib.",
+        "imaplib.",
+        "nntplib.",
+        "telnetlib.",
+        "msvcrt.",
 };
 
 static int

@@ -531,8 +531,7 @@ exec_conv_stmt(struct cstate *cs, PyObject *ast)
     if (n && !ret && !PyErr_Occurred()) {
         /* async def, async for, async with: refused when reached */
         n->kind = NK_S_UNSUPPORTED;
-        ret = (n->obj = exec_keep(cs, PyUnicode_FromString(exec_construct_name(type)))) ? n
-                                                                                         : NULL;
+        ret = (n->obj = exec_keep(cs, PyUnicode_FromString(exec_construct_name(type)))) ? n : NULL;
     }
     cs->depth--;
     return ret;

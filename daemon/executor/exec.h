@@ -16,8 +16,8 @@
 
 /* smolagents' base list of importable modules. */
 #define EXEC_DEFAULT_IMPORTS                                                                       \
-    "collections", "datetime", "itertools", "math", "queue", "random", "re", "stat",               \
-            "statistics", "time", "unicodedata"
+    "collections", "datetime", "itertools", "math", "queue", "random", "re", "stat", "statistics", \
+            "time", "unicodedata"
 
 struct exec_policy {
     /* Allowed imports: "pkg" allows the module pkg; "pkg.*" allows pkg and its submodules. */

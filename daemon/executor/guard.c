@@ -299,8 +299,7 @@ load_functools(void)
 
 /* The argument named kw, or at position pos; its slot in the call's argument array. */
 static Py_ssize_t
-arg_slot(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t pos,
-         const char *kw)
+arg_slot(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t pos, const char *kw)
 {
     if (pos < nargs)
         return pos;
@@ -332,8 +331,7 @@ checked_names(PyObject *seq, bool *has_dict)
 
 /* self = the real update_wrapper */
 static PyObject *
-guarded_update_wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
-                       PyObject *kwnames)
+guarded_update_wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -411,8 +409,8 @@ guard_functools(PyObject *v)
 {
     if (!load_functools() || (v != update_wrapper_fn && v != wraps_fn))
         return v;
-    PyObject *g = PyCFunction_New(
-            v == wraps_fn ? &guarded_wraps_def : &guarded_update_wrapper_def, v);
+    PyObject *g =
+            PyCFunction_New(v == wraps_fn ? &guarded_wraps_def : &guarded_update_wrapper_def, v);
     Py_DECREF(v);
     return g;
 }

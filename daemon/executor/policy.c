@@ -145,9 +145,9 @@ exec_is_allowed_dunder(const char *name)
  * that no route which hands a value to CPython code unchecked (operator.attrgetter with a
  * dotted path, str.format fields) can walk through one. co_* is refused as a prefix. */
 static const char *const introspection_attrs[] = {
-        "gi_frame", "gi_code",  "gi_yieldfrom", "cr_frame",  "cr_code",   "cr_await",
-        "cr_origin", "ag_frame", "ag_code",      "ag_await",  "tb_frame",  "tb_next",
-        "f_back",   "f_builtins", "f_code",     "f_globals", "f_locals",  "f_trace",
+        "gi_frame",  "gi_code",    "gi_yieldfrom", "cr_frame",  "cr_code",  "cr_await",
+        "cr_origin", "ag_frame",   "ag_code",      "ag_await",  "tb_frame", "tb_next",
+        "f_back",    "f_builtins", "f_code",       "f_globals", "f_locals", "f_trace",
 };
 
 static const char *
@@ -305,8 +305,7 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
      * and compile are refused, but one class less to reason about) */
     if (v == (PyObject *) &PyFunction_Type || v == (PyObject *) &PyCode_Type ||
         v == (PyObject *) &PyFrame_Type) {
-        exec_fail(r, ABORT_NONE, "Forbidden access to the %s class",
-                  ((PyTypeObject *) v)->tp_name);
+        exec_fail(r, ABORT_NONE, "Forbidden access to the %s class", ((PyTypeObject *) v)->tp_name);
         return -1;
     }
     if (PyFrame_Check(v) || PyCode_Check(v) || PyTraceBack_Check(v)) {

@@ -360,8 +360,7 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     } else {
         r->tree = tree;
         value = run_body(r, &failed);
-        if (!value && r->abort == ABORT_NONE &&
-            PyErr_ExceptionMatches(exec_FinalAnswerException)) {
+        if (!value && r->abort == ABORT_NONE && PyErr_ExceptionMatches(exec_FinalAnswerException)) {
             value = final_value();
             is_final = value != NULL;
             if (!value)

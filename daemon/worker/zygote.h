@@ -17,10 +17,10 @@
 struct zygote_exit {
     uint64_t job_id;
     pid_t pid;
-    int exit_code;   /* valid when signal == 0 */
-    int signal;      /* terminating signal, 0 when it exited */
+    int exit_code;          /* valid when signal == 0 */
+    int signal;             /* terminating signal, 0 when it exited */
     bool killed_by_request; /* we asked for the kill (zygote_kill) */
-    uint64_t cpu_ms; /* user+system, from rusage */
+    uint64_t cpu_ms;        /* user+system, from rusage */
     uint64_t max_rss_kb;
     /* From the worker's cgroup (CHANNEL.md, optional fields of "exited"); all false/0 when
      * have_cgroup is false (the `none` backend, or the cgroup layer off). */

@@ -2,7 +2,8 @@
  * socketpairs, the zygote by conn_fixture.c's fake: results and errors, output streaming and
  * output_limit, the deadline, worker deaths mapped to worker_crashed / seccomp_violation /
  * cpu_limit, spawn failures, the queue at max_workers, cancellation when the client goes, and
- * the policy: the peer's profile sets limits, hardening levels and the imports a request may add. */
+ * the policy: the peer's profile sets limits, hardening levels and the imports a request may add.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -356,8 +357,11 @@ test_outcome_from_exit(void **state)
     assert_string_equal(msg, "worker exited without sending a result");
     /* The cgroup's word: an OOM kill is memory_limit (even with CPU spent past the limit), a
      * refused fork in a worker that then died is pids_limit; seccomp still comes first. */
-    e = (struct zygote_exit){.signal = SIGKILL, .cpu_ms = 5000, .have_cgroup = true,
-                             .oom_killed = true, .peak_memory_kb = 65 * 1024};
+    e = (struct zygote_exit){.signal = SIGKILL,
+                             .cpu_ms = 5000,
+                             .have_cgroup = true,
+                             .oom_killed = true,
+                             .peak_memory_kb = 65 * 1024};
     assert_int_equal(job_outcome_from_exit(&e, 1000, "", msg, sizeof(msg)), PF_E_MEMORY_LIMIT);
     assert_non_null(strstr(msg, "OOM killer"));
     assert_non_null(strstr(msg, "peak 65 MiB"));
@@ -402,8 +406,8 @@ test_exec_cgroup_outcomes(void **state)
     assert_null(cJSON_GetObjectItem(st, "cgroup_cpu_ms"));
     assert_int_equal(cJSON_GetObjectItem(st, "ops")->valueint, 1);
     cJSON_Delete(r);
-    end_worker_cgroup(f, job,
-                      (struct zygote_exit){.cpu_ms = 3, .peak_memory_kb = 2048, .cgroup_cpu_ms = 4});
+    end_worker_cgroup(
+            f, job, (struct zygote_exit){.cpu_ms = 3, .peak_memory_kb = 2048, .cgroup_cpu_ms = 4});
 
     /* The snippet's error came from a refused fork: pids_limit, its own message kept. */
     job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"x\"}");
@@ -439,8 +443,10 @@ test_exec_cgroup_outcomes(void **state)
     /* No result: the worker was OOM-killed. */
     job = start_exec(f, "{\"id\":5,\"op\":\"exec\",\"code\":\"x\"}");
     end_worker_cgroup(f, job,
-                      (struct zygote_exit){.signal = SIGKILL, .oom_killed = true,
-                                           .peak_memory_kb = 1024 * 1024, .cgroup_cpu_ms = 70});
+                      (struct zygote_exit){.signal = SIGKILL,
+                                           .oom_killed = true,
+                                           .peak_memory_kb = 1024 * 1024,
+                                           .cgroup_cpu_ms = 70});
     r = expect_error(f, "5", "memory_limit");
     st = cJSON_GetObjectItem(r, "stats");
     assert_int_equal(cJSON_GetObjectItem(st, "peak_memory_kb")->valueint, 1024 * 1024);

@@ -265,8 +265,7 @@ static void
 test_unsupported_nodes(void **state)
 {
     (void) state;
-    assert_eval_fails("async def f():\n    pass",
-                      "InterpreterError: async def is not supported");
+    assert_eval_fails("async def f():\n    pass", "InterpreterError: async def is not supported");
     assert_eval_fails("async def f():\n    await g()\nf()",
                       "InterpreterError: async def is not supported");
     assert_eval_fails("x = 1\ny = await x", "InterpreterError: await is not supported");

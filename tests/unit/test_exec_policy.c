@@ -470,19 +470,22 @@ test_audit_hook(void **state)
     /* library code that evaluates a string the snippet wrote */
     static const char *const typing[] = {EXEC_DEFAULT_IMPORTS, "typing", "dataclasses"};
     struct exec_policy p = {.imports = typing, .n_imports = sizeof(typing) / sizeof(typing[0])};
-    assert_policy(&p, "import typing\nclass C:\n    x: \"__import__('os').getpid()\"\n"
-                      "typing.get_type_hints(C)",
+    assert_policy(&p,
+                  "import typing\nclass C:\n    x: \"__import__('os').getpid()\"\n"
+                  "typing.get_type_hints(C)",
                   "Forbidden while a snippet runs: compiling or running code from a string "
                   "(compile in typing.py, __init__)");
     /* its neighbours: annotations that are not strings, dataclasses, namedtuple */
-    assert_policy(&p, "import typing, dataclasses, collections\nclass C:\n    x: int\n"
-                      "@dataclasses.dataclass\nclass D:\n    a: int\n    b: str = 'b'\n"
-                      "P = collections.namedtuple('P', 'u v')\n"
-                      "typing.get_type_hints(C), D(1), P(1, 2)",
+    assert_policy(&p,
+                  "import typing, dataclasses, collections\nclass C:\n    x: int\n"
+                  "@dataclasses.dataclass\nclass D:\n    a: int\n    b: str = 'b'\n"
+                  "P = collections.namedtuple('P', 'u v')\n"
+                  "typing.get_type_hints(C), D(1), P(1, 2)",
                   "({'x': <class 'int'>}, D(a=1, b='b'), P(u=1, v=2))");
     /* a field name that is code, set through the allowed __annotations__ */
-    assert_policy(&p, "import dataclasses\nclass D:\n    pass\n"
-                      "D.__annotations__ = {'a=print(1)': int}\ndataclasses.dataclass(D)",
+    assert_policy(&p,
+                  "import dataclasses\nclass D:\n    pass\n"
+                  "D.__annotations__ = {'a=print(1)': int}\ndataclasses.dataclass(D)",
                   "a dataclass field whose name is not an identifier");
 }
 

@@ -356,8 +356,8 @@ test_depth_fits_tagged_values(void **state)
                            "{\"id\":1,\"op\":\"session.open\",\"variables\":{\"v\":"};
     const enum msg_op ops[] = {MSG_OP_EXEC, MSG_OP_SESSION_OPEN};
     for (size_t h = 0; h < PF_ELEMENTSOF(heads); h++) {
-        size_t len = strlen(heads[h]) + 64 * (sizeof(open_dict) + sizeof(close_dict)) +
-                     sizeof(leaf) + 3;
+        size_t len =
+                strlen(heads[h]) + 64 * (sizeof(open_dict) + sizeof(close_dict)) + sizeof(leaf) + 3;
         char *s = malloc(len);
         assert_non_null(s);
         char *p = stpcpy(s, heads[h]);

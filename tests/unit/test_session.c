@@ -582,8 +582,7 @@ test_exit_outcomes_match_jobs(void **state)
     for (size_t i = 0; i < PF_ELEMENTSOF(exits); i++) {
         char sid[SESSION_ID_LEN + 1];
         uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
-        send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}",
-                 sid);
+        send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}", sid);
         cJSON_Delete(recv_frame(f, &f->worker, 2000));
         close(fake.worker_fd[job]);
         fake.worker_fd[job] = 0;
