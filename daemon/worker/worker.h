@@ -14,7 +14,7 @@
 
 /* Never returns: the worker _exit()s 0 after sending its result, WORKER_EXIT_HARDEN_FAILED when
  * a required hardening layer failed, 1 when its channel broke. Called in the forked child with
- * the GIL held (after PyOS_AfterFork_Child). channel_fd is the worker's end of the socketpair;
+ * the GIL held (see zygote_python.h for what fork redid). channel_fd is the worker's end of the socketpair;
  * params is copied before anything else runs. */
 _Noreturn void worker_main(int channel_fd, const struct harden_params *params);
 

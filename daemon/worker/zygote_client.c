@@ -476,12 +476,15 @@ proc_start(struct zygote *z, struct pf_error **err)
         args[a++] = (char *) "--uid-range";
         args[a++] = z->uid_range;
     }
-    /* No secret of the daemon's reaches the zygote: only what its logging needs. */
+    /* No secret of the daemon's reaches the zygote: only what its logging needs, and
+     * LD_BIND_NOW: the dynamic linker resolves every symbol once, in the zygote, instead of
+     * writing each first-called function's address into a page every worker then copies. */
     const char *js = getenv("JOURNAL_STREAM");
     char js_var[128];
-    char *env[2] = {NULL, NULL};
+    char bind_now[] = "LD_BIND_NOW=1";
+    char *env[3] = {bind_now, NULL, NULL};
     if (js && snprintf(js_var, sizeof(js_var), "JOURNAL_STREAM=%s", js) < (int) sizeof(js_var))
-        env[0] = js_var;
+        env[1] = js_var;
 
     uv_stdio_container_t stdio[4] = {
             {.flags = UV_IGNORE},

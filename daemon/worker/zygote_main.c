@@ -24,6 +24,7 @@
 #include "pf_cleanup.h"
 #include "pf_log.h"
 #include "worker.h"
+#include "zygote_python.h"
 
 #define CONTROL_FD         3
 #define CONTROL_MAX_PACKET (64 * 1024)
@@ -39,6 +40,7 @@ struct job {
 struct zygote {
     int ctl;
     int sigfd;
+    struct zygote_python python;
     struct job *jobs; /* live workers, unordered */
     size_t n_jobs, cap_jobs;
 };
@@ -152,13 +154,17 @@ reply_spawn_failed(struct zygote *z, uint64_t id, const char *message)
     return send_event(z, o);
 }
 
-/* In the child: never returns. */
+/* In the child: never returns. No PyOS_AfterFork_Child: zygote_python.h says why. */
 static _Noreturn void
 become_worker(struct zygote *z, int channel_fd, const struct harden_params *params)
 {
-    PyOS_AfterFork_Child();
     close(z->ctl);
     close(z->sigfd);
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    if (zygote_python_after_fork(&z->python, &err) < 0) {
+        pf_log_error(ZYGOTE, "worker: %s", err->msg);
+        _exit(WORKER_EXIT_HARDEN_FAILED);
+    }
     worker_main(channel_fd, params);
 }
 
@@ -176,12 +182,10 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
         return reply_spawn_failed(z, id, "out of memory");
     }
     z->jobs[z->n_jobs - 1].hj = hj;
-    PyOS_BeforeFork();
     pid_t pid = fork();
     if (pid == 0)
         become_worker(z, channel_fd, params);
     int saved = errno;
-    PyOS_AfterFork_Parent();
     if (pid < 0) {
         drop_job(z, &z->jobs[z->n_jobs - 1], NULL);
         char msg[128];
@@ -642,6 +646,10 @@ main(int argc, char **argv)
         err = pf_error_free(err);
     }
     warm_up();
+    if (zygote_python_prepare(&z.python, &err) < 0) {
+        pf_log_crit(ZYGOTE, "%s", err->msg);
+        return 1;
+    }
     if (harden_zygote_init(&o.harden, &err) < 0) {
         pf_log_crit(ZYGOTE, "cannot prepare worker hardening: %s", err->msg);
         return 1;
@@ -659,6 +667,7 @@ main(int argc, char **argv)
     /* Control channel gone: the daemon stopped or died. No worker outlives it. */
     kill_all_and_reap(&z);
     harden_zygote_finish();
+    zygote_python_release(&z.python);
     free(z.jobs);
     free(o.preload);
     pf_log_info(ZYGOTE, "control channel closed, exiting");

@@ -148,3 +148,12 @@ def test_executor_reconnects_after_idle_close(daemon_factory):
         assert ex("1 + 1").output == 2
         time.sleep(1.5)  # the daemon closes the idle connection
         assert ex("2 + 2").output == 4
+
+
+def test_workers_draw_their_own_random_numbers(daemon):
+    """Workers skip CPython's after-fork hooks (zygote_python.h) but must still reseed the
+    random module the zygote preloaded: two jobs never replay the same stream."""
+    code = "import random\n[random.random(), random.getrandbits(64), random.gauss(0, 1)]"
+    with daemon.client() as c:
+        draws = [tuple(c.exec(code).output) for _ in range(6)]
+    assert len(set(draws)) == len(draws), draws

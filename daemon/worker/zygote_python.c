@@ -1,0 +1,65 @@
+#include "zygote_python.h"
+
+#include <Python.h>
+
+int
+zygote_python_prepare(struct zygote_python *zp, struct pf_error **err)
+{
+    zp->random_inst = NULL;
+    zp->random_seed = NULL;
+    PyObject *name = PyUnicode_FromString("random");
+    PyObject *random = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (!random) {
+        if (PyErr_Occurred())
+            goto fail;
+        return 0; /* not loaded: a worker that imports it gets a fresh seed from the import */
+    }
+    PyObject *inst = PyObject_GetAttrString(random, "_inst");
+    Py_DECREF(random);
+    PyObject *base = PyImport_ImportModule("_random");
+    PyObject *type = base ? PyObject_GetAttrString(base, "Random") : NULL;
+    PyObject *seed = type ? PyObject_GetAttrString(type, "seed") : NULL;
+    /* A snippet never ran here, but the seed method must be the C one, for that instance. */
+    bool ok = inst && seed && PyType_Check(type) && PyObject_TypeCheck(inst, (PyTypeObject *) type);
+    Py_XDECREF(base);
+    Py_XDECREF(type);
+    if (!ok) {
+        Py_XDECREF(inst);
+        Py_XDECREF(seed);
+        goto fail;
+    }
+    zp->random_inst = inst;
+    zp->random_seed = seed;
+    return 0;
+fail:
+    PyErr_Clear();
+    return pf_error_set(err, PF_E_INTERNAL,
+                        "cannot find random._inst and _random.Random.seed to reseed workers");
+}
+
+int
+zygote_python_after_fork(const struct zygote_python *zp, struct pf_error **err)
+{
+    if (!zp->random_inst)
+        return 0;
+    /* The C seed() with no argument reads the kernel's random bytes; random.Random.seed()
+     * also drops the spare value gauss() keeps. */
+    PyObject *r = PyObject_CallOneArg(zp->random_seed, zp->random_inst);
+    if (!r || PyObject_SetAttrString(zp->random_inst, "gauss_next", Py_None) < 0) {
+        Py_XDECREF(r);
+        PyErr_Clear();
+        return pf_error_set(err, PF_E_INTERNAL, "cannot reseed the random module");
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+void
+zygote_python_release(struct zygote_python *zp)
+{
+    Py_XDECREF((PyObject *) zp->random_inst);
+    Py_XDECREF((PyObject *) zp->random_seed);
+    zp->random_inst = NULL;
+    zp->random_seed = NULL;
+}
