@@ -123,32 +123,14 @@ policy_defaults(struct exec_policy *p)
 }
 
 struct exec_env *
-exec_env_new(const struct exec_policy *policy, struct pf_error **err)
+exec_env_prebuild(struct pf_error **err)
 {
     struct exec_env *env = calloc(1, sizeof(*env));
-    if (!env)
-        goto oom;
-    if (!(env->rs = calloc(1, sizeof(*env->rs))))
-        goto oom;
-    env->policy = *policy;
-    policy_defaults(&env->policy);
-    size_t n = PF_ELEMENTSOF(default_imports) + policy->n_imports;
-    if (!(env->import_names = calloc(n, sizeof(char *))))
-        goto oom;
-    for (size_t i = 0; i < n; i++) {
-        const char *s = i < PF_ELEMENTSOF(default_imports)
-                                ? default_imports[i]
-                                : policy->imports[i - PF_ELEMENTSOF(default_imports)];
-        if (!s) {
-            exec_env_free(env);
-            pf_error_set(err, PF_E_BAD_REQUEST, "imports[%zu] is null", i);
-            return NULL;
-        }
-        if (!(env->import_names[i] = strdup(s)))
-            goto oom;
+    if (!env || !(env->rs = calloc(1, sizeof(*env->rs)))) {
+        exec_env_free(env);
+        pf_error_set(err, PF_E_INTERNAL, "out of memory creating an executor environment");
+        return NULL;
     }
-    env->policy.imports = (const char *const *) env->import_names;
-    env->policy.n_imports = n;
     if (!(env->globals = PyDict_New()) || !(env->builtins = exec_builtins_new(env))) {
         _cleanup_free_ char *t = take_exception_text();
         exec_env_free(env);
@@ -156,10 +138,47 @@ exec_env_new(const struct exec_policy *policy, struct pf_error **err)
         return NULL;
     }
     return env;
-oom:
-    exec_env_free(env);
-    pf_error_set(err, PF_E_INTERNAL, "out of memory creating an executor environment");
-    return NULL;
+}
+
+int
+exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struct pf_error **err)
+{
+    if (env->import_names)
+        return pf_error_set(err, PF_E_INTERNAL, "executor environment configured twice");
+    size_t n = PF_ELEMENTSOF(default_imports) + policy->n_imports;
+    char **names = calloc(n, sizeof(char *));
+    if (!names)
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "out of memory configuring an executor environment");
+    for (size_t i = 0; i < n; i++) {
+        const char *s = i < PF_ELEMENTSOF(default_imports)
+                                ? default_imports[i]
+                                : policy->imports[i - PF_ELEMENTSOF(default_imports)];
+        if (!s || !(names[i] = strdup(s))) {
+            for (size_t k = 0; k < i; k++)
+                free(names[k]);
+            free(names);
+            return s ? pf_error_set(err, PF_E_INTERNAL,
+                                    "out of memory configuring an executor "
+                                    "environment")
+                     : pf_error_set(err, PF_E_BAD_REQUEST, "imports[%zu] is null", i);
+        }
+    }
+    env->policy = *policy;
+    policy_defaults(&env->policy);
+    env->import_names = names;
+    env->policy.imports = (const char *const *) names;
+    env->policy.n_imports = n;
+    return 0;
+}
+
+struct exec_env *
+exec_env_new(const struct exec_policy *policy, struct pf_error **err)
+{
+    struct exec_env *env = exec_env_prebuild(err);
+    if (env && exec_env_configure(env, policy, err) < 0)
+        env = exec_env_free(env);
+    return env;
 }
 
 struct exec_env *

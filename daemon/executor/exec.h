@@ -48,6 +48,14 @@ int exec_preload(const char *const *modules, size_t n, struct pf_error **err);
 struct exec_env;
 
 struct exec_env *exec_env_new(const struct exec_policy *policy, struct pf_error **err);
+/* exec_env_new() in two steps. The zygote prebuilds one environment (its namespace and
+ * builtins: the costly part) before forking, and each worker configures its copy for its job
+ * instead of building its own: a fork-per-job worker is its copy's only user, and every object
+ * it would otherwise build or reference is a page it copies. An environment is configured
+ * once; running one that was not is refused (exec_env_run returns NULL). */
+struct exec_env *exec_env_prebuild(struct pf_error **err);
+int exec_env_configure(struct exec_env *env, const struct exec_policy *policy,
+                       struct pf_error **err);
 struct exec_env *exec_env_free(struct exec_env *env);
 
 /* Injects variables, given as an object of name → tagged JSON value (PROTOCOL.md "Values"). */
@@ -58,7 +66,8 @@ cJSON *exec_env_get_variables(struct exec_env *env, const char *const *names, si
 /* Receives print output as it is produced (already counted against max_output_bytes). */
 typedef void (*exec_output_cb)(void *userdata, const char *data, size_t len);
 
-/* Runs one snippet in env. Never returns NULL except on allocation failure. The result object:
+/* Runs one snippet in env. Never returns NULL except on allocation failure or for an env that
+ * was prebuilt and never configured. The result object:
  *   "outcome":        "ok" | "error" | "timeout" | "output_limit" | "memory_limit" |
  *                     "cancelled"
  *   "output":         tagged JSON of the last expression / final_answer value (null otherwise)

@@ -335,6 +335,8 @@ exec_env_value_json(struct exec_env *env, PyObject *v)
 cJSON *
 exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
 {
+    if (!env->import_names)
+        return NULL; /* prebuilt, never configured: no policy to run under */
     struct exec_run *r = env->rs;
     run_init(env, r, cb, userdata);
     env->run = r;

@@ -274,7 +274,8 @@ limits_from_json(const cJSON *obj, struct policy_limits *lim, struct pf_error **
 }
 
 struct run_job {
-    cJSON *root; /* owned */
+    struct exec_env *spare_env; /* the zygote's prebuilt environment, or NULL */
+    cJSON *root;                /* owned */
     const char *code;
     const cJSON *variables;
     const char **imports; /* owned array; strings borrowed from root */
@@ -393,8 +394,10 @@ new_env(int fd, const struct run_job *job)
             .max_result_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_RESULT_BYTES],
             .cancel_flag = &cancel_requested,
     };
-    struct exec_env *env = exec_env_new(&policy, &err);
-    if (!env)
+    struct exec_env *env = job->spare_env;
+    if (env && exec_env_configure(env, &policy, &err) < 0)
+        fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
+    if (!env && !(env = exec_env_new(&policy, &err)))
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
     if (job->variables && exec_env_set_variables(env, job->variables, &err) < 0)
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
@@ -620,7 +623,7 @@ run_raw(int fd, const struct run_job *job)
 #endif
 
 void
-worker_main(int channel_fd, const struct harden_params *params)
+worker_main(int channel_fd, const struct harden_params *params, struct exec_env *spare_env)
 {
     struct harden_params p = *params;
     _cleanup_pf_error_ struct pf_error *err = NULL;
@@ -647,7 +650,7 @@ worker_main(int channel_fd, const struct harden_params *params)
     }
 
     struct frame_slot slot = {NULL, 0};
-    struct run_job job = {0};
+    struct run_job job = {.spare_env = spare_env};
     if (read_frame(fd, &slot, &err) < 0 || parse_run(slot.payload, slot.len, &job, &err) < 0)
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
     free(slot.payload);

@@ -165,7 +165,7 @@ become_worker(struct zygote *z, int channel_fd, const struct harden_params *para
         pf_log_error(ZYGOTE, "worker: %s", err->msg);
         _exit(WORKER_EXIT_HARDEN_FAILED);
     }
-    worker_main(channel_fd, params);
+    worker_main(channel_fd, params, z->python.spare_env);
 }
 
 static int

@@ -1,12 +1,31 @@
+/* Python.h comes first, as CPython asks. */
+// clang-format off
+#include <Python.h>
+// clang-format on
+
 #include "zygote_python.h"
 
-#include <Python.h>
+#include "exec.h"
 
-int
-zygote_python_prepare(struct zygote_python *zp, struct pf_error **err)
+/* Objects made after warm-up go to the permanent generation too: a worker's collections then
+ * never walk (and copy) them. */
+static int
+freeze_heap(void)
 {
-    zp->random_inst = NULL;
-    zp->random_seed = NULL;
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *r = gc ? PyObject_CallMethod(gc, "freeze", NULL) : NULL;
+    Py_XDECREF(gc);
+    if (!r) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+static int
+find_random(struct zygote_python *zp, struct pf_error **err)
+{
     PyObject *name = PyUnicode_FromString("random");
     PyObject *random = name ? PyImport_GetModule(name) : NULL;
     Py_XDECREF(name);
@@ -39,6 +58,19 @@ fail:
 }
 
 int
+zygote_python_prepare(struct zygote_python *zp, struct pf_error **err)
+{
+    zp->random_inst = NULL;
+    zp->random_seed = NULL;
+    zp->spare_env = NULL;
+    if (find_random(zp, err) < 0 || !(zp->spare_env = exec_env_prebuild(err)))
+        return -1;
+    if (freeze_heap() < 0)
+        return pf_error_set(err, PF_E_INTERNAL, "gc.freeze() failed");
+    return 0;
+}
+
+int
 zygote_python_after_fork(const struct zygote_python *zp, struct pf_error **err)
 {
     if (!zp->random_inst)
@@ -62,4 +94,5 @@ zygote_python_release(struct zygote_python *zp)
     Py_XDECREF((PyObject *) zp->random_seed);
     zp->random_inst = NULL;
     zp->random_seed = NULL;
+    zp->spare_env = exec_env_free(zp->spare_env);
 }

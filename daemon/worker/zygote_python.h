@@ -9,7 +9,11 @@
  * touch is a page the worker must copy: about 200 page faults, half of a trivial job's, at about
  * 2 µs each. Workers therefore skip the protocol and redo the one thing that matters to a
  * snippet: a fresh seed for random's module-level generator, from the kernel, as random.seed()
- * would take it. */
+ * would take it.
+ *
+ * For the same reason the zygote prebuilds one executor environment (exec_env_prebuild) that
+ * each worker configures for its job: building the namespace in every worker cost it ~60 more
+ * copied pages. */
 #ifndef DAEMON_WORKER_ZYGOTE_PYTHON_H
 #define DAEMON_WORKER_ZYGOTE_PYTHON_H
 
@@ -17,12 +21,16 @@
 
 #include "pf_error.h"
 
+struct exec_env;
+
 struct zygote_python {
     void *random_inst; /* PyObject *: random._inst, NULL when random is not loaded */
     void *random_seed; /* PyObject *: _random.Random.seed, the C method */
+    struct exec_env *spare_env; /* never used here: each worker takes over its own copy */
 };
 
-/* In the zygote, after the preloads and before the first fork: finds what workers reseed. */
+/* In the zygote, after the preloads and before the first fork: finds what workers reseed and
+ * prebuilds their environment. */
 int zygote_python_prepare(struct zygote_python *zp, struct pf_error **err);
 
 /* In a freshly forked worker, before anything else runs Python code. -1 with *err when the
