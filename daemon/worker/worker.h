@@ -14,10 +14,10 @@
 
 /* Never returns: the worker _exit()s 0 after sending its result, WORKER_EXIT_HARDEN_FAILED when
  * a required hardening layer failed, 1 when its channel broke. Called in the forked child with
- * the GIL held (see zygote_python.h for what fork redid). channel_fd is the worker's end of the socketpair;
- * params is copied before anything else runs. spare_env, when not NULL, is the zygote's
- * prebuilt executor environment (exec_env_prebuild), which this worker configures and uses for
- * its job instead of building one. */
+ * the GIL held (zygote_python.h: what fork redid). channel_fd is the worker's end of the
+ * socketpair; params is copied before anything else runs. spare_env, when not NULL, is the
+ * zygote's prebuilt executor environment (exec_env_prebuild), which this worker configures and
+ * uses for its job instead of building one. */
 struct exec_env;
 _Noreturn void worker_main(int channel_fd, const struct harden_params *params,
                            struct exec_env *spare_env);
