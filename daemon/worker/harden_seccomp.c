@@ -443,19 +443,17 @@ compile(bool threads, bool strict, struct sock_fprog *ret, unsigned *n_unknown,
     return 0;
 }
 
-/* A copy of prog with the worker's pid written over the placeholder. */
-static struct sock_filter *
-with_own_pid(const struct sock_fprog *prog)
+/* prog with the worker's pid written over the placeholder, into insns (room for BPF_MAXINSNS).
+ * On the stack, not the heap: a malloc this size in a fresh worker would first consolidate the
+ * zygote's free chunks, copying a dozen of its heap pages. */
+static void
+with_own_pid(const struct sock_fprog *prog, struct sock_filter *insns)
 {
-    struct sock_filter *insns = malloc(prog->len * sizeof(*insns));
-    if (!insns)
-        return NULL;
     memcpy(insns, prog->filter, prog->len * sizeof(*insns));
     uint32_t pid = (uint32_t) getpid();
     for (unsigned i = 0; i < prog->len; i++)
         if (insns[i].code == (BPF_JMP | BPF_JEQ | BPF_K) && insns[i].k == PID_PLACEHOLDER)
             insns[i].k = pid;
-    return insns;
 }
 
 int
@@ -506,9 +504,11 @@ harden_seccomp_apply(const struct harden_params *p, struct pf_error **err)
         return -1;
     /* Threads count against the pids limit, so a worker limited to one task gets none. */
     const struct sock_fprog *compiled = &the_filter.prog[p->pids > 1 ? 1 : 0];
-    _cleanup_free_ struct sock_filter *insns = with_own_pid(compiled);
-    if (!insns)
-        return pf_error_set(err, PF_E_INTERNAL, "seccomp: out of memory");
+    struct sock_filter insns[BPF_MAXINSNS];
+    if (compiled->len > BPF_MAXINSNS)
+        return pf_error_set(err, PF_E_INTERNAL, "seccomp: the filter has %u instructions, over %d",
+                            compiled->len, BPF_MAXINSNS);
+    with_own_pid(compiled, insns);
     struct sock_fprog own = {.len = compiled->len, .filter = insns};
     const struct sock_fprog *prog = &own;
 
