@@ -59,20 +59,38 @@ profile_allows_import(const struct policy_profile *p, const char *name)
     return false;
 }
 
-/* The `imports` of the run frame: the profile's own, then those the request adds. */
-static int
-resolve_imports(const struct policy_profile *p, const cJSON *requested, cJSON **ret,
-                struct pf_error **err)
+static cJSON *
+strings_array(const struct policy_strings *s)
 {
-    cJSON *out = cJSON_CreateArray();
-    if (!out)
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < s->n; i++)
+        if (!cJSON_AddItemToArray(a, cJSON_CreateString(s->items[i])))
+            a = NULL; /* cJSON_AddItemToArray only fails for a NULL item: out of memory */
+    return a;
+}
+
+/* The run frame's `imports` (the profile's own, then those the request adds) and the profile's
+ * `builtins_add` and `builtins_remove` (when it has any): {"imports": [..], ...}. */
+static int
+resolve_exec_fields(const struct policy_profile *p, const cJSON *requested, cJSON **ret,
+                    struct pf_error **err)
+{
+    cJSON *fields = cJSON_CreateObject();
+    cJSON *out = cJSON_AddArrayToObject(fields, "imports");
+    if (!out ||
+        (p && p->builtins_add.n &&
+         !cJSON_AddItemToObject(fields, "builtins_add", strings_array(&p->builtins_add))) ||
+        (p && p->builtins_remove.n &&
+         !cJSON_AddItemToObject(fields, "builtins_remove", strings_array(&p->builtins_remove)))) {
+        cJSON_Delete(fields);
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    }
     for (size_t i = 0; p && i < p->imports.n; i++)
         cJSON_AddItemToArray(out, cJSON_CreateString(p->imports.items[i]));
     const cJSON *item;
     cJSON_ArrayForEach(item, requested) {
         if (p && !profile_allows_import(p, item->valuestring)) {
-            cJSON_Delete(out);
+            cJSON_Delete(fields);
             return pf_error_set(err, PF_E_BAD_REQUEST,
                                 "imports: '%s' is not allowed by profile '%s' (see its "
                                 "extra_imports)",
@@ -80,7 +98,7 @@ resolve_imports(const struct policy_profile *p, const cJSON *requested, cJSON **
         }
         cJSON_AddItemToArray(out, cJSON_CreateString(item->valuestring));
     }
-    *ret = out;
+    *ret = fields;
     return 0;
 }
 
@@ -120,19 +138,16 @@ resolve_spec(struct daemon *d, const struct policy_profile *p, const cJSON *req,
     return 0;
 }
 
-/* The worker's `run` frame (CHANNEL.md): the request's snippet with the resolved limits. */
+/* The worker's `run` frame (CHANNEL.md): the request's snippet with the resolved limits and
+ * exec fields (resolve_exec_fields; taken over). */
 static char *
-build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *imports)
+build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *fields)
 {
-    cJSON *run = cJSON_CreateObject();
-    if (!run) {
-        cJSON_Delete(imports);
+    cJSON *run = fields;
+    if (!run)
         return NULL;
-    }
     const cJSON *variables = cJSON_GetObjectItemCaseSensitive(req, "variables");
-    bool ok = cJSON_AddItemToObject(run, "imports", imports);
-    if (!ok)
-        cJSON_Delete(imports);
+    bool ok = true;
     cJSON *lim = policy_limits_to_json(limits, POLICY_SCOPE_JOB);
     ok = ok && lim && cJSON_AddItemToObject(run, "limits", lim);
     if (!ok)
@@ -170,11 +185,11 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
     if (resolve_spec(d, profile, req->root, &spec, err) < 0)
         return -1;
     spec.profile = profile ? profile->name : NULL;
-    cJSON *imports = NULL;
-    if (resolve_imports(profile, cJSON_GetObjectItemCaseSensitive(req->root, "imports"), &imports,
-                        err) < 0)
+    cJSON *fields = NULL;
+    if (resolve_exec_fields(profile, cJSON_GetObjectItemCaseSensitive(req->root, "imports"),
+                            &fields, err) < 0)
         return -1;
-    _cleanup_free_ char *run = build_run_json(req->root, &spec.limits, imports);
+    _cleanup_free_ char *run = build_run_json(req->root, &spec.limits, fields);
     if (!run)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     uint32_t retry_after_ms = 0;
@@ -198,9 +213,10 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
 
 int
 ops_resolve_job(struct daemon *d, const struct policy_profile *p, const cJSON *req,
-                struct job_spec *spec, cJSON **ret_imports, struct pf_error **err)
+                struct job_spec *spec, cJSON **ret_fields, struct pf_error **err)
 {
     if (resolve_spec(d, p, req, spec, err) < 0)
         return -1;
-    return resolve_imports(p, cJSON_GetObjectItemCaseSensitive(req, "imports"), ret_imports, err);
+    return resolve_exec_fields(p, cJSON_GetObjectItemCaseSensitive(req, "imports"), ret_fields,
+                               err);
 }

@@ -41,15 +41,15 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     if (session_profile(c, req->root, &profile, err) < 0)
         return -1;
     struct job_spec spec = {.arrival_ns = uv_hrtime()};
-    cJSON *imports = NULL;
-    if (ops_resolve_job(d, profile, req->root, &spec, &imports, err) < 0)
+    cJSON *fields = NULL;
+    if (ops_resolve_job(d, profile, req->root, &spec, &fields, err) < 0)
         return -1;
     /* A session holds its worker from open to close: it counts as a live worker. An idle pool
      * worker makes way (killed now, its slot free once reaped: until then one over). */
     int64_t max_workers = d->limits.v[POLICY_LIMIT_MAX_WORKERS];
     if (max_workers > 0 && (int64_t) d->jobs_running >= max_workers &&
         !pools_make_room(&d->pools)) {
-        cJSON_Delete(imports);
+        cJSON_Delete(fields);
         return pf_error_set(err, PF_E_BUSY,
                             "all %lld workers are busy (max_workers); try again later",
                             (long long) max_workers);
@@ -57,14 +57,14 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     const char *name = profile ? profile->name : msg_get_string(req->root, "profile", "default");
     struct session *s = session_new(&d->sessions, c->uid, name, &spec.limits, err);
     if (!s) {
-        cJSON_Delete(imports);
+        cJSON_Delete(fields);
         return -1;
     }
     s->detached = msg_get_bool(req->root, "detach", false);
     s->owner = s->detached ? NULL : c;
-    int r = session_start(s, c, req->id, spec.levels, imports,
+    int r = session_start(s, c, req->id, spec.levels, fields,
                           cJSON_GetObjectItemCaseSensitive(req->root, "variables"), err);
-    cJSON_Delete(imports);
+    cJSON_Delete(fields);
     if (r < 0) {
         session_end(s, SESSION_END_FAILED);
         return -1;

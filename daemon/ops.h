@@ -38,11 +38,12 @@ int op_cancel(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
 int op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
             struct pf_error **err);
 /* What a request (exec or session.open: its limits, imports) gets under profile p (NULL: no
- * policy): limits and hardening levels in *spec, the imports of the worker's frame. */
+ * policy): limits and hardening levels in *spec, and in *ret_fields the executor's fields of
+ * the worker's first frame: {"imports": [..], "builtins_add"?: [..], "builtins_remove"?: [..]}. */
 struct daemon;
 struct job_spec;
 int ops_resolve_job(struct daemon *d, const struct policy_profile *p, const cJSON *req,
-                    struct job_spec *spec, cJSON **ret_imports, struct pf_error **err);
+                    struct job_spec *spec, cJSON **ret_fields, struct pf_error **err);
 /* op_session.c */
 int op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
                     struct pf_error **err);

@@ -109,10 +109,10 @@ profile_params(struct daemon *d, const struct policy_profile *p, struct harden_p
                struct pf_error **err)
 {
     struct job_spec spec = {0};
-    cJSON *imports = NULL;
-    if (ops_resolve_job(d, p, NULL, &spec, &imports, err) < 0)
+    cJSON *fields = NULL;
+    if (ops_resolve_job(d, p, NULL, &spec, &fields, err) < 0)
         return -1;
-    cJSON_Delete(imports);
+    cJSON_Delete(fields);
     job_harden_params(&spec, ret);
     return 0;
 }

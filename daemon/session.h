@@ -160,11 +160,12 @@ const char *session_state_name(enum session_state state);
 
 /* ---- the worker (session_worker.c) ------------------------------------------------------ */
 
-/* Forks the session's worker and writes its `session` frame (imports: borrowed, the resolved
- * list; variables: borrowed, may be NULL). The open request (id, conn) is answered when the
- * worker says it is ready, or fails. On error nothing was started and s is unchanged. */
+/* Forks the session's worker and writes its `session` frame (fields: borrowed, the executor's
+ * fields ops_resolve_job resolved; variables: borrowed, may be NULL). The open request (id, conn)
+ * is answered when the worker says it is ready, or fails. On error nothing was started and s is
+ * unchanged. */
 int session_start(struct session *s, struct conn *c, const cJSON *req_id,
-                  const enum harden_level *levels, const cJSON *imports, const cJSON *variables,
+                  const enum harden_level *levels, const cJSON *fields, const cJSON *variables,
                   struct pf_error **err);
 
 /* Sends one exec (code, variables may be NULL) or get (names) to an IDLE session; the reply

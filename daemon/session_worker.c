@@ -445,24 +445,20 @@ fill_harden_params(const struct session *s, const enum harden_level *levels,
     p->pids = (uint64_t) l->v[POLICY_LIMIT_PIDS];
 }
 
-/* {"op": "session", "imports", "limits", "variables"?} */
+/* {"op": "session", "imports", "builtins_add"?, "builtins_remove"?, "limits", "variables"?} */
 static cJSON *
-session_frame(const struct session *s, const cJSON *imports, const cJSON *variables)
+session_frame(const struct session *s, const cJSON *fields, const cJSON *variables)
 {
-    cJSON *f = cJSON_CreateObject();
+    cJSON *f = cJSON_Duplicate(fields, 1);
     cJSON *lim = policy_limits_to_json(&s->limits, POLICY_SCOPE_JOB);
-    cJSON *imp = cJSON_Duplicate(imports, 1);
     cJSON *vars = variables ? cJSON_Duplicate(variables, 1) : NULL;
-    bool ok =
-            f && lim && imp && (!variables || vars) && cJSON_AddStringToObject(f, "op", "session");
+    bool ok = f && lim && (!variables || vars) && cJSON_AddStringToObject(f, "op", "session");
     if (ok) {
-        cJSON_AddItemToObject(f, "imports", TAKE_PTR(imp));
         cJSON_AddItemToObject(f, "limits", TAKE_PTR(lim));
         if (vars)
             cJSON_AddItemToObject(f, "variables", TAKE_PTR(vars));
     }
     cJSON_Delete(lim);
-    cJSON_Delete(imp);
     cJSON_Delete(vars);
     if (!ok) {
         cJSON_Delete(f);
@@ -473,13 +469,13 @@ session_frame(const struct session *s, const cJSON *imports, const cJSON *variab
 
 int
 session_start(struct session *s, struct conn *c, const cJSON *req_id,
-              const enum harden_level *levels, const cJSON *imports, const cJSON *variables,
+              const enum harden_level *levels, const cJSON *fields, const cJSON *variables,
               struct pf_error **err)
 {
     struct daemon *d = c->d;
     if (!d->zygote)
         return pf_error_set(err, PF_E_INTERNAL, "pyfenced has no zygote; no session can run");
-    cJSON *frame = session_frame(s, imports, variables);
+    cJSON *frame = session_frame(s, fields, variables);
     if (!frame)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     struct harden_params params;

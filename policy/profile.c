@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin_names.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 
@@ -53,6 +54,7 @@ static const struct msg_field profile_fields[] = {
         {"description", MSG_T_STRING, false, 0, 1024},
         {"imports", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
         {"extra_imports", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
+        {"builtins_add", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
         {"builtins_remove", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
         {"preload", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
         {"limits", MSG_T_OBJECT, false, 0, 0},
@@ -96,6 +98,7 @@ policy_profile_free(struct policy_profile *p)
     free(p->description);
     strings_finish(&p->imports);
     strings_finish(&p->extra_imports);
+    strings_finish(&p->builtins_add);
     strings_finish(&p->builtins_remove);
     strings_finish(&p->preload);
     access_finish(&p->access);
@@ -129,6 +132,40 @@ module_pattern_valid(const char *s)
         start = false;
     }
     return !start;
+}
+
+static bool
+listed(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Only the few harmless builtins left out by default may be added, and only builtins snippets
+ * have may be removed: a typo would otherwise change nothing, silently. */
+static int
+check_builtins(const struct policy_profile *p, const char *origin, struct pf_error **err)
+{
+    static const char *const addable[] = {POLICY_ADDABLE_BUILTINS};
+    static const char *const safe[] = {POLICY_SAFE_BUILTINS};
+    static const char *const env[] = {POLICY_ENV_BUILTINS};
+    for (size_t i = 0; i < p->builtins_add.n; i++)
+        if (!listed(addable, PF_ELEMENTSOF(addable), p->builtins_add.items[i]))
+            return pf_error_set(err, PF_E_CONFIG,
+                                "%s: builtins_add[%zu]: '%s' cannot be added (addable: id, "
+                                "memoryview)",
+                                origin, i, p->builtins_add.items[i]);
+    for (size_t i = 0; i < p->builtins_remove.n; i++) {
+        const char *name = p->builtins_remove.items[i];
+        if (!listed(safe, PF_ELEMENTSOF(safe), name) && !listed(env, PF_ELEMENTSOF(env), name))
+            return pf_error_set(err, PF_E_CONFIG,
+                                "%s: builtins_remove[%zu]: '%s' is not one of the builtins "
+                                "snippets get (see pyfence-profile(5))",
+                                origin, i, name);
+    }
+    return 0;
 }
 
 static int
@@ -344,7 +381,9 @@ policy_profile_parse(const char *text, size_t len, const char *origin, const cha
     }
     if (read_strings(root, "imports", true, origin, &p->imports, err) < 0 ||
         read_strings(root, "extra_imports", true, origin, &p->extra_imports, err) < 0 ||
+        read_strings(root, "builtins_add", false, origin, &p->builtins_add, err) < 0 ||
         read_strings(root, "builtins_remove", false, origin, &p->builtins_remove, err) < 0 ||
+        check_builtins(p, origin, err) < 0 ||
         read_strings(root, "preload", true, origin, &p->preload, err) < 0 ||
         read_limits(root, origin, &p->limits, err) < 0 ||
         read_hardening(root, origin, p->hardening, err) < 0 ||
@@ -424,6 +463,7 @@ policy_profile_to_json(const struct policy_profile *p)
     cJSON_AddStringToObject(o, "description", p->description);
     cJSON_AddItemToObject(o, "imports", strings_to_json(&p->imports));
     cJSON_AddItemToObject(o, "extra_imports", strings_to_json(&p->extra_imports));
+    cJSON_AddItemToObject(o, "builtins_add", strings_to_json(&p->builtins_add));
     cJSON_AddItemToObject(o, "builtins_remove", strings_to_json(&p->builtins_remove));
     cJSON_AddItemToObject(o, "preload", strings_to_json(&p->preload));
     cJSON *limits = policy_limits_to_json(&p->limits, POLICY_SCOPE_JOB);

@@ -60,6 +60,7 @@ struct policy_profile {
     char *description;
     struct policy_strings imports;         /* always allowed imports: "pkg" or "pkg.*" */
     struct policy_strings extra_imports;   /* what a request may add on top */
+    struct policy_strings builtins_add;    /* from POLICY_ADDABLE_BUILTINS (builtin_names.h) */
     struct policy_strings builtins_remove; /* builtins taken away from the default set */
     struct policy_strings preload;         /* modules the zygote imports ahead of time */
     struct policy_limits limits;           /* job-scope values used; daemon-scope ignored */

@@ -4,61 +4,12 @@
  * exec_env_free() empties, so a function object that outlives its environment fails cleanly. */
 #include <string.h>
 
+#include "builtin_names.h"
 #include "exec_internal.h"
+#include "pf_cleanup.h"
 
-static const char *const safe_builtins[] = {
-        "abs",
-        "all",
-        "any",
-        "ascii",
-        "bin",
-        "bool",
-        "bytearray",
-        "bytes",
-        "callable",
-        "chr",
-        "complex",
-        "dict",
-        "divmod",
-        "enumerate",
-        "filter",
-        "float",
-        "format",
-        "frozenset",
-        "hash",
-        "hex",
-        "int",
-        "isinstance",
-        "issubclass",
-        "iter",
-        "len",
-        "list",
-        "map",
-        "max",
-        "min",
-        "next",
-        "object",
-        "oct",
-        "ord",
-        "pow",
-        "range",
-        "repr",
-        "reversed",
-        "round",
-        "set",
-        "slice",
-        "sorted",
-        "str",
-        "sum",
-        "tuple",
-        "type",
-        "zip",
-        "NotImplemented",
-        "Ellipsis",
-        "property",
-        "staticmethod",
-        "classmethod",
-};
+static const char *const safe_builtins[] = {POLICY_SAFE_BUILTINS};
+static const char *const addable_builtins[] = {POLICY_ADDABLE_BUILTINS};
 
 struct exec_env *
 exec_handle_env(PyObject *capsule)
@@ -357,6 +308,48 @@ exec_builtins_new(struct exec_env *env)
 fail:
     Py_XDECREF(dict);
     return NULL;
+}
+
+static bool
+listed(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
+}
+
+int
+exec_builtins_adjust(struct exec_env *env, const struct exec_policy *p, struct pf_error **err)
+{
+    static const char *const env_builtins[] = {POLICY_ENV_BUILTINS};
+    PyObject *cpython = PyEval_GetBuiltins(); /* borrowed */
+    for (size_t i = 0; i < p->n_builtins_add; i++) {
+        const char *name = p->builtins_add[i];
+        if (!name || !listed(addable_builtins, PF_ELEMENTSOF(addable_builtins), name))
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "builtins_add[%zu]: '%s' cannot be added (addable: id, "
+                                "memoryview)",
+                                i, name ? name : "null");
+        PyObject *v = cpython ? PyDict_GetItemString(cpython, name) : NULL;
+        if (!v || PyDict_SetItemString(env->builtins, name, v) < 0) {
+            PyErr_Clear();
+            return pf_error_set(err, PF_E_INTERNAL, "builtins_add: cannot add '%s'", name);
+        }
+    }
+    for (size_t i = 0; i < p->n_builtins_remove; i++) {
+        const char *name = p->builtins_remove[i];
+        if (!name || (!listed(safe_builtins, PF_ELEMENTSOF(safe_builtins), name) &&
+                      !listed(env_builtins, PF_ELEMENTSOF(env_builtins), name)))
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "builtins_remove[%zu]: '%s' is not one of the builtins snippets "
+                                "get",
+                                i, name ? name : "null");
+        /* Listed twice, or also added: gone either way. */
+        if (PyDict_DelItemString(env->builtins, name) < 0)
+            PyErr_Clear();
+    }
+    return 0;
 }
 
 void

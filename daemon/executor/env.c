@@ -164,8 +164,16 @@ exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struc
                      : pf_error_set(err, PF_E_BAD_REQUEST, "imports[%zu] is null", i);
         }
     }
+    if (exec_builtins_adjust(env, policy, err) < 0) {
+        for (size_t k = 0; k < n; k++)
+            free(names[k]);
+        free(names);
+        return -1;
+    }
     env->policy = *policy;
     policy_defaults(&env->policy);
+    env->policy.builtins_add = env->policy.builtins_remove = NULL; /* borrowed: not kept */
+    env->policy.n_builtins_add = env->policy.n_builtins_remove = 0;
     env->import_names = names;
     env->policy.imports = (const char *const *) names;
     env->policy.n_imports = n;

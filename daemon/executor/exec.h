@@ -36,6 +36,13 @@ struct exec_policy {
     /* Set to non-zero (by a signal handler: the worker's SIGUSR1) to end the run with outcome
      * "cancelled", checked where the deadline is. NULL: none. Not owned. */
     volatile sig_atomic_t *cancel_flag;
+    /* A profile's changes to the builtins (policy/builtin_names.h): names to add, from
+     * POLICY_ADDABLE_BUILTINS only, and default ones to remove. Anything else is refused.
+     * Borrowed, and only read while the environment is configured. */
+    const char *const *builtins_add;
+    size_t n_builtins_add;
+    const char *const *builtins_remove;
+    size_t n_builtins_remove;
 };
 
 /* Initialises embedded CPython for executor use (isolated config, no site, no user env).

@@ -459,6 +459,8 @@ cJSON *exec_env_value_json(struct exec_env *env, PyObject *v);
 struct exec_env *exec_handle_env(PyObject *capsule);
 PyObject *exec_builtins_new(struct exec_env *env);
 void exec_builtins_detach(struct exec_env *env);
+/* Applies the policy's builtins_add and builtins_remove to env's namespace. */
+int exec_builtins_adjust(struct exec_env *env, const struct exec_policy *p, struct pf_error **err);
 /* Appends printed text to the logs, streams it to the callback and enforces
  * max_output_bytes. Returns 0, or -1 with an exception set. */
 int exec_output(struct exec_run *r, const char *data, size_t len);

@@ -246,6 +246,8 @@ static const struct msg_field run_fields[] = {
         {"imports", MSG_T_STRING_ARRAY, false, 0, 4096},
         {"limits", MSG_T_OBJECT, false, 0, 0},
         {"variables", MSG_T_OBJECT, false, 0, 0},
+        {"builtins_add", MSG_T_STRING_ARRAY, false, 0, 4096},
+        {"builtins_remove", MSG_T_STRING_ARRAY, false, 0, 4096},
 #if PYFENCE_RAW_MODE
         {"raw", MSG_T_BOOL, false, 0, 0}, /* raw mode: see the block above worker_main() */
 #endif
@@ -278,11 +280,33 @@ struct run_job {
     cJSON *root;                /* owned */
     const char *code;
     const cJSON *variables;
-    const char **imports; /* owned array; strings borrowed from root */
+    const char **imports; /* owned arrays; strings borrowed from root */
     size_t n_imports;
+    const char **builtins_add, **builtins_remove;
+    size_t n_builtins_add, n_builtins_remove;
     struct policy_limits limits;
     bool session; /* "op": "session": serve run/get frames until EOF (CHANNEL.md) */
 };
+
+/* The strings of root's array `field` (absent: none), in a new array that borrows them. */
+static int
+borrow_strings(const cJSON *root, const char *field, const char ***ret, size_t *ret_n,
+               struct pf_error **err)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, field);
+    if (!arr)
+        return 0;
+    const char **v = calloc((size_t) cJSON_GetArraySize(arr) + 1, sizeof(char *));
+    if (!v)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    size_t n = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, arr)
+        v[n++] = item->valuestring;
+    *ret = v;
+    *ret_n = n;
+    return 0;
+}
 
 static int
 parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error **err)
@@ -304,6 +328,11 @@ parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error 
     if (limits_from_json(cJSON_GetObjectItemCaseSensitive(job->root, "limits"), &job->limits, err) <
         0)
         return -1;
+    if (borrow_strings(job->root, "builtins_add", &job->builtins_add, &job->n_builtins_add, err) <
+                0 ||
+        borrow_strings(job->root, "builtins_remove", &job->builtins_remove, &job->n_builtins_remove,
+                       err) < 0)
+        return -1;
     const cJSON *imports = cJSON_GetObjectItemCaseSensitive(job->root, "imports");
     if (!imports) {
         job->imports = malloc(sizeof(default_imports));
@@ -313,13 +342,7 @@ parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error 
         job->n_imports = PF_ELEMENTSOF(default_imports);
         return 0;
     }
-    job->imports = calloc((size_t) cJSON_GetArraySize(imports) + 1, sizeof(char *));
-    if (!job->imports)
-        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    const cJSON *item;
-    cJSON_ArrayForEach(item, imports)
-        job->imports[job->n_imports++] = item->valuestring;
-    return 0;
+    return borrow_strings(job->root, "imports", &job->imports, &job->n_imports, err);
 }
 
 /* ---- the result ------------------------------------------------------------------------- */
@@ -393,6 +416,10 @@ new_env(int fd, const struct run_job *job)
             .timeout_ms = (uint64_t) job->limits.v[POLICY_LIMIT_TIMEOUT_MS],
             .max_result_bytes = (uint64_t) job->limits.v[POLICY_LIMIT_MAX_RESULT_BYTES],
             .cancel_flag = &cancel_requested,
+            .builtins_add = job->builtins_add,
+            .n_builtins_add = job->n_builtins_add,
+            .builtins_remove = job->builtins_remove,
+            .n_builtins_remove = job->n_builtins_remove,
     };
     struct exec_env *env = job->spare_env;
     if (env && exec_env_configure(env, &policy, &err) < 0)

@@ -5,6 +5,7 @@ its session (told once, then gone), and the CLI's session commands."""
 
 import json
 import os
+import subprocess
 import time
 
 import pytest
@@ -212,6 +213,43 @@ def write_policy(directory, **limits):
     profile["limits"].update(limits)
     (directory / "default.json").write_text(json.dumps(profile))
     return directory
+
+
+def test_profile_adds_and_removes_builtins(daemon_factory, tmpdir_short):
+    """builtins_add / builtins_remove of a profile reach ephemeral jobs and sessions."""
+    policy = tmpdir_short / "policy"
+    write_policy(policy)
+    profile = json.loads((policy / "default.json").read_text())
+    profile["builtins_add"] = ["id"]
+    profile["builtins_remove"] = ["len", "print"]
+    (policy / "default.json").write_text(json.dumps(profile))
+    d = daemon_factory("--policy", str(policy))
+    with d.client() as c:
+        assert isinstance(c.exec("id(1)").output, int)
+        for name in ("len", "print"):
+            r = c.exec(f"{name}('abc')")
+            assert r.outcome == "error", (name, r)
+            assert f"'{name}' is not among the explicitly allowed tools" in r.error["message"]
+        assert c.exec("memoryview").outcome == "error"  # addable, but not added here
+        assert c.exec("sorted('cba')").output == ["a", "b", "c"]  # the others stay
+        with c.open_session() as s:
+            assert isinstance(s.exec("id(1)").output, int)
+            assert "'len' is not among" in s.exec("len('abc')").error["message"]
+
+
+def test_bad_builtins_in_a_profile_are_refused(tmpdir_short):
+    for field, name, why in (("builtins_add", "eval", "cannot be added"),
+                             ("builtins_remove", "lenn", "is not one of the builtins")):
+        policy = tmpdir_short / f"policy-{field}"
+        write_policy(policy)
+        profile = json.loads((policy / "default.json").read_text())
+        profile[field] = ["id", name] if field == "builtins_add" else [name]
+        (policy / "default.json").write_text(json.dumps(profile))
+        r = subprocess.run([PYFENCED, "--check-policy", str(policy)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0
+        expected = f"default.json: {field}[{1 if field == 'builtins_add' else 0}]: '{name}' {why}"
+        assert expected in r.stderr, r.stderr
 
 
 def test_idle_expiry(daemon_factory, tmpdir_short):

@@ -519,6 +519,44 @@ test_final_answer_from_function(void **state)
     exec_env_free(env);
 }
 
+/* A profile's builtins_add / builtins_remove: only the addable ones come in, only builtins
+ * snippets have go out, and nothing else is accepted, whatever the daemon sent. */
+static void
+test_builtins_add_remove(void **state)
+{
+    (void) state;
+    const char *add[] = {"id", "memoryview"};
+    const char *remove[] = {"len", "print"};
+    struct exec_policy p = {.builtins_add = add,
+                            .n_builtins_add = 2,
+                            .builtins_remove = remove,
+                            .n_builtins_remove = 2};
+    assert_policy(&p, "type(id(1)).__name__", "'int'");
+    assert_policy(&p, "bytes(memoryview(b'ab'))", "b'ab'");
+    assert_policy(&p, "len('ab')", "'len' is not among the explicitly allowed tools");
+    assert_policy(&p, "print(1)", "'print' is not among the explicitly allowed tools");
+    assert_policy(&p, "abs(-2)", "2");
+    assert_eval_fails("id(1)", "'id' is not among the explicitly allowed tools");
+
+    const char *bad_add[][1] = {{"eval"}, {"open"}, {"exec"}, {"compile"}, {"globals"}};
+    for (size_t i = 0; i < sizeof(bad_add) / sizeof(bad_add[0]); i++) {
+        struct pf_error *err = NULL;
+        struct exec_policy q = {.builtins_add = bad_add[i], .n_builtins_add = 1};
+        struct exec_env *env = exec_env_new(&q, &err);
+        assert_null(env);
+        assert_non_null(err);
+        assert_non_null(strstr(err->msg, "cannot be added"));
+        pf_error_free(err);
+    }
+    const char *bad_remove[] = {"lenn"};
+    struct pf_error *err = NULL;
+    struct exec_policy q = {.builtins_remove = bad_remove, .n_builtins_remove = 1};
+    assert_null(exec_env_new(&q, &err));
+    assert_non_null(err);
+    assert_non_null(strstr(err->msg, "builtins_remove[0]: 'lenn'"));
+    pf_error_free(err);
+}
+
 int
 main(void)
 {
@@ -546,6 +584,7 @@ main(void)
             cmocka_unit_test(test_cancel_flag),
             cmocka_unit_test(test_operator_getters),
             cmocka_unit_test(test_string_formatter),
+            cmocka_unit_test(test_builtins_add_remove),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
