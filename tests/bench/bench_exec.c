@@ -2,6 +2,8 @@
  *   - submit-to-result time of a trivial snippet (`1+1`) as an ephemeral job (warm pool);
  *   - the same in a live session ("sessions: not available" when the daemon has none);
  *   - throughput of 16 concurrent clients (jobs/s);
+ *   - the CPU one ephemeral job costs in that run, by process (pyfenced, its zygotes, the
+ *     workers they reaped, this client), and the rate two cores could sustain at that cost;
  *   - pyfenced's VmRSS with 1,000 idle connections;
  * side by side with the spawn time of `/usr/bin/python3 -c pass` (posix_spawn + waitpid).
  * Run by scripts/bench; never asserted in tests.
@@ -11,6 +13,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +312,80 @@ bench_idle(const char *socket_path, int n, long *ret_before_kb, long *ret_with_k
     return r;
 }
 
+/* CPU seconds so far of pid (utime + stime) and of its reaped children (cutime + cstime), from
+ * /proc/PID/stat; -1 when unreadable. */
+static int
+proc_cpu(pid_t pid, double *ret_self, double *ret_children)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    unsigned long long ut, st;
+    long long cut, cst;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &ut,
+                     &st, &cut, &cst) != 4)
+        return -1;
+    double tick = (double) sysconf(_SC_CLK_TCK);
+    *ret_self = (double) (ut + st) / tick;
+    *ret_children = (double) (cut + cst) / tick;
+    return 0;
+}
+
+/* Where the CPU of the throughput run goes: pyfenced, its zygotes (its children), the workers
+ * the zygotes reaped, and this process (the clients). */
+struct cpu_sample {
+    double daemon, zygotes, workers, clients;
+};
+
+static int
+cpu_sample(pid_t daemon, struct cpu_sample *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    double ignored;
+    if (proc_cpu(daemon, &ret->daemon, &ignored) < 0)
+        return -1;
+    char path[96], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int) daemon, (int) daemon);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+        double self, children;
+        if (proc_cpu((pid_t) atoi(tok), &self, &children) == 0) {
+            ret->zygotes += self;
+            ret->workers += children;
+        }
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    ret->clients = (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                   (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    return f ? 0 : -1;
+}
+
+/* The daemon's pid, from SO_PEERCRED on a connection; -1 on failure. */
+static pid_t
+daemon_pid(const char *socket_path)
+{
+    struct pyfence_conn *conn = NULL;
+    struct pyfence_error err = {0};
+    if (pyfence_connect(socket_path, &conn, &err) < 0)
+        return -1;
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    int r = getsockopt(pyfence_fileno(conn), SOL_SOCKET, SO_PEERCRED, &cred, &len);
+    pyfence_close(conn);
+    return r < 0 ? -1 : cred.pid;
+}
+
 static void
 print_row(const char *name, size_t runs, const struct summary *s)
 {
@@ -420,11 +497,30 @@ main(int argc, char **argv)
 
     double rate = 0;
     uint64_t busy = 0, failed = 0;
+    pid_t daemon = daemon_pid(socket_path);
+    struct cpu_sample c0, c1;
+    bool have_cpu = daemon > 0 && cpu_sample(daemon, &c0) == 0;
     if (bench_throughput(socket_path, code, clients, seconds, &rate, &busy, &failed) < 0)
         return 1;
+    have_cpu = have_cpu && cpu_sample(daemon, &c1) == 0;
     printf("throughput: %.0f ephemeral jobs/s with %d concurrent clients over %.0f s (busy %llu, "
            "failed %llu)\n",
            rate, clients, seconds, (unsigned long long) busy, (unsigned long long) failed);
+    double jobs = rate * seconds;
+    if (have_cpu && jobs > 0) {
+        /* Workers count once reaped: the pool's idle ones at the end are left out. */
+        double d = (c1.daemon - c0.daemon) * 1e3 / jobs, z = (c1.zygotes - c0.zygotes) * 1e3 / jobs;
+        double w = (c1.workers - c0.workers) * 1e3 / jobs,
+               cl = (c1.clients - c0.clients) * 1e3 / jobs;
+        double total = d + z + w + cl;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        printf("CPU per ephemeral job in that run: pyfenced %.3f ms, zygotes %.3f ms, workers %.3f "
+               "ms, clients %.3f ms; total %.3f ms: %ld cores allow at most %.0f jobs/s at that "
+               "cost\n",
+               d, z, w, cl, total, cores, total > 0 ? (double) cores * 1e3 / total : 0.0);
+    } else {
+        printf("CPU per ephemeral job: not available (cannot read pyfenced's /proc entries)\n");
+    }
 
     long before_kb = 0, with_kb = 0;
     if (bench_idle(socket_path, idle, &before_kb, &with_kb) < 0)
