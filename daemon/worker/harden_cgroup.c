@@ -59,6 +59,21 @@ cgroup_write_u64(const char *dir, const char *file, uint64_t value, struct pf_er
     return cgroup_write(dir, file, buf, err);
 }
 
+/* Reads what fd holds from offset 0 (pread: a kept fd is read again job after job); `what`
+ * names the file in errors. */
+static int
+read_fd(int fd, const char *what, char *buf, size_t size, struct pf_error **err)
+{
+    ssize_t n;
+    do
+        n = pread(fd, buf, size - 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: read '%s'", what);
+    buf[n] = '\0';
+    return 0;
+}
+
 static int
 read_small(const char *dir, const char *file, char *buf, size_t size, struct pf_error **err)
 {
@@ -68,19 +83,12 @@ read_small(const char *dir, const char *file, char *buf, size_t size, struct pf_
     _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", path);
-    ssize_t n = read(fd, buf, size - 1);
-    if (n < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: read '%s'", path);
-    buf[n] = '\0';
-    return 0;
+    return read_fd(fd, path, buf, size, err);
 }
 
-int
-cgroup_read_u64(const char *dir, const char *file, uint64_t *ret, struct pf_error **err)
+static int
+parse_u64(const char *buf, const char *dir, const char *file, uint64_t *ret, struct pf_error **err)
 {
-    char buf[64];
-    if (read_small(dir, file, buf, sizeof(buf), err) < 0)
-        return -1;
     if (strncmp(buf, "max", 3) == 0) {
         *ret = UINT64_MAX;
         return 0;
@@ -94,6 +102,26 @@ cgroup_read_u64(const char *dir, const char *file, uint64_t *ret, struct pf_erro
     return 0;
 }
 
+static uint64_t
+parse_key(char *buf, const char *key)
+{
+    size_t klen = strlen(key);
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+            return strtoull(line + klen + 1, NULL, 10);
+    return 0;
+}
+
+int
+cgroup_read_u64(const char *dir, const char *file, uint64_t *ret, struct pf_error **err)
+{
+    char buf[64];
+    if (read_small(dir, file, buf, sizeof(buf), err) < 0)
+        return -1;
+    return parse_u64(buf, dir, file, ret, err);
+}
+
 int
 cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t *ret,
                 struct pf_error **err)
@@ -101,14 +129,7 @@ cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t *re
     char buf[4096];
     if (read_small(dir, file, buf, sizeof(buf), err) < 0)
         return -1;
-    size_t klen = strlen(key);
-    *ret = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-        if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
-            *ret = strtoull(line + klen + 1, NULL, 10);
-            break;
-        }
+    *ret = parse_key(buf, key);
     return 0;
 }
 
@@ -149,6 +170,85 @@ cgroup_kill_listed(const char *dir, struct pf_error **err)
         usleep(1000);
     }
     return pf_error_set(err, PF_E_INTERNAL, "cgroup: '%s' still has processes after SIGKILL", dir);
+}
+
+/* ---- a slot's fds ------------------------------------------------------------------------- */
+
+void
+cgroup_slot_init_fds(struct cgroup_slot *slot)
+{
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++)
+        slot->procs_fd[d] = -1;
+    for (int f = 0; f < _CGROUP_FILE_MAX; f++)
+        slot->file_fd[f] = -1;
+}
+
+void
+cgroup_slot_close_fds(struct cgroup_slot *slot)
+{
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++)
+        slot->procs_fd[d] = pf_close(slot->procs_fd[d]);
+    for (int f = 0; f < _CGROUP_FILE_MAX; f++)
+        slot->file_fd[f] = pf_close(slot->file_fd[f]);
+}
+
+void
+cgroup_slot_open(struct cgroup_slot *slot, enum cgroup_file f, const char *dir, const char *file,
+                 int flags)
+{
+    pf_require(f >= 0 && f < _CGROUP_FILE_MAX && slot->file_fd[f] < 0);
+    _cleanup_free_ char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, file) < 0)
+        return;
+    slot->file_fd[f] = harden_fd_move_high(open(path, flags | O_CLOEXEC));
+}
+
+int
+cgroup_slot_read_u64(const struct cgroup_slot *slot, enum cgroup_file f, const char *dir,
+                     const char *file, uint64_t *ret, struct pf_error **err)
+{
+    if (slot->file_fd[f] < 0)
+        return cgroup_read_u64(dir, file, ret, err);
+    char buf[64];
+    if (read_fd(slot->file_fd[f], file, buf, sizeof(buf), err) < 0)
+        return -1;
+    return parse_u64(buf, dir, file, ret, err);
+}
+
+int
+cgroup_slot_read_key(const struct cgroup_slot *slot, enum cgroup_file f, const char *dir,
+                     const char *file, const char *key, uint64_t *ret, struct pf_error **err)
+{
+    if (slot->file_fd[f] < 0)
+        return cgroup_read_key(dir, file, key, ret, err);
+    char buf[4096];
+    if (read_fd(slot->file_fd[f], file, buf, sizeof(buf), err) < 0)
+        return -1;
+    *ret = parse_key(buf, key);
+    return 0;
+}
+
+int
+cgroup_slot_write(const struct cgroup_slot *slot, enum cgroup_file f, const char *dir,
+                  const char *file, const char *value, struct pf_error **err)
+{
+    if (slot->file_fd[f] < 0)
+        return cgroup_write(dir, file, value, err);
+    size_t len = strlen(value);
+    if (pwrite(slot->file_fd[f], value, len, 0) != (ssize_t) len)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: write '%s' to '%s/%s'", value,
+                                  dir, file);
+    return 0;
+}
+
+bool
+cgroup_slot_may_have_tasks(const struct cgroup_slot *slot)
+{
+    uint64_t n = 0;
+    if (slot->file_fd[CGROUP_FILE_PIDS_CURRENT] < 0 ||
+        cgroup_slot_read_u64(slot, CGROUP_FILE_PIDS_CURRENT, "", "pids.current", &n, NULL) < 0)
+        return true;
+    return n != 0;
 }
 
 static bool
@@ -403,17 +503,23 @@ slot_get(unsigned index, struct pf_error **err)
             return NULL;
         }
         for (unsigned i = the_pool.n_slots; i < n; i++) {
-            s[i] = (struct cgroup_slot){.peak_fd = -1};
-            for (int d = 0; d < _CGROUP_DIR_MAX; d++)
-                s[i].procs_fd[d] = -1;
+            s[i] = (struct cgroup_slot){0};
+            cgroup_slot_init_fds(&s[i]);
         }
         the_pool.slots = s;
         the_pool.n_slots = n;
     }
     struct cgroup_slot *slot = &the_pool.slots[index];
     if (!slot->created) {
-        if (the_pool.backend->create(the_pool.root, index, slot, err) < 0)
+        if (the_pool.backend->create(the_pool.root, index, slot, err) < 0) {
+            /* The next job tries again from scratch: nothing of this attempt is kept open. */
+            cgroup_slot_close_fds(slot);
+            for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
+                free(slot->dir[d]);
+                slot->dir[d] = NULL;
+            }
             return NULL;
+        }
         slot->created = true;
         /* The counters start where the fresh (or reused, after a zygote restart) cgroup is. */
         the_pool.backend->read_events(slot, &slot->base, NULL);

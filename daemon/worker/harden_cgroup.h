@@ -46,14 +46,31 @@ struct cgroup_host {
     char *v1_dir[_CGROUP_DIR_MAX]; /* own cgroup per v1 hierarchy */
 };
 
+/* The files a slot reads or resets after every job, kept open from the backend's create to its
+ * destroy (O_CLOEXEC, at or above HARDEN_HIGH_FD_MIN like procs_fd: the worker's fds layer closes
+ * them all, and no fd the worker needs can land on them) and read with pread at offset 0, which
+ * cgroup files allow: one system call per file and job instead of open, read, close. -1 where
+ * this kernel lacks the file; the slot then uses the path, as without the fd. */
+enum cgroup_file {
+    CGROUP_FILE_OOM,          /* v1 memory.oom_control, v2 memory.events */
+    CGROUP_FILE_PEAK,         /* v1 memory.max_usage_in_bytes (reset by writing 0 to it), v2
+                               * memory.peak (reset per fd by writing "reset", kernel 6.12+) */
+    CGROUP_FILE_PIDS_EVENTS,  /* pids.events */
+    CGROUP_FILE_PIDS_CURRENT, /* pids.current: 0 means nothing is left in the slot to kill */
+    CGROUP_FILE_CPU,          /* v1 cpuacct.usage, v2 cpu.stat */
+    CGROUP_FILE_KILL,         /* v2 cgroup.kill */
+    _CGROUP_FILE_MAX,
+    _CGROUP_FILE_INVALID = -1,
+};
+
 struct cgroup_slot {
     bool created;
     char *dir[_CGROUP_DIR_MAX];
     int procs_fd[_CGROUP_DIR_MAX]; /* cgroup.procs, O_WRONLY|O_CLOEXEC: the worker joins by it */
-    int peak_fd;                   /* v2 memory.peak, reset through this fd; -1 */
-    bool peak_resettable;
-    struct cgroup_limits applied; /* what the slot's files hold; zero = unknown */
-    struct cgroup_counters base;  /* counters when the slot's previous job ended */
+    int file_fd[_CGROUP_FILE_MAX]; /* the kept files above; -1 */
+    bool peak_resettable;          /* v2: file_fd[CGROUP_FILE_PEAK] resets per fd */
+    struct cgroup_limits applied;  /* what the slot's files hold; zero = unknown */
+    struct cgroup_counters base;   /* counters when the slot's previous job ended */
 };
 
 struct cgroup_backend {
@@ -102,6 +119,30 @@ int cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t
 bool cgroup_file_exists(const char *dir, const char *file);
 /* SIGKILLs every pid listed in dir/cgroup.procs until it is empty (bounded retries). */
 int cgroup_kill_listed(const char *dir, struct pf_error **err);
+
+/* The slot's fds (cgroup.procs and the kept files), all -1: before create, and what
+ * cgroup_slot_close_fds leaves. */
+void cgroup_slot_init_fds(struct cgroup_slot *slot);
+/* Closes every fd of the slot: the one release path of procs_fd and file_fd, for destroy and for
+ * a create that failed half-way. */
+void cgroup_slot_close_fds(struct cgroup_slot *slot);
+/* Opens dir/file as the slot's kept file f (flags | O_CLOEXEC, moved high); leaves -1 when the
+ * file cannot be opened (absent on this kernel), which the readers below handle. */
+void cgroup_slot_open(struct cgroup_slot *slot, enum cgroup_file f, const char *dir,
+                      const char *file, int flags);
+/* cgroup_read_u64 / cgroup_read_key / cgroup_write through the slot's kept file f, or through
+ * dir/file when the slot does not hold it. */
+int cgroup_slot_read_u64(const struct cgroup_slot *slot, enum cgroup_file f, const char *dir,
+                         const char *file, uint64_t *ret, struct pf_error **err);
+int cgroup_slot_read_key(const struct cgroup_slot *slot, enum cgroup_file f, const char *dir,
+                         const char *file, const char *key, uint64_t *ret, struct pf_error **err);
+int cgroup_slot_write(const struct cgroup_slot *slot, enum cgroup_file f, const char *dir,
+                      const char *file, const char *value, struct pf_error **err);
+/* False only when the slot's pids.current is kept open and reads 0: no task is left (nor being
+ * forked: a fork is charged before it starts), so there is nothing to kill and cgroup.procs need
+ * not be read. True when it cannot tell, and while killed tasks wait to be reaped by a parent
+ * outside the slot (no pid namespace): cgroup.procs is then read as before. */
+bool cgroup_slot_may_have_tasks(const struct cgroup_slot *slot);
 /* Removes, under parent, the pools ("pyfence-<pid>") of zygotes that are no longer running, and
  * kills what was left in them: a zygote that crashed leaves its pool behind. */
 void cgroup_remove_stale_pools(const char *parent);

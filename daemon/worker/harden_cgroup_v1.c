@@ -1,7 +1,9 @@
 /* cgroup v1 backend: one directory per hierarchy (memory, pids, cpu, cpuacct), each under the
  * zygote's own cgroup of that hierarchy. memory.memsw.limit_in_bytes (swap 0) where the kernel
  * accounts swap; OOM kills from memory.oom_control, peak from memory.max_usage_in_bytes (reset
- * per job), fork refusals from pids.events, CPU time from cpuacct.usage. */
+ * per job), fork refusals from pids.events, CPU time from cpuacct.usage: each kept open by the
+ * slot and read with pread, as is pids.current, which spares reading cgroup.procs when the slot
+ * is already empty. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -52,6 +54,7 @@ v1_init_pool(const struct cgroup_host *host, char **ret_root, struct pf_error **
 static int
 v1_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf_error **err)
 {
+    cgroup_slot_init_fds(slot);
     for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
         if (!root[d])
             continue;
@@ -66,6 +69,19 @@ v1_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf
         if (slot->procs_fd[d] < 0)
             return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
     }
+    /* What v1_read_events and v1_reset use after every job. */
+    const char *mem = slot->dir[CGROUP_DIR_MEMORY], *pids = slot->dir[CGROUP_DIR_PIDS];
+    const char *cpuacct = slot->dir[CGROUP_DIR_CPUACCT];
+    if (mem) {
+        cgroup_slot_open(slot, CGROUP_FILE_OOM, mem, "memory.oom_control", O_RDONLY);
+        cgroup_slot_open(slot, CGROUP_FILE_PEAK, mem, "memory.max_usage_in_bytes", O_RDWR);
+    }
+    if (pids) {
+        cgroup_slot_open(slot, CGROUP_FILE_PIDS_EVENTS, pids, "pids.events", O_RDONLY);
+        cgroup_slot_open(slot, CGROUP_FILE_PIDS_CURRENT, pids, "pids.current", O_RDONLY);
+    }
+    if (cpuacct)
+        cgroup_slot_open(slot, CGROUP_FILE_CPU, cpuacct, "cpuacct.usage", O_RDONLY);
     return 0;
 }
 
@@ -118,16 +134,19 @@ static int
 v1_read_events(struct cgroup_slot *slot, struct cgroup_counters *ret, struct pf_error **err)
 {
     struct cgroup_counters c = {0};
-    const char *mem = slot->dir[CGROUP_DIR_MEMORY];
-    if (mem && (cgroup_read_key(mem, "memory.oom_control", "oom_kill", &c.oom_kill, err) < 0 ||
-                cgroup_read_u64(mem, "memory.max_usage_in_bytes", &c.peak_bytes, err) < 0))
+    const char *mem = slot->dir[CGROUP_DIR_MEMORY], *pids = slot->dir[CGROUP_DIR_PIDS];
+    const char *cpuacct = slot->dir[CGROUP_DIR_CPUACCT];
+    if (mem && (cgroup_slot_read_key(slot, CGROUP_FILE_OOM, mem, "memory.oom_control", "oom_kill",
+                                     &c.oom_kill, err) < 0 ||
+                cgroup_slot_read_u64(slot, CGROUP_FILE_PEAK, mem, "memory.max_usage_in_bytes",
+                                     &c.peak_bytes, err) < 0))
         return -1;
-    if (slot->dir[CGROUP_DIR_PIDS] &&
-        cgroup_read_key(slot->dir[CGROUP_DIR_PIDS], "pids.events", "max", &c.pids_max, err) < 0)
+    if (pids && cgroup_slot_read_key(slot, CGROUP_FILE_PIDS_EVENTS, pids, "pids.events", "max",
+                                     &c.pids_max, err) < 0)
         return -1;
-    if (slot->dir[CGROUP_DIR_CPUACCT]) {
+    if (cpuacct) {
         uint64_t ns = 0;
-        if (cgroup_read_u64(slot->dir[CGROUP_DIR_CPUACCT], "cpuacct.usage", &ns, err) < 0)
+        if (cgroup_slot_read_u64(slot, CGROUP_FILE_CPU, cpuacct, "cpuacct.usage", &ns, err) < 0)
             return -1;
         c.cpu_usage_us = ns / 1000;
     }
@@ -138,13 +157,16 @@ v1_read_events(struct cgroup_slot *slot, struct cgroup_counters *ret, struct pf_
 static int
 v1_reset(struct cgroup_slot *slot, struct pf_error **err)
 {
-    /* Every hierarchy holds the same processes; the pids one lists them all. */
+    /* Every hierarchy holds the same processes; the pids one lists them all. Its pids.current
+     * says, in one read, whether there is anything to list (usually not: the worker was reaped
+     * and its pid namespace took its children with it). */
     const char *dir =
             slot->dir[CGROUP_DIR_PIDS] ? slot->dir[CGROUP_DIR_PIDS] : slot->dir[CGROUP_DIR_MEMORY];
-    if (dir && cgroup_kill_listed(dir, err) < 0)
+    if (dir && cgroup_slot_may_have_tasks(slot) && cgroup_kill_listed(dir, err) < 0)
         return -1;
     if (slot->dir[CGROUP_DIR_MEMORY] &&
-        cgroup_write(slot->dir[CGROUP_DIR_MEMORY], "memory.max_usage_in_bytes", "0", err) < 0)
+        cgroup_slot_write(slot, CGROUP_FILE_PEAK, slot->dir[CGROUP_DIR_MEMORY],
+                          "memory.max_usage_in_bytes", "0", err) < 0)
         return -1;
     return 0;
 }
@@ -153,8 +175,8 @@ static int
 v1_destroy(struct cgroup_slot *slot, char *const *root, struct pf_error **err)
 {
     int r = v1_reset(slot, err);
+    cgroup_slot_close_fds(slot);
     for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
-        slot->procs_fd[d] = pf_close(slot->procs_fd[d]);
         /* ENOENT: cpu and cpuacct co-mounted give the same directory twice. */
         if (slot->dir[d] && rmdir(slot->dir[d]) < 0 && errno != ENOENT && r == 0)
             r = pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: rmdir '%s'", slot->dir[d]);

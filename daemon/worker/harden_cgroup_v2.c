@@ -2,7 +2,8 @@
  * into a "supervisor" leaf if that is needed to enable controllers (the no-internal-process
  * rule), then keeps the pool in "<own>/pyfence-<pid>/w<N>". memory.max with memory.swap.max 0,
  * pids.max, cpu.max; outcomes from memory.events, pids.events, memory.peak (reset per job through
- * the slot's fd, kernel 6.12+) and cpu.stat; leftovers killed with cgroup.kill. */
+ * the slot's fd, kernel 6.12+) and cpu.stat, each kept open by the slot and read with pread;
+ * leftovers killed with cgroup.kill when pids.current says there are any. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -121,26 +122,34 @@ v2_init_pool(const struct cgroup_host *host, char **ret_root, struct pf_error **
 static int
 v2_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf_error **err)
 {
+    cgroup_slot_init_fds(slot);
     if (asprintf(&slot->dir[0], "%s/w%u", root[0], index) < 0)
         return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
-    if (cgroup_mkdir(slot->dir[0], err) < 0)
+    const char *dir = slot->dir[0];
+    if (cgroup_mkdir(dir, err) < 0)
         return -1;
-    _cleanup_free_ char *procs = NULL, *peak = NULL;
-    if (asprintf(&procs, "%s/cgroup.procs", slot->dir[0]) < 0 ||
-        asprintf(&peak, "%s/memory.peak", slot->dir[0]) < 0)
+    _cleanup_free_ char *procs = NULL;
+    if (asprintf(&procs, "%s/cgroup.procs", dir) < 0)
         return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
     slot->procs_fd[0] = harden_fd_move_high(open(procs, O_WRONLY | O_CLOEXEC));
     if (slot->procs_fd[0] < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
-    slot->peak_fd = open(peak, O_RDWR | O_CLOEXEC);
-    if (slot->peak_fd < 0)
-        slot->peak_fd = open(peak, O_RDONLY | O_CLOEXEC);
-    slot->peak_fd = harden_fd_move_high(slot->peak_fd);
+    cgroup_slot_open(slot, CGROUP_FILE_PEAK, dir, "memory.peak", O_RDWR);
+    if (slot->file_fd[CGROUP_FILE_PEAK] < 0)
+        cgroup_slot_open(slot, CGROUP_FILE_PEAK, dir, "memory.peak", O_RDONLY);
     /* A peak read through this fd counts from this fd's last reset (kernel 6.12+). */
-    slot->peak_resettable = slot->peak_fd >= 0 && write(slot->peak_fd, "reset", 5) == 5;
+    slot->peak_resettable = slot->file_fd[CGROUP_FILE_PEAK] >= 0 &&
+                            write(slot->file_fd[CGROUP_FILE_PEAK], "reset", 5) == 5;
+    /* What v2_read_events and v2_reset use after every job. cpu.stat and cgroup.kill may be
+     * absent (cpu not delegated, kernel before 5.14): -1 says so for the slot's lifetime. */
+    cgroup_slot_open(slot, CGROUP_FILE_OOM, dir, "memory.events", O_RDONLY);
+    cgroup_slot_open(slot, CGROUP_FILE_PIDS_EVENTS, dir, "pids.events", O_RDONLY);
+    cgroup_slot_open(slot, CGROUP_FILE_PIDS_CURRENT, dir, "pids.current", O_RDONLY);
+    cgroup_slot_open(slot, CGROUP_FILE_CPU, dir, "cpu.stat", O_RDONLY);
+    cgroup_slot_open(slot, CGROUP_FILE_KILL, dir, "cgroup.kill", O_WRONLY);
     /* On OOM, kill the whole worker (its threads and children), not one task of it. */
-    if (cgroup_file_exists(slot->dir[0], "memory.oom.group"))
-        (void) cgroup_write(slot->dir[0], "memory.oom.group", "1", NULL);
+    if (cgroup_file_exists(dir, "memory.oom.group"))
+        (void) cgroup_write(dir, "memory.oom.group", "1", NULL);
     return 0;
 }
 
@@ -176,15 +185,18 @@ v2_read_events(struct cgroup_slot *slot, struct cgroup_counters *ret, struct pf_
 {
     struct cgroup_counters c = {0};
     const char *dir = slot->dir[0];
-    if (cgroup_read_key(dir, "memory.events", "oom_kill", &c.oom_kill, err) < 0 ||
-        cgroup_read_key(dir, "pids.events", "max", &c.pids_max, err) < 0)
+    if (cgroup_slot_read_key(slot, CGROUP_FILE_OOM, dir, "memory.events", "oom_kill", &c.oom_kill,
+                             err) < 0 ||
+        cgroup_slot_read_key(slot, CGROUP_FILE_PIDS_EVENTS, dir, "pids.events", "max", &c.pids_max,
+                             err) < 0)
         return -1;
-    if (cgroup_file_exists(dir, "cpu.stat") &&
-        cgroup_read_key(dir, "cpu.stat", "usage_usec", &c.cpu_usage_us, err) < 0)
+    if (slot->file_fd[CGROUP_FILE_CPU] >= 0 &&
+        cgroup_slot_read_key(slot, CGROUP_FILE_CPU, dir, "cpu.stat", "usage_usec", &c.cpu_usage_us,
+                             err) < 0)
         return -1;
     if (slot->peak_resettable) {
         char buf[32];
-        ssize_t n = pread(slot->peak_fd, buf, sizeof(buf) - 1, 0);
+        ssize_t n = pread(slot->file_fd[CGROUP_FILE_PEAK], buf, sizeof(buf) - 1, 0);
         if (n > 0) {
             buf[n] = '\0';
             c.peak_bytes = strtoull(buf, NULL, 10);
@@ -198,13 +210,15 @@ static int
 v2_reset(struct cgroup_slot *slot, struct pf_error **err)
 {
     const char *dir = slot->dir[0];
-    if (cgroup_file_exists(dir, "cgroup.kill")) {
-        if (cgroup_write(dir, "cgroup.kill", "1", err) < 0)
+    /* pids.current 0: nothing left to kill, the usual case once the worker was reaped. */
+    if (cgroup_slot_may_have_tasks(slot)) {
+        int r = slot->file_fd[CGROUP_FILE_KILL] >= 0
+                        ? cgroup_slot_write(slot, CGROUP_FILE_KILL, dir, "cgroup.kill", "1", err)
+                        : cgroup_kill_listed(dir, err);
+        if (r < 0)
             return -1;
-    } else if (cgroup_kill_listed(dir, err) < 0) {
-        return -1;
     }
-    if (slot->peak_resettable && write(slot->peak_fd, "reset", 5) != 5)
+    if (slot->peak_resettable && write(slot->file_fd[CGROUP_FILE_PEAK], "reset", 5) != 5)
         slot->peak_resettable = false;
     return 0;
 }
@@ -213,8 +227,7 @@ static int
 v2_destroy(struct cgroup_slot *slot, char *const *root, struct pf_error **err)
 {
     int r = v2_reset(slot, err);
-    slot->procs_fd[0] = pf_close(slot->procs_fd[0]);
-    slot->peak_fd = pf_close(slot->peak_fd);
+    cgroup_slot_close_fds(slot);
     /* cgroup.kill is asynchronous: give the dying a moment before rmdir. */
     for (int i = 0; i < 100 && rmdir(slot->dir[0]) < 0 && errno == EBUSY; i++)
         usleep(1000);

@@ -1,7 +1,8 @@
 /* The cgroup layer on this host's backend (v1 here, v2 under systemd), and the `none` backend
  * forced: a worker joins its slot's cgroup; hitting the memory limit is seen as an OOM kill,
  * hitting the pids limit as pids_limited; leftovers are killed when the slot is given back; a
- * reused slot starts clean; peak memory and CPU time are reported. */
+ * reused slot starts clean; peak memory and CPU time are reported, job after job, through the
+ * files a slot keeps open (high, close-on-exec, never seen by a worker). */
 /* cmocka.h needs these first, in this order. */
 /* clang-format off */
 #include <setjmp.h>
@@ -10,8 +11,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 /* clang-format on */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "harden_cgroup.h"
@@ -158,6 +162,45 @@ fork_bomb(void *arg)
     return 0;
 }
 
+/* The path of `file` in slot 0's directory of the v1 hierarchy d (or the v2 one). */
+static void
+slot0_path(enum cgroup_dir d, const char *file, char *buf, size_t size)
+{
+    struct cgroup_host host;
+    assert_int_equal(cgroup_host_detect(&host, NULL), 0);
+    const char *base =
+            strcmp(harden_cgroup_backend_name(), "v2") == 0 ? host.v2_dir : host.v1_dir[d];
+    assert_non_null(base);
+    int n = snprintf(buf, size, "%s/pyfence-%d/w0/%s", base, (int) getpid(), file);
+    assert_true(n > 0 && (size_t) n < size);
+    cgroup_host_finish(&host);
+}
+
+static uint64_t
+read_u64_path(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    unsigned long long v = 0;
+    assert_int_equal(fscanf(f, "%llu", &v), 1);
+    fclose(f);
+    return v;
+}
+
+/* The fork bomb's children, killed when their job finished, are zombies of this process (a
+ * child subreaper: see main) and stay charged to the slot's pids.current until reaped (in the
+ * daemon, the worker's pid namespace reaps them before the worker is). */
+static void
+reap_orphans(const char *pids_current)
+{
+    for (int i = 0; i < 5000 && read_u64_path(pids_current) != 0; i++) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        usleep(1000);
+    }
+    assert_true(read_u64_path(pids_current) == 0);
+}
+
 static void
 test_pids_limit(void **state)
 {
@@ -179,6 +222,144 @@ test_pids_limit(void **state)
     struct pf_error *e2 = NULL;
     assert_true(harden_job_prepare(&params, &job, &e2) == 0);
     job = harden_job_finish(job, NULL);
+    char pids_current[4096];
+    slot0_path(CGROUP_DIR_PIDS, "pids.current", pids_current, sizeof(pids_current));
+    reap_orphans(pids_current);
+}
+
+/* The fds of this process that point at a file of a pool slot ("/pyfence-<pid>/w<N>/<file>"),
+ * as "<fd>:<file>;" in fd order; whether each is close-on-exec in *ret_cloexec. */
+static void
+slot_fds(char *buf, size_t size, bool *ret_cloexec)
+{
+    char needle[64];
+    snprintf(needle, sizeof(needle), "/pyfence-%d/w", (int) getpid());
+    buf[0] = '\0';
+    *ret_cloexec = true;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));) {
+        char link[300], target[4096];
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        const char *at = strstr(target, needle);
+        const char *file = at ? strchr(at + strlen(needle), '/') : NULL;
+        if (!file)
+            continue;
+        int fd = atoi(de->d_name);
+        if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC))
+            *ret_cloexec = false;
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%d:%s;", fd, file + 1);
+    }
+    closedir(d);
+}
+
+/* The fds of the worker once the fds layer ran, as "0 1 2 3 ". */
+static int
+fds_after_fds_layer(void *arg)
+{
+    if (join())
+        return 2;
+    struct pf_error *err = NULL;
+    if (harden_fds_apply(&params, &err) < 0) {
+        child_say(err->msg);
+        return 3;
+    }
+    char out[256] = "";
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 4;
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
+            continue;
+        size_t len = strlen(out);
+        if (len + strlen(de->d_name) + 2 > sizeof(out))
+            break;
+        memcpy(out + len, de->d_name, strlen(de->d_name));
+        memcpy(out + len + strlen(de->d_name), " ", 2);
+    }
+    closedir(d);
+    child_say(out);
+    return 0;
+}
+
+static void
+test_kept_fds_high_and_not_in_worker(void **state)
+{
+    struct child_result r;
+    struct harden_outcome out;
+    reset_params(64, 16);
+    run_job(small_job, NULL, &r, &out);
+    /* The zygote (this process) keeps the slot's per-job files open: high, close-on-exec. */
+    char fds[4096];
+    bool cloexec = false;
+    slot_fds(fds, sizeof(fds), &cloexec);
+    assert_true(cloexec);
+    assert_non_null(strstr(fds, ":memory.oom_control;"));
+    assert_non_null(strstr(fds, ":memory.max_usage_in_bytes;"));
+    assert_non_null(strstr(fds, ":pids.events;"));
+    assert_non_null(strstr(fds, ":pids.current;"));
+    for (const char *p = fds; *p; p = strchr(p, ';') + 1)
+        if (atoi(p) < HARDEN_HIGH_FD_MIN)
+            fail_msg("slot fd below %d: %s", HARDEN_HIGH_FD_MIN, fds);
+    /* A worker sees none of them once its fds layer ran: only stdio and the channel. */
+    params.level[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
+    run_job(fds_after_fds_layer, NULL, &r, &out);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+        fail_msg("child: %s", r.out);
+    assert_string_equal(r.out, "0 1 2 3 ");
+}
+
+static void
+test_counters_per_job_in_one_slot(void **state)
+{
+    /* Several jobs in one slot, read through the fds it keeps open: each job's OOM, pids-limit
+     * and peak are its own, not those of the job before. */
+    struct child_result r;
+    struct harden_outcome out;
+    char pids_current[4096];
+    slot0_path(CGROUP_DIR_PIDS, "pids.current", pids_current, sizeof(pids_current));
+
+    reset_params(64, 16);
+    run_job(memory_bomb, NULL, &r, &out);
+    assert_true(out.oom_killed);
+    assert_true(out.peak_memory_kb >= 32 * 1024);
+
+    reset_params(64, 16);
+    run_job(small_job, NULL, &r, &out);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+        fail_msg("child: %s", r.out);
+    assert_false(out.oom_killed);
+    assert_false(out.pids_limited);
+    /* The peak was reset through the kept fd: 8 MiB and change, not the bomb's 64 MiB. */
+    assert_true(out.peak_memory_kb >= 8 * 1024);
+    assert_true(out.peak_memory_kb < 32 * 1024);
+    assert_true(out.cgroup_cpu_ms >= 100);
+
+    /* A job that leaves children behind: pids.current is not 0, so they are listed and killed. */
+    reset_params(64, 4);
+    struct harden_job *job = NULL;
+    struct pf_error *err = NULL;
+    if (harden_job_prepare(&params, &job, &err) < 0)
+        fail_msg("prepare: %s", err->msg);
+    assert_int_equal(run_child(fork_bomb, NULL, &r), 0);
+    assert_string_equal(r.out, "forked=3");
+    assert_true(read_u64_path(pids_current) == 3);
+    job = harden_job_finish(job, &out);
+    assert_true(out.pids_limited);
+    assert_false(out.oom_killed);
+    reap_orphans(pids_current);
+
+    reset_params(64, 16);
+    run_job(small_job, NULL, &r, &out);
+    assert_true(WIFEXITED(r.status));
+    assert_false(out.pids_limited);
+    assert_false(out.oom_killed);
+    assert_true(out.peak_memory_kb < 32 * 1024);
 }
 
 static int
@@ -246,6 +427,8 @@ test_bad_mode(void **state)
 int
 main(void)
 {
+    /* Orphans (a fork bomb's children) come to this process, which reaps them. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     if (geteuid() != 0) {
         printf("cgroup tests need root: skipping\n");
         return 77;
@@ -261,9 +444,14 @@ main(void)
     }
     printf("# cgroup backend: %s\n", harden_cgroup_backend_name());
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_memory_limit_is_oom), cmocka_unit_test(test_slot_reused_clean),
-            cmocka_unit_test(test_pids_limit),          cmocka_unit_test(test_stale_pool_removed),
-            cmocka_unit_test(test_none_backend_forced), cmocka_unit_test(test_bad_mode),
+            cmocka_unit_test(test_memory_limit_is_oom),
+            cmocka_unit_test(test_slot_reused_clean),
+            cmocka_unit_test(test_pids_limit),
+            cmocka_unit_test(test_kept_fds_high_and_not_in_worker),
+            cmocka_unit_test(test_counters_per_job_in_one_slot),
+            cmocka_unit_test(test_stale_pool_removed),
+            cmocka_unit_test(test_none_backend_forced),
+            cmocka_unit_test(test_bad_mode),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     harden_cgroup_finish();

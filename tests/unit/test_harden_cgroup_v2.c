@@ -1,7 +1,8 @@
 /* The cgroup v2 backend's file protocol against a fake cgroup directory (this machine's memory
  * and pids controllers are on v1, so the kernel side of v2 is exercised where systemd delegates
  * a v2 cgroup): the choice of v2 over v1, the limits written, memory.events / pids.events /
- * cpu.stat / memory.peak parsed, cgroup.kill used to empty a slot. */
+ * cpu.stat / memory.peak parsed through the fds a slot keeps open, cgroup.kill used to empty a
+ * slot, and only when pids.current says it is not empty. */
 /* cmocka.h needs these first, in this order. */
 /* clang-format off */
 #include <setjmp.h>
@@ -97,10 +98,22 @@ test_pool_limits_events(void **state)
     /* A plain file keeps the last write over the first: "+cpu" then over "+memory +pids". */
     assert_non_null(strstr(get(pool, "cgroup.subtree_control"), "+cpuory +pids"));
 
-    struct cgroup_slot slot = {.peak_fd = -1, .procs_fd = {-1, -1, -1, -1}};
+    struct cgroup_slot slot = {0};
+    cgroup_slot_init_fds(&slot);
     assert_int_equal(cgroup_backend_v2.create(roots, 0, &slot, &err), 0);
     assert_string_equal(slot.dir[0], w0);
     assert_true(slot.procs_fd[0] >= HARDEN_HIGH_FD_MIN);
+    /* The files read after every job are open for the slot's lifetime, high and close-on-exec;
+     * pids.current is missing from this fake, and stays -1. */
+    static const enum cgroup_file kept[] = {CGROUP_FILE_OOM, CGROUP_FILE_PEAK,
+                                            CGROUP_FILE_PIDS_EVENTS, CGROUP_FILE_CPU,
+                                            CGROUP_FILE_KILL};
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        int fd = slot.file_fd[kept[i]];
+        assert_true(fd >= HARDEN_HIGH_FD_MIN);
+        assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    }
+    assert_int_equal(slot.file_fd[CGROUP_FILE_PIDS_CURRENT], -1);
     assert_string_equal(get(w0, "memory.oom.group"), "1");
 
     struct cgroup_limits l = {
@@ -122,12 +135,71 @@ test_pool_limits_events(void **state)
     assert_int_equal(c.cpu_usage_us, 123456);
     assert_int_equal(c.peak_bytes, 8388608);
 
+    /* Without pids.current the slot cannot know it is empty: cgroup.kill, as always. */
     assert_int_equal(cgroup_backend_v2.reset(&slot, &err), 0);
     assert_string_equal(get(w0, "cgroup.kill"), "1");
 
-    /* destroy closes the fds; the fake directory holds files, so rmdir is the test's job. */
+    /* The second job of the slot: the same kept fds read the files' new contents. */
+    put(w0, "memory.events", "low 0\nhigh 0\nmax 9\noom 3\noom_kill 2\noom_group_kill 0\n");
+    put(w0, "pids.events", "max 3\n");
+    put(w0, "cpu.stat", "usage_usec 200000\nuser_usec 150000\nsystem_usec 50000\n");
+    assert_int_equal(cgroup_backend_v2.read_events(&slot, &c, &err), 0);
+    assert_int_equal(c.oom_kill, 2);
+    assert_int_equal(c.pids_max, 3);
+    assert_int_equal(c.cpu_usage_us, 200000);
+
+    /* They are read through the fds, not the paths: a file replaced under the same name (a new
+     * inode) is not what the slot reads. */
+    char path[700];
+    snprintf(path, sizeof(path), "%s/pids.events", w0);
+    assert_int_equal(unlink(path), 0);
+    put(w0, "pids.events", "max 100\n");
+    assert_int_equal(cgroup_backend_v2.read_events(&slot, &c, &err), 0);
+    assert_int_equal(c.pids_max, 3);
+
     cgroup_backend_v2.destroy(&slot, roots, NULL);
     assert_int_equal(slot.procs_fd[0], -1);
+    for (int f = 0; f < _CGROUP_FILE_MAX; f++)
+        assert_int_equal(slot.file_fd[f], -1);
+    free(roots[0]);
+}
+
+static void
+test_empty_slot_not_killed(void **state)
+{
+    /* A kernel with pids.current: 0 there means the slot is empty, and reset writes nothing to
+     * cgroup.kill; anything else (tasks left, an unreadable value) kills. */
+    struct cgroup_host host = {.v2_dir = root, .v2_controllers = "cpu memory pids"};
+    char pool[512], w1[600];
+    snprintf(pool, sizeof(pool), "%s/pyfence-%d", root, (int) getpid());
+    snprintf(w1, sizeof(w1), "%s/w1", pool);
+    fake_cgroup(pool);
+    fake_cgroup(w1);
+    put(w1, "pids.current", "0\n");
+    char *roots[_CGROUP_DIR_MAX] = {NULL};
+    struct pf_error *err = NULL;
+    assert_int_equal(cgroup_backend_v2.init_pool(&host, roots, &err), 0);
+    struct cgroup_slot slot = {0};
+    cgroup_slot_init_fds(&slot);
+    assert_int_equal(cgroup_backend_v2.create(roots, 1, &slot, &err), 0);
+    assert_true(slot.file_fd[CGROUP_FILE_PIDS_CURRENT] >= HARDEN_HIGH_FD_MIN);
+
+    assert_int_equal(cgroup_backend_v2.reset(&slot, &err), 0);
+    assert_string_equal(get(w1, "cgroup.kill"), "");
+
+    put(w1, "pids.current", "2\n");
+    assert_int_equal(cgroup_backend_v2.reset(&slot, &err), 0);
+    assert_string_equal(get(w1, "cgroup.kill"), "1");
+
+    put(w1, "cgroup.kill", "");
+    put(w1, "pids.current", "garbage\n");
+    assert_int_equal(cgroup_backend_v2.reset(&slot, &err), 0);
+    assert_string_equal(get(w1, "cgroup.kill"), "1");
+
+    put(w1, "cgroup.kill", "");
+    put(w1, "pids.current", "0\n");
+    cgroup_backend_v2.destroy(&slot, roots, NULL);
+    assert_string_equal(get(w1, "cgroup.kill"), "");
     free(roots[0]);
 }
 
@@ -164,6 +236,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_choose_prefers_v2),
             cmocka_unit_test(test_pool_limits_events),
+            cmocka_unit_test(test_empty_slot_not_killed),
             cmocka_unit_test(test_foreign_processes_not_moved),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
