@@ -1,6 +1,7 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,6 +12,9 @@
 #include "ops.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+
+/* How often a half-closed connection with requests in flight is checked for a full close. */
+#define CONN_HANGUP_CHECK_MS 100
 
 /* A write request embeds uv_write_t first and owns its buffer until on_write. */
 struct conn_write {
@@ -61,6 +65,24 @@ conn_close(struct conn *c)
 
 static void restart_idle(struct conn *c, uint64_t timeout_ms);
 
+/* True when the peer closed its socket altogether (or shut down its reading side): nobody will
+ * read what we write. After shutdown(SHUT_WR) alone the socket is only at end-of-file. */
+static bool
+peer_hung_up(struct conn *c)
+{
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *) &c->pipe, &fd) < 0)
+        return true;
+    struct pollfd p = {.fd = fd, .events = 0};
+    int r = poll(&p, 1, 0);
+    if (r < 0) {
+        pf_log_warning(CONN, "connection #%llu: poll: %s, taking it as closed",
+                       (unsigned long long) c->serial, strerror(errno));
+        return true;
+    }
+    return r > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
 static void
 on_idle(uv_timer_t *timer)
 {
@@ -69,6 +91,18 @@ on_idle(uv_timer_t *timer)
         pf_log_debug(CONN, "connection #%llu: replies not read in time, closing",
                      (unsigned long long) c->serial);
         conn_close(c);
+        return;
+    }
+    if (c->read_eof) {
+        /* Half-closed with requests in flight (it drains once they are answered): the peer
+         * may still close altogether, and then its jobs are cancelled as for any close. */
+        if (peer_hung_up(c)) {
+            pf_log_debug(CONN, "connection #%llu: peer closed with %u requests in flight",
+                         (unsigned long long) c->serial, c->inflight);
+            conn_close(c);
+            return;
+        }
+        restart_idle(c, 0);
         return;
     }
     if (c->inflight > 0) {
@@ -85,7 +119,9 @@ restart_idle(struct conn *c, uint64_t timeout_ms)
 {
     if (c->closing)
         return;
-    if (timeout_ms == 0)
+    if (c->read_eof)
+        timeout_ms = CONN_HANGUP_CHECK_MS; /* no idleness left to time: see on_idle */
+    else if (timeout_ms == 0)
         timeout_ms = (uint64_t) c->d->limits.v[POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS];
     uv_timer_start(&c->idle, on_idle, timeout_ms, 0);
 }
@@ -273,7 +309,11 @@ conn_finish_request(struct conn *c, const cJSON *reply)
      * flush instead.) */
     if (!c->draining)
         restart_idle(c, 0);
-    conn_send(c, reply);
+    if (conn_send(c, reply) < 0)
+        return;
+    /* Half-closed: no request can follow; once the last reply is queued, flush and close. */
+    if (c->read_eof && c->inflight == 0)
+        conn_drain(c);
 }
 
 static void
@@ -352,6 +392,30 @@ on_frame(void *userdata, char *payload, size_t len)
     return c->closing || c->draining ? -1 : 0;
 }
 
+/* End-of-file: the peer sends nothing more. If it closed altogether, its jobs are cancelled (no
+ * one would read their replies); if it only half-closed, the requests it already sent are
+ * still answered, and the connection drains after the last reply. */
+static void
+on_read_eof(struct conn *c)
+{
+    if (frame_decoder_pending(&c->dec))
+        pf_log_debug(CONN, "connection #%llu: end of file in the middle of a frame",
+                     (unsigned long long) c->serial);
+    if (peer_hung_up(c)) {
+        conn_close(c);
+        return;
+    }
+    c->read_eof = true;
+    uv_read_stop((uv_stream_t *) &c->pipe);
+    if (c->inflight == 0) {
+        conn_drain(c); /* nothing owed: close at once, after the replies already queued */
+        return;
+    }
+    pf_log_debug(CONN, "connection #%llu half-closed with %u requests in flight",
+                 (unsigned long long) c->serial, c->inflight);
+    restart_idle(c, 0);
+}
+
 static void
 on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
@@ -376,12 +440,12 @@ on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     daemon_release_buf(d, buf);
     if (nread == 0)
         return;
-    if (nread != UV_EOF)
-        pf_log_debug(CONN, "connection #%llu: read: %s", (unsigned long long) c->serial,
-                     uv_strerror((int) nread));
-    else if (frame_decoder_pending(&c->dec))
-        pf_log_debug(CONN, "connection #%llu: closed in the middle of a frame",
-                     (unsigned long long) c->serial);
+    if (nread == UV_EOF) {
+        on_read_eof(c);
+        return;
+    }
+    pf_log_debug(CONN, "connection #%llu: read: %s", (unsigned long long) c->serial,
+                 uv_strerror((int) nread));
     conn_close(c);
 }
 

@@ -36,6 +36,8 @@ struct conn {
     bool counted;        /* counted in d->n_conns (refused connections are not) */
     bool closing;        /* uv_close requested: nothing more is sent */
     bool draining;       /* reading stopped; closes once pending writes are flushed */
+    bool read_eof;       /* the peer half-closed (shutdown(SHUT_WR)): no more requests; the
+                          * connection stays open for the replies still owed, then drains */
 };
 
 /* The listener's connection callback. */
@@ -51,7 +53,8 @@ void conn_finish_request(struct conn *c, const cJSON *reply);
 /* Sends {"id", "ok": false, "error": {code, message}}. */
 void conn_send_error(struct conn *c, const cJSON *id, int code, const char *message);
 
-/* Stops reading and closes once the queued replies are written (or the flush bound passes). */
+/* Stops reading and closes once the queued replies are written (or the flush bound passes).
+ * A half-closed connection (read_eof) drains by itself once its last request is answered. */
 void conn_drain(struct conn *c);
 /* Closes now: queued writes are cancelled; the conn's jobs are cancelled without reply. */
 void conn_close(struct conn *c);
