@@ -205,7 +205,7 @@ def test_half_close_still_answered(daemon):
     s.sendall(frame({"id": 3, "op": "exec", "code": "2 + 2"}))
     s.shutdown(socket.SHUT_WR)
     reply = read_frame(s)
-    assert reply is None or reply["output"] == 4
+    assert reply is not None and reply["output"] == 4  # PROTOCOL.md "Connection lifecycle"
     daemon.assert_serving()
 
 
