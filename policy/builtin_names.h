@@ -5,6 +5,10 @@
 #ifndef POLICY_BUILTIN_NAMES_H
 #define POLICY_BUILTIN_NAMES_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
 /* CPython builtins handed to snippets as they are. */
 #define POLICY_SAFE_BUILTINS                                                                       \
     "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",          \
@@ -22,5 +26,15 @@
  * compile, open, globals, vars, breakpoint and the like would run code or reach state outside
  * the executor's checks. */
 #define POLICY_ADDABLE_BUILTINS "id", "memoryview"
+
+/* Whether name is one of the n names of list. */
+static inline bool
+policy_builtin_listed(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
+}
 
 #endif

@@ -134,15 +134,6 @@ module_pattern_valid(const char *s)
     return !start;
 }
 
-static bool
-listed(const char *const *list, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], name) == 0)
-            return true;
-    return false;
-}
-
 /* Only the few harmless builtins left out by default may be added, and only builtins snippets
  * have may be removed: a typo would otherwise change nothing, silently. */
 static int
@@ -152,14 +143,15 @@ check_builtins(const struct policy_profile *p, const char *origin, struct pf_err
     static const char *const safe[] = {POLICY_SAFE_BUILTINS};
     static const char *const env[] = {POLICY_ENV_BUILTINS};
     for (size_t i = 0; i < p->builtins_add.n; i++)
-        if (!listed(addable, PF_ELEMENTSOF(addable), p->builtins_add.items[i]))
+        if (!policy_builtin_listed(addable, PF_ELEMENTSOF(addable), p->builtins_add.items[i]))
             return pf_error_set(err, PF_E_CONFIG,
                                 "%s: builtins_add[%zu]: '%s' cannot be added (addable: id, "
                                 "memoryview)",
                                 origin, i, p->builtins_add.items[i]);
     for (size_t i = 0; i < p->builtins_remove.n; i++) {
         const char *name = p->builtins_remove.items[i];
-        if (!listed(safe, PF_ELEMENTSOF(safe), name) && !listed(env, PF_ELEMENTSOF(env), name))
+        if (!policy_builtin_listed(safe, PF_ELEMENTSOF(safe), name) &&
+            !policy_builtin_listed(env, PF_ELEMENTSOF(env), name))
             return pf_error_set(err, PF_E_CONFIG,
                                 "%s: builtins_remove[%zu]: '%s' is not one of the builtins "
                                 "snippets get (see pyfence-profile(5))",

@@ -310,15 +310,6 @@ fail:
     return NULL;
 }
 
-static bool
-listed(const char *const *list, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], name) == 0)
-            return true;
-    return false;
-}
-
 int
 exec_builtins_adjust(struct exec_env *env, const struct exec_policy *p, struct pf_error **err)
 {
@@ -326,7 +317,8 @@ exec_builtins_adjust(struct exec_env *env, const struct exec_policy *p, struct p
     PyObject *cpython = PyEval_GetBuiltins(); /* borrowed */
     for (size_t i = 0; i < p->n_builtins_add; i++) {
         const char *name = p->builtins_add[i];
-        if (!name || !listed(addable_builtins, PF_ELEMENTSOF(addable_builtins), name))
+        if (!name ||
+            !policy_builtin_listed(addable_builtins, PF_ELEMENTSOF(addable_builtins), name))
             return pf_error_set(err, PF_E_BAD_REQUEST,
                                 "builtins_add[%zu]: '%s' cannot be added (addable: id, "
                                 "memoryview)",
@@ -339,8 +331,8 @@ exec_builtins_adjust(struct exec_env *env, const struct exec_policy *p, struct p
     }
     for (size_t i = 0; i < p->n_builtins_remove; i++) {
         const char *name = p->builtins_remove[i];
-        if (!name || (!listed(safe_builtins, PF_ELEMENTSOF(safe_builtins), name) &&
-                      !listed(env_builtins, PF_ELEMENTSOF(env_builtins), name)))
+        if (!name || (!policy_builtin_listed(safe_builtins, PF_ELEMENTSOF(safe_builtins), name) &&
+                      !policy_builtin_listed(env_builtins, PF_ELEMENTSOF(env_builtins), name)))
             return pf_error_set(err, PF_E_BAD_REQUEST,
                                 "builtins_remove[%zu]: '%s' is not one of the builtins snippets "
                                 "get",

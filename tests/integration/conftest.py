@@ -4,10 +4,12 @@ started on a temporary socket (knot-resolver's tests/pytests/conftest.py pattern
 Binaries come from the environment set by tests/integration/meson.build (PYFENCED, PYFENCE_CLI,
 PYFENCE_LIBCLIENT_E2E), falling back to build/. Extra daemon options: PYFENCED_ARGS."""
 
+import json
 import os
 import shlex
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -23,6 +25,45 @@ sys.path.insert(0, str(HERE))
 
 import fakeserver  # noqa: E402
 import pyfence  # noqa: E402
+
+
+def frame(payload):
+    """A wire frame (PROTOCOL.md): a dict is JSON-encoded, bytes are sent as they are."""
+    if isinstance(payload, dict):
+        payload = json.dumps(payload).encode()
+    return struct.pack(">I", len(payload)) + payload
+
+
+def read_frame(s, timeout=10, partial_ok=True):
+    """One frame from s, or None at end of file. With partial_ok False, an end of file inside a
+    frame fails the test instead."""
+    s.settimeout(timeout)
+    buf = b""
+    while len(buf) < 4:
+        chunk = s.recv(4 - len(buf))
+        if not chunk:
+            assert partial_ok or not buf, "end of file in the middle of a frame header"
+            return None
+        buf += chunk
+    (n,) = struct.unpack(">I", buf)
+    body = b""
+    while len(body) < n:
+        chunk = s.recv(min(65536, n - len(body)))
+        if not chunk:
+            assert partial_ok, "end of file in the middle of a frame"
+            return None
+        body += chunk
+    return json.loads(body)
+
+
+def wait_for(cond, timeout=10, interval=0.05):
+    """Polls cond() until it holds or timeout seconds pass; its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(interval)
+    return cond()
 
 
 def binary(env, *fallback):

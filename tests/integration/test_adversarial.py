@@ -1,37 +1,13 @@
 """Hostile and broken clients (knot-resolver's test_conn_mgmt.py, redis's protocol.tcl): after
 each case a second client is still served, and the daemon never dies."""
 
-import json
 import socket
 import struct
 import time
 
 import pytest
 
-
-def frame(payload):
-    if isinstance(payload, dict):
-        payload = json.dumps(payload).encode()
-    return struct.pack(">I", len(payload)) + payload
-
-
-def read_frame(s, timeout=10):
-    """One frame from s, or None at EOF."""
-    s.settimeout(timeout)
-    buf = b""
-    while len(buf) < 4:
-        chunk = s.recv(4 - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    (n,) = struct.unpack(">I", buf)
-    body = b""
-    while len(body) < n:
-        chunk = s.recv(min(65536, n - len(body)))
-        if not chunk:
-            return None
-        body += chunk
-    return json.loads(body)
+from conftest import frame, read_frame
 
 
 def assert_closed(s, timeout=10):

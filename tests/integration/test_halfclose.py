@@ -2,56 +2,24 @@
 before end-of-file is still answered, then pyfenced closes; a full close still cancels the
 connection's jobs."""
 
-import json
 import socket
-import struct
 import time
 
 import pytest
 
-
-def frame(payload):
-    return struct.pack(">I", len(payload := json.dumps(payload).encode())) + payload
-
-
-def read_frame(s):
-    """One frame from s, or None at EOF."""
-    buf = b""
-    while len(buf) < 4:
-        chunk = s.recv(4 - len(buf))
-        if not chunk:
-            assert not buf, "end of file in the middle of a frame header"
-            return None
-        buf += chunk
-    (n,) = struct.unpack(">I", buf)
-    body = b""
-    while len(body) < n:
-        chunk = s.recv(min(65536, n - len(body)))
-        assert chunk, "end of file in the middle of a frame"
-        body += chunk
-    return json.loads(body)
+from conftest import frame, read_frame, wait_for
 
 
 def read_until_eof(s, timeout=60):
     """Every reply (events left out) until the daemon closes, keyed by id; asserts one reply per
     id."""
-    s.settimeout(timeout)
     replies = {}
-    while (msg := read_frame(s)) is not None:
+    while (msg := read_frame(s, timeout, partial_ok=False)) is not None:
         if "event" in msg:
             continue
         assert msg["id"] not in replies, f"two replies for id {msg['id']!r}: {msg}"
         replies[msg["id"]] = msg
     return replies
-
-
-def wait_for(cond, timeout=10, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(interval)
-    return cond()
 
 
 def busy_workers(d):

@@ -9,16 +9,7 @@ import time
 import pytest
 
 import pyfence
-from conftest import descendants, fd_count, pid_alive, zombies_of
-
-
-def wait_for(cond, timeout=10, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(interval)
-    return cond()
+from conftest import descendants, fd_count, pid_alive, wait_for, zombies_of
 
 
 def test_sigterm_with_job_in_flight(daemon_factory):
