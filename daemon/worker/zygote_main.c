@@ -601,6 +601,10 @@ send_ready(struct zygote *z)
 int
 main(int argc, char **argv)
 {
+    /* pyfenced sets it so that the dynamic linker bound every symbol before main (workers then
+     * inherit a resolved GOT instead of each writing its own); it has done its work, and must
+     * not reach CPython's os.environ, which snippets see. */
+    unsetenv("LD_BIND_NOW");
     struct options o = {0};
     int r = parse_args(argc, argv, &o);
     if (r <= 0)
