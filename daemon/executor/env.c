@@ -140,6 +140,14 @@ exec_env_prebuild(struct pf_error **err)
     return env;
 }
 
+static void
+free_names(char **names, size_t n)
+{
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
 int
 exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struct pf_error **err)
 {
@@ -155,9 +163,7 @@ exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struc
                                 ? default_imports[i]
                                 : policy->imports[i - PF_ELEMENTSOF(default_imports)];
         if (!s || !(names[i] = strdup(s))) {
-            for (size_t k = 0; k < i; k++)
-                free(names[k]);
-            free(names);
+            free_names(names, i);
             return s ? pf_error_set(err, PF_E_INTERNAL,
                                     "out of memory configuring an executor "
                                     "environment")
@@ -165,9 +171,7 @@ exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struc
         }
     }
     if (exec_builtins_adjust(env, policy, err) < 0) {
-        for (size_t k = 0; k < n; k++)
-            free(names[k]);
-        free(names);
+        free_names(names, n);
         return -1;
     }
     env->policy = *policy;
@@ -222,9 +226,7 @@ exec_env_free(struct exec_env *env)
         PyDict_Clear(env->globals);
     Py_XDECREF(env->globals);
     Py_XDECREF(env->builtins);
-    for (size_t i = 0; env->import_names && i < env->policy.n_imports; i++)
-        free(env->import_names[i]);
-    free(env->import_names);
+    free_names(env->import_names, env->policy.n_imports);
     if (env->rs) {
         free(env->rs->logs); /* printed by finalisers while the environment closed */
         Py_XDECREF(env->rs->abort_msg);

@@ -546,9 +546,8 @@ check_control_fd(void)
 
 /* Runs one small snippet before forking, so that what CPython and the executor set up on first
  * use (the AST types, method caches, interned names: ~1.3 ms) is done once here instead of in
- * every worker, on its request's path; then freezes the heap so that the workers' garbage
- * collections do not write to (copy) the pages they share with the zygote. A failure only
- * costs that time back, so it is logged and ignored. */
+ * every worker, on its request's path; zygote_python_prepare() then freezes the heap. A
+ * failure only costs that time back, so it is logged and ignored. */
 static void
 warm_up(void)
 {
@@ -572,14 +571,6 @@ warm_up(void)
     cJSON_Delete(res);
     exec_env_free(env);
     PyGC_Collect();
-    PyObject *gc = PyImport_ImportModule("gc");
-    PyObject *r = gc ? PyObject_CallMethod(gc, "freeze", NULL) : NULL;
-    if (!r) {
-        pf_log_warning(ZYGOTE, "gc.freeze() failed, ignoring");
-        PyErr_Clear();
-    }
-    Py_XDECREF(r);
-    Py_XDECREF(gc);
 }
 
 static int

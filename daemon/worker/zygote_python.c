@@ -6,21 +6,22 @@
 #include "zygote_python.h"
 
 #include "exec.h"
+#include "pf_log.h"
 
-/* Objects made after warm-up go to the permanent generation too: a worker's collections then
- * never walk (and copy) them. */
-static int
+/* Moves every object, the prebuilt environment included, to the permanent generation: the
+ * workers' garbage collections then never walk (and copy) the pages they share with the
+ * zygote. Without it workers are only slower, so a failure is logged and ignored. */
+static void
 freeze_heap(void)
 {
     PyObject *gc = PyImport_ImportModule("gc");
     PyObject *r = gc ? PyObject_CallMethod(gc, "freeze", NULL) : NULL;
     Py_XDECREF(gc);
     if (!r) {
+        pf_log_warning(ZYGOTE, "gc.freeze() failed, ignoring");
         PyErr_Clear();
-        return -1;
     }
-    Py_DECREF(r);
-    return 0;
+    Py_XDECREF(r);
 }
 
 static int
@@ -65,8 +66,7 @@ zygote_python_prepare(struct zygote_python *zp, struct pf_error **err)
     zp->spare_env = NULL;
     if (find_random(zp, err) < 0 || !(zp->spare_env = exec_env_prebuild(err)))
         return -1;
-    if (freeze_heap() < 0)
-        return pf_error_set(err, PF_E_INTERNAL, "gc.freeze() failed");
+    freeze_heap();
     return 0;
 }
 
