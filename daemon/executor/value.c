@@ -1,6 +1,9 @@
 /* Tagged JSON <-> Python values, the Python -> JSON half (value_parse.c is the other). See
  * value.h for the contract and proto/PROTOCOL.md "Values" for the wire form. */
+/* First: it brings Python.h, which precedes every system header. */
+// clang-format off
 #include "value_internal.h"
+// clang-format on
 
 #include <math.h>
 #include <stdio.h>

@@ -2,10 +2,13 @@
 #ifndef DAEMON_EXECUTOR_VALUE_INTERNAL_H
 #define DAEMON_EXECUTOR_VALUE_INTERNAL_H
 
+/* value.h brings Python.h, which must come before datetime.h and every system header. */
+// clang-format off
 #include "value.h"
 
 #include <datetime.h>
 #include <stdbool.h>
+// clang-format on
 
 #include "pf_cleanup.h"
 

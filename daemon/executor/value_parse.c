@@ -1,6 +1,9 @@
 /* Tagged JSON <-> Python values, the JSON -> Python half: how variables enter a worker. Every
  * refusal names the path of the offending value ("variables.x[2].re"). */
+/* First: it brings Python.h, which precedes every system header. */
+// clang-format off
 #include "value_internal.h"
+// clang-format on
 
 #include <math.h>
 #include <stdarg.h>

@@ -38,12 +38,12 @@ const char *harden_level_name(enum harden_level level);
 /* What the daemon sends with each spawn request (limits already resolved from policy). */
 struct harden_params {
     enum harden_level level[_HARDEN_LAYER_MAX];
-    uint64_t cpu_ms;        /* RLIMIT_CPU (rounded up to seconds) and cgroup cpu */
-    uint64_t memory_mb;     /* RLIMIT_AS / cgroup memory */
-    uint64_t file_size_mb;  /* RLIMIT_FSIZE */
-    uint64_t open_files;    /* RLIMIT_NOFILE */
-    uint64_t pids;          /* RLIMIT_NPROC / cgroup pids */
-    uint32_t uid, gid;      /* identity layer: unprivileged ids for this worker */
+    uint64_t cpu_ms;       /* RLIMIT_CPU (rounded up to seconds) and cgroup cpu */
+    uint64_t memory_mb;    /* RLIMIT_AS / cgroup memory */
+    uint64_t file_size_mb; /* RLIMIT_FSIZE */
+    uint64_t open_files;   /* RLIMIT_NOFILE */
+    uint64_t pids;         /* RLIMIT_NPROC / cgroup pids */
+    uint32_t uid, gid;     /* identity layer: unprivileged ids for this worker */
 };
 
 /* Applies the layers, in order, to the calling process (a freshly forked worker).
