@@ -17,6 +17,7 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "policy_limits.h"
+#include "warm_up.h"
 
 #define OUTPUT_FLUSH_BYTES 4096
 #define OUTPUT_FLUSH_MS    20
@@ -676,6 +677,7 @@ worker_main(int channel_fd, const struct harden_params *params, struct exec_env 
         fail_job(at, PF_E_INTERNAL, err ? err->msg : NULL, WORKER_EXIT_HARDEN_FAILED);
     }
 
+    worker_warm_up(fd);
     struct frame_slot slot = {NULL, 0};
     struct run_job job = {.spare_env = spare_env};
     if (read_frame(fd, &slot, &err) < 0 || parse_run(slot.payload, slot.len, &job, &err) < 0)

@@ -1,5 +1,7 @@
 /* bench_exec: the figures of the issue's targets, measured in one run through libpyfence:
- *   - submit-to-result time of a trivial snippet (`1+1`) as an ephemeral job (warm pool);
+ *   - submit-to-result time of a trivial snippet (`1+1`) as an ephemeral job, once with
+ *     --gap-ms (5) between requests so the warm pool has refilled, as between an agent's
+ *     snippets, and once back to back, where the refill competes with the requests;
  *   - the same in a live session ("sessions: not available" when the daemon has none);
  *   - throughput of 16 concurrent clients (jobs/s);
  *   - the CPU one ephemeral job costs in that run, by process (pyfenced, its zygotes, the
@@ -8,7 +10,7 @@
  * side by side with the spawn time of `/usr/bin/python3 -c pass` (posix_spawn + waitpid).
  * Run by scripts/bench; never asserted in tests.
  * Usage: bench_exec [--socket PATH] [--runs N] [--spawn-runs N] [--code SNIPPET]
- *                   [--clients N] [--seconds S] [--idle N] */
+ *                   [--clients N] [--seconds S] [--idle N] [--gap-ms MS] */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -66,9 +68,21 @@ summarize(double *v, size_t n)
     };
 }
 
+static void
+pause_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* gap_ms: the pause after each exec. 0 sends the next one as soon as the reply is in, which
+ * outruns the pool's background refill on a small machine and so also measures the refill;
+ * a few milliseconds is still far faster than an agent, which waits for its model between
+ * snippets. */
 static int
-bench_pyfence(const char *socket_path, const char *code, double *samples, size_t runs,
-              double *ret_queue_ms, double *ret_run_ms)
+bench_pyfence(const char *socket_path, const char *code, unsigned gap_ms, double *samples,
+              size_t runs, double *ret_queue_ms, double *ret_run_ms)
 {
     struct pyfence_error err = {0};
     struct pyfence_conn *conn = NULL;
@@ -96,6 +110,8 @@ bench_pyfence(const char *socket_path, const char *code, double *samples, size_t
             queue += res.stats.queue_ms;
             run += res.stats.run_ms;
         }
+        if (gap_ms)
+            pause_ms(gap_ms);
     }
     *ret_queue_ms = queue / (double) runs;
     *ret_run_ms = run / (double) runs;
@@ -389,7 +405,7 @@ daemon_pid(const char *socket_path)
 static void
 print_row(const char *name, size_t runs, const struct summary *s)
 {
-    printf("%-34s %7zu %9.3f %9.3f %9.3f %9.3f %9.3f\n", name, runs, s->p50, s->p99, s->mean,
+    printf("%-44s %7zu %9.3f %9.3f %9.3f %9.3f %9.3f\n", name, runs, s->p50, s->p99, s->mean,
            s->min, s->max);
 }
 
@@ -417,12 +433,14 @@ main(int argc, char **argv)
             {"clients", required_argument, NULL, 'C'},
             {"seconds", required_argument, NULL, 'S'},
             {"idle", required_argument, NULL, 'i'},
+            {"gap-ms", required_argument, NULL, 'g'},
             {"help", no_argument, NULL, 'h'},
             {0},
     };
     const char *socket_path = NULL, *code = "1+1";
     size_t runs = 2000, spawn_runs = 0;
     int clients = 16, idle = 1000;
+    unsigned gap_ms = 5;
     double seconds = 5;
     int c;
     while ((c = getopt_long(argc, argv, "s:n:m:c:h", longopts, NULL)) != -1) {
@@ -448,14 +466,18 @@ main(int argc, char **argv)
         case 'i':
             idle = (int) parse_count(optarg, "--idle");
             break;
+        case 'g':
+            gap_ms = (unsigned) parse_count(optarg, "--gap-ms");
+            break;
         case 'h':
             printf("Usage: bench_exec [--socket PATH] [--runs N] [--spawn-runs N] [--code "
                    "SNIPPET]\n"
-                   "                  [--clients N] [--seconds S] [--idle N]\n"
-                   "Times N ephemeral execs of SNIPPET (default 1+1, N default 2000) and N in a\n"
-                   "session, the throughput of --clients (16) concurrent clients for --seconds\n"
-                   "(5), pyfenced's RSS with --idle (1000) idle connections, against spawning\n"
-                   "/usr/bin/python3 -c pass (default max(100, N/10) times).\n");
+                   "                  [--clients N] [--seconds S] [--idle N] [--gap-ms MS]\n"
+                   "Times N ephemeral execs of SNIPPET (default 1+1, N default 2000) with MS (5)\n"
+                   "between them and N back to back, N in a session, the throughput of\n"
+                   "--clients (16) concurrent clients for --seconds (5), pyfenced's RSS with\n"
+                   "--idle (1000) idle connections, against spawning /usr/bin/python3 -c pass\n"
+                   "(default max(100, N/10) times).\n");
             return 0;
         default:
             return 2;
@@ -465,24 +487,28 @@ main(int argc, char **argv)
         spawn_runs = runs / 10 > 100 ? runs / 10 : 100;
 
     double *ex = calloc(runs, sizeof(double)), *se = calloc(runs, sizeof(double));
-    double *sp = calloc(spawn_runs, sizeof(double));
-    double queue_ms = 0, run_ms = 0;
-    if (!ex || !se || !sp) {
+    double *bb = calloc(runs, sizeof(double)), *sp = calloc(spawn_runs, sizeof(double));
+    double queue_ms = 0, run_ms = 0, bb_queue_ms = 0, bb_run_ms = 0;
+    if (!ex || !se || !bb || !sp) {
         fprintf(stderr, "bench_exec: out of memory\n");
         return 1;
     }
-    if (bench_pyfence(socket_path, code, ex, runs, &queue_ms, &run_ms) < 0)
+    if (bench_pyfence(socket_path, code, gap_ms, ex, runs, &queue_ms, &run_ms) < 0 ||
+        bench_pyfence(socket_path, code, 0, bb, runs, &bb_queue_ms, &bb_run_ms) < 0)
         return 1;
     int sess = bench_session(socket_path, code, se, runs);
     if (sess < 0 || bench_spawn(sp, spawn_runs) < 0)
         return 1;
     struct summary sx = summarize(ex, runs), ss = summarize(sp, spawn_runs);
 
-    printf("%-34s %7s %9s %9s %9s %9s %9s\n", "milliseconds", "runs", "p50", "p99", "mean", "min",
+    printf("%-44s %7s %9s %9s %9s %9s %9s\n", "milliseconds", "runs", "p50", "p99", "mean", "min",
            "max");
-    char label[64];
-    snprintf(label, sizeof(label), "pyfence exec '%.16s' (ephemeral)", code);
+    char label[96];
+    snprintf(label, sizeof(label), "pyfence exec '%.8s' (ephemeral, %u ms apart)", code, gap_ms);
     print_row(label, runs, &sx);
+    struct summary sb = summarize(bb, runs);
+    snprintf(label, sizeof(label), "pyfence exec '%.8s' (ephemeral, back to back)", code);
+    print_row(label, runs, &sb);
     if (sess == 0) {
         struct summary sn = summarize(se, runs);
         snprintf(label, sizeof(label), "pyfence exec '%.16s' (session)", code);
@@ -492,8 +518,9 @@ main(int argc, char **argv)
     if (sess > 0)
         printf("sessions: not available\n");
     printf("\nratio spawn/exec: p50 %.1fx, mean %.1fx\n", ss.p50 / sx.p50, ss.mean / sx.mean);
-    printf("daemon-side means per ephemeral exec: queue %.3f ms, executor run %.3f ms\n", queue_ms,
-           run_ms);
+    printf("daemon-side means per ephemeral exec: queue %.3f ms, executor run %.3f ms (back to "
+           "back: %.3f, %.3f)\n",
+           queue_ms, run_ms, bb_queue_ms, bb_run_ms);
 
     double rate = 0;
     uint64_t busy = 0, failed = 0;
@@ -528,6 +555,7 @@ main(int argc, char **argv)
     printf("pyfenced VmRSS: %.1f MiB with 1 connection, %.1f MiB with %d idle connections\n",
            (double) before_kb / 1024, (double) with_kb / 1024, idle);
     free(ex);
+    free(bb);
     free(se);
     free(sp);
     return 0;

@@ -249,6 +249,26 @@ def test_pool_hits_for_repeated_ephemeral_jobs(daemon):
         assert r.stats["queue_ms"] < 5, r.stats
 
 
+def test_pool_warm_up_leaves_no_trace(daemon):
+    """An idle pool worker runs a warm-up snippet in a scratch environment before its request
+    comes (daemon/worker/warm_up.h): its job sees none of its names, output or operations."""
+    before = pool(daemon)
+    with daemon.client() as c:
+        for name in ("f", "v", "key", "val", "i"):
+            wait_pool_full(daemon)
+            time.sleep(0.1)  # the idle workers are past hardening and warm-up
+            r = c.exec(name)
+            assert r.outcome == "error" and f"NameError: The variable `{name}` is not defined" in r.error["message"], r.reply
+            assert r.logs == "", r.reply
+        wait_pool_full(daemon)
+        time.sleep(0.1)
+        r = c.exec("print('job'); 6 * 7")
+        assert r.ok and r.output == 42 and r.logs == "job\n", r.reply
+        assert r.stats["ops"] < 20, r.stats
+    after = pool(daemon)
+    assert after["hits"] - before["hits"] >= 6, (before, after)
+
+
 def test_pool_workers_killed_while_idle_do_not_fail_jobs(daemon):
     """An idle pool worker killed from outside is skipped (its pidfd says it died) or, when the
     job reached it first, the job runs on another worker: it did not read its run frame."""
