@@ -1,5 +1,6 @@
 /* cancel: ends a request of the same connection, named by its id (an ephemeral exec, queued or
- * running, or an exec in a session). A connection owns its requests: no other peer can name
+ * running; an exec in a session, running or waiting its turn; a session.get waiting its turn; a
+ * session.open not answered yet). A connection owns its requests: no other peer can name
  * them. */
 #include <math.h>
 #include <stdbool.h>
@@ -23,22 +24,37 @@ same_id(const cJSON *a, const cJSON *b)
     return cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble == b->valuedouble;
 }
 
-/* An exec running in a session, sent on this connection: its worker is asked to stop, and the
- * session keeps its state and serves on. A snippet that does not stop (inside a long call) is
- * bounded by the session's own wall-clock backstop, which ends the session. */
+/* A request to a session, sent on this connection. One running (an exec) is asked to stop:
+ * its worker stops the snippet, and the session keeps its state and serves on; a snippet that
+ * does not stop (inside a long call) is bounded by the session's own wall-clock backstop, which
+ * ends the session. One waiting its turn is taken out and answered `cancelled` at once, and so is
+ * a session.open not answered yet (the session never starts, or its worker is killed). */
 static bool
-cancel_session_exec(struct conn *c, const cJSON *target)
+cancel_session_request(struct conn *c, const cJSON *target)
 {
     struct dlist *head = &c->d->sessions.all, *pos;
     for (pos = head->next; pos != head; pos = pos->next) {
         struct session *s = pf_container_of(pos, struct session, link);
-        if (s->state != SESSION_BUSY || s->req.kind != SESSION_REQ_EXEC || s->req.conn != c ||
-            !same_id(s->req.id, target))
-            continue;
-        struct zygote *z = daemon_zygote(c->d, s->preload_zygote);
-        if (z)
-            zygote_cancel(z, s->job_id);
-        return true;
+        if (s->req.conn == c && same_id(s->req.id, target)) {
+            if (s->req.kind == SESSION_REQ_OPEN) {
+                session_cancel_open(s);
+                return true;
+            }
+            if (s->req.kind != SESSION_REQ_EXEC)
+                return false; /* a session.get runs no snippet: it ends by itself */
+            struct zygote *z = daemon_zygote(c->d, s->preload_zygote);
+            if (z)
+                zygote_cancel(z, s->job_id);
+            return true;
+        }
+        struct dlist *rpos;
+        for (rpos = s->pending.next; rpos != &s->pending; rpos = rpos->next) {
+            struct session_req *r = pf_container_of(rpos, struct session_req, link);
+            if (r->conn == c && same_id(r->id, target)) {
+                session_cancel_pending(s, r);
+                return true;
+            }
+        }
     }
     return false;
 }
@@ -58,7 +74,7 @@ op_cancel(struct conn *c, const struct msg_request *req, cJSON **ret_reply, stru
         }
     }
     if (!cancelled)
-        cancelled = cancel_session_exec(c, target);
+        cancelled = cancel_session_request(c, target);
     cJSON *reply = msg_reply_ok(req->id);
     if (!reply || !cJSON_AddBoolToObject(reply, "cancelled", cancelled)) {
         cJSON_Delete(reply);

@@ -9,7 +9,6 @@
 #include "load.h"
 #include "ops.h"
 #include "pf_cleanup.h"
-#include "pool.h"
 #include "profile.h"
 #include "session.h"
 
@@ -18,6 +17,25 @@ oom(cJSON *reply, struct pf_error **err)
 {
     cJSON_Delete(reply);
     return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+}
+
+/* A request refused because a queue is full (*err, PF_E_BUSY) is answered here, with when to
+ * come back (PROTOCOL.md, "busy"); any other error is left to the caller. */
+static int
+busy_reply(const struct msg_request *req, uint32_t retry_after_ms, cJSON **ret_reply,
+           struct pf_error **err)
+{
+    if (!err || !*err || (*err)->code != PF_E_BUSY || !retry_after_ms)
+        return -1;
+    cJSON *reply = msg_reply_error(req->id, PF_E_BUSY, (*err)->msg);
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+    if (!e || !cJSON_AddNumberToObject(e, "retry_after_ms", retry_after_ms)) {
+        cJSON_Delete(reply);
+        return -1;
+    }
+    *err = pf_error_free(*err);
+    *ret_reply = reply;
+    return 0;
 }
 
 /* The named profile if the peer may use it (else answered like a missing one), or its own. */
@@ -44,16 +62,6 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     cJSON *fields = NULL;
     if (ops_resolve_job(d, profile, req->root, &spec, &fields, err) < 0)
         return -1;
-    /* A session holds its worker from open to close: it counts as a live worker. An idle pool
-     * worker makes way (killed now, its slot free once reaped: until then one over). */
-    int64_t max_workers = d->limits.v[POLICY_LIMIT_MAX_WORKERS];
-    if (max_workers > 0 && (int64_t) d->jobs_running >= max_workers &&
-        !pools_make_room(&d->pools)) {
-        cJSON_Delete(fields);
-        return pf_error_set(err, PF_E_BUSY,
-                            "all %lld workers are busy (max_workers); try again later",
-                            (long long) max_workers);
-    }
     const char *name = profile ? profile->name : msg_get_string(req->root, "profile", "default");
     struct session *s = session_new(&d->sessions, c->uid, name, &spec.limits, err);
     if (!s) {
@@ -62,12 +70,17 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     }
     s->detached = msg_get_bool(req->root, "detach", false);
     s->owner = s->detached ? NULL : c;
+    /* A session holds its worker from open to close: it counts against max_workers. Without a
+     * free one, the open waits in the scheduler's queue like an exec (an idle pool worker
+     * makes way for it). */
+    uint32_t retry_after_ms = 0;
     int r = session_start(s, c, req->id, spec.levels, fields,
-                          cJSON_GetObjectItemCaseSensitive(req->root, "variables"), err);
+                          cJSON_GetObjectItemCaseSensitive(req->root, "variables"), &retry_after_ms,
+                          err);
     cJSON_Delete(fields);
     if (r < 0) {
         session_end(s, SESSION_END_FAILED);
-        return -1;
+        return busy_reply(req, retry_after_ms, ret_reply, err);
     }
     *ret_reply = NULL; /* answered when the worker is ready */
     return 0;
@@ -103,10 +116,11 @@ op_session_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     struct session *s = find_live(c, req->root, err);
     if (!s)
         return -1;
+    uint32_t retry_after_ms = 0;
     if (session_exec(s, c, req->id, msg_get_string(req->root, "code", ""),
                      cJSON_GetObjectItemCaseSensitive(req->root, "variables"),
-                     msg_get_bool(req->root, "stream", true), err) < 0)
-        return -1;
+                     msg_get_bool(req->root, "stream", true), &retry_after_ms, err) < 0)
+        return busy_reply(req, retry_after_ms, ret_reply, err);
     *ret_reply = NULL;
     return 0;
 }
@@ -118,8 +132,10 @@ op_session_get(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
     struct session *s = find_live(c, req->root, err);
     if (!s)
         return -1;
-    if (session_get(s, c, req->id, cJSON_GetObjectItemCaseSensitive(req->root, "names"), err) < 0)
-        return -1;
+    uint32_t retry_after_ms = 0;
+    if (session_get(s, c, req->id, cJSON_GetObjectItemCaseSensitive(req->root, "names"),
+                    &retry_after_ms, err) < 0)
+        return busy_reply(req, retry_after_ms, ret_reply, err);
     *ret_reply = NULL;
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "ops.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "session.h"
 #include "zygote.h"
 
 static void on_check(uv_check_t *h);
@@ -211,7 +212,10 @@ find_idle(const struct pools *ps, const struct harden_params *params, int preloa
 bool
 pools_startable(const struct pools *ps, const struct harden_params *params)
 {
-    /* A hint for the scheduler: a worker of the other zygote is then evicted to make room. */
+    /* A hint for the scheduler: a worker of the other zygote is then evicted to make room. A
+     * session's worker is never a pool's: any idle one makes way for it. */
+    if (!params)
+        return slot_free(ps->d) || pools_idle(ps) > 0;
     return slot_free(ps->d) || find_idle(ps, params, -1, NULL);
 }
 
@@ -232,11 +236,26 @@ evict_one(struct pools *ps)
     }
 }
 
+/* A session's worker is forked for it (with its own hardening, and it is not a run frame that
+ * it waits for): a free slot, or an idle pool worker makes way and the session waits for the
+ * slot that frees when that worker is reaped. */
+static enum sched_start
+start_session(struct daemon *d, struct session *s)
+{
+    if (!slot_free(d)) {
+        evict_one(&d->pools);
+        return SCHED_NO_SLOT;
+    }
+    return session_launch(s);
+}
+
 enum sched_start
 pools_start_job(void *ctx, struct sched_entry *e)
 {
     struct daemon *d = ctx;
     struct pools *ps = &d->pools;
+    if (e->kind == WORKER_CTX_SESSION)
+        return start_session(d, pf_container_of(e, struct session, sched));
     struct job *q = pf_container_of(e, struct job, sched);
     struct pool *home = q->profile[0] ? pool_find(ps, q->profile) : NULL;
     struct job *w;
@@ -405,12 +424,4 @@ pools_stats_json(const struct pools *ps)
         }
     }
     return o;
-}
-
-bool
-pools_make_room(struct pools *ps)
-{
-    unsigned before = pools_idle(ps);
-    evict_one(ps);
-    return pools_idle(ps) < before;
 }

@@ -12,7 +12,8 @@
  *
  * The scheduler's start callback lives here too (pools_start_job): a pool worker if one
  * matches, else a fresh worker if max_workers allows, else the job keeps waiting (and an idle
- * pool worker that no waiting job can use is evicted to make room). */
+ * pool worker that no waiting job can use is evicted to make room). A session.open waits in the
+ * same queue; its worker is always a fresh one (session_launch). */
 #ifndef DAEMON_POOL_H
 #define DAEMON_POOL_H
 
@@ -68,10 +69,12 @@ void pools_reload(struct pools *ps);
 /* Pumps the scheduler and refills the pools on this loop turn. */
 void pools_kick(struct pools *ps);
 
-/* A worker could be had now for these parameters: a free slot or a matching idle one. */
+/* A worker could be had now for these parameters: a free slot or a matching idle one. params
+ * NULL: a session's worker, for which any idle pool worker makes way. */
 bool pools_startable(const struct pools *ps, const struct harden_params *params);
 
-/* The scheduler's start callback (ctx is the daemon). */
+/* The scheduler's start callback (ctx is the daemon): an ephemeral job's entry or a session's
+ * (session_launch), told apart by sched_entry.kind. */
 enum sched_start pools_start_job(void *ctx, struct sched_entry *e);
 
 /* An idle pool worker ended, wrote before it had a job, or lost its channel: it leaves its
@@ -82,8 +85,5 @@ void pool_worker_lost(struct job *j, bool failure);
 cJSON *pools_stats_json(const struct pools *ps);
 /* Idle pool workers, all pools together. */
 unsigned pools_idle(const struct pools *ps);
-/* Lets the oldest idle pool worker go, to make room for a worker that is not a pool's (a
- * session's); false when there was none. Its slot frees when the zygote reports its end. */
-bool pools_make_room(struct pools *ps);
 
 #endif

@@ -45,11 +45,13 @@ enum sched_state {
     _SCHED_STATE_INVALID = -1,
 };
 
-/* Embedded in the job it schedules. */
+/* Embedded in what it schedules: an ephemeral job, or a session waiting for its worker. */
 struct sched_entry {
     struct dlist link;   /* in u->queue while queued */
     struct sched_uid *u; /* Not owned; NULL while SCHED_NONE. */
     enum sched_state state;
+    int kind; /* the start callback's: what embeds the entry (enum worker_ctx_kind, job.h); the
+               * scheduler never reads it */
 };
 
 enum sched_start {

@@ -158,6 +158,9 @@ session_new(struct session_table *t, uid_t uid, const char *profile,
     snprintf(s->profile, sizeof(s->profile), "%s", profile);
     s->limits = *limits;
     s->state = SESSION_STARTING;
+    s->sched.kind = WORKER_CTX_SESSION;
+    dlist_init(&s->pending);
+    dlist_init(&s->req.link);
     s->created_ms = s->last_used_ms = unix_ms();
     s->created_at = s->last_active = uv_now(t->loop);
     uv_timer_init(t->loop, &s->expiry);
@@ -220,6 +223,11 @@ session_on_handle_closed(uv_handle_t *handle)
     frame_decoder_finish(&s->dec);
     cJSON_Delete(s->req.id);
     cJSON_Delete(s->req.names);
+    cJSON_Delete(s->req.frame);
+    /* Every waiting request was answered or dropped when the session ended. */
+    struct session_req *r;
+    while ((r = session_queue_pop(s)))
+        session_req_free(r);
     free(s->lost_cause);
     free(s);
 }
@@ -247,7 +255,8 @@ session_json(const struct session *s)
               cJSON_AddNumberToObject(o, "last_used", (double) s->last_used_ms) &&
               cJSON_AddNumberToObject(o, "execs", (double) s->execs) &&
               cJSON_AddBoolToObject(o, "detached", s->detached) &&
-              cJSON_AddStringToObject(o, "state", session_state_name(s->state));
+              cJSON_AddStringToObject(o, "state", session_state_name(s->state)) &&
+              cJSON_AddNumberToObject(o, "pending", s->n_pending);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -2,12 +2,19 @@
  * peer uid that opened it; any other uid is answered exactly as for an id that does not exist.
  * It ends when it is closed, when its connection closes (unless detached), after
  * session_idle_timeout_ms without a request, after session_lifetime_ms in any case, and with its
- * worker: a session whose worker died answers its next request with session_lost and the cause,
- * then is gone. Its worker is never reused for anything else.
+ * worker: a session whose worker died answers its next request (or every request waiting its
+ * turn) with session_lost and the cause, then is gone. Its worker is never reused for anything
+ * else.
+ *
+ * A session.open that cannot have a worker at once waits in the scheduler's queue like an
+ * ephemeral exec (scheduler.h; pools_start_job calls session_launch). Requests to one session
+ * run one at a time on its worker; later ones wait in the session's own queue, in arrival
+ * order, at most SESSION_MAX_PENDING.
  *
  * session.c keeps the table (ids, ownership, expiry); session_worker.c talks to the worker
- * (CHANNEL.md, "Session worker"); op_session.c serves the session.* ops and exec with a
- * session. See PROTOCOL.md, "Sessions". */
+ * (CHANNEL.md, "Session worker"); session_queue.c keeps the requests that wait their turn;
+ * op_session.c serves the session.* ops and exec with a session. See PROTOCOL.md,
+ * "Sessions". */
 #ifndef DAEMON_SESSION_H
 #define DAEMON_SESSION_H
 
@@ -27,15 +34,19 @@
 
 #define SESSION_ID_BYTES 16 /* 128 random bits from getrandom */
 #define SESSION_ID_LEN   (SESSION_ID_BYTES * 2)
+/* Requests that may wait behind the one a session's worker runs (max_pending_per_session): more
+ * are answered busy with retry_after_ms. */
+#define SESSION_MAX_PENDING 16
 
 struct conn;
 struct daemon;
 struct session;
 
 enum session_state {
-    SESSION_STARTING, /* worker asked for; session.open is answered when it is ready */
+    SESSION_STARTING, /* waiting for a worker, or its worker is starting; session.open is
+                       * answered when it is ready */
     SESSION_IDLE,
-    SESSION_BUSY,  /* one request (exec or get) is with the worker */
+    SESSION_BUSY,  /* one request (exec or get) is with the worker; later ones wait (pending) */
     SESSION_LOST,  /* the worker died: the next request learns why, then the session is gone */
     SESSION_ENDED, /* out of the table; waits for its worker and handles to go, then freed */
     _SESSION_STATE_MAX,
@@ -75,14 +86,17 @@ enum session_req_kind {
     _SESSION_REQ_INVALID = -1,
 };
 
-/* The one request a session's worker is serving. */
+/* A request to a session: the one its worker is serving (session.req), or one waiting its
+ * turn (session.pending, allocated). */
 struct session_req {
     enum session_req_kind kind;
     struct conn *conn; /* Not owned; NULL once the reply is sent or its connection is gone. */
     cJSON *id;         /* owned copy of the request's id */
     cJSON *names;      /* get: owned copy of the names asked for */
+    cJSON *frame;      /* owned: what its worker is to be sent, until it is */
+    struct dlist link; /* in session.pending while it waits */
     bool stream;
-    uint64_t arrival_ns, start_ns; /* uv_hrtime() */
+    uint64_t arrival_ns, start_ns; /* uv_hrtime(); start_ns 0 until it goes to the worker */
     uint64_t output_bytes;
 };
 
@@ -121,7 +135,12 @@ struct session {
     char *lost_cause;       /* owned: why the worker is gone, for the next request */
     bool cause_provisional; /* lost at the channel's end; the exit will say why */
     struct session_req req;
-    int open_handles; /* freed when the last one has closed */
+    struct dlist pending; /* struct session_req.link: waiting for req to end, oldest first */
+    unsigned n_pending;
+    double avg_req_ms; /* moving average of how long a request holds the worker (retry_after_ms) */
+    struct sched_entry sched;    /* session.open waiting for a worker, until it is answered */
+    struct harden_params params; /* what its worker is hardened with */
+    int open_handles;            /* freed when the last one has closed */
 };
 
 /* ---- the table (session.c) ------------------------------------------------------------ */
@@ -153,39 +172,77 @@ void session_maybe_release(struct session *s);
 /* The close callback of every handle of a session (handle->data is the session). */
 void session_on_handle_closed(uv_handle_t *handle);
 
-/* [{"id", "profile", "created", "last_used", "execs", "detached", "state"}] of uid's sessions. */
+/* [{"id", "profile", "created", "last_used", "execs", "detached", "state", "pending"}] of uid's
+ * sessions. */
 cJSON *session_list_json(const struct session_table *t, uid_t uid);
 
 const char *session_state_name(enum session_state state);
 
 /* ---- the worker (session_worker.c) ------------------------------------------------------ */
 
-/* Forks the session's worker and writes its `session` frame (fields: borrowed, the executor's
- * fields ops_resolve_job resolved; variables: borrowed, may be NULL). The open request (id, conn)
- * is answered when the worker says it is ready, or fails. On error nothing was started and s is
- * unchanged. */
+/* Admits the open request (id, conn) of s into the scheduler with its `session` frame (fields:
+ * borrowed, the executor's fields ops_resolve_job resolved; variables: borrowed, may be NULL):
+ * its worker is forked at once if one can be had, else when its turn comes (session_launch).
+ * The request is answered when the worker says it is ready, or fails. On error nothing was
+ * admitted and s is unchanged: PF_E_BUSY with *ret_retry_after_ms when the queue is full. */
 int session_start(struct session *s, struct conn *c, const cJSON *req_id,
                   const enum harden_level *levels, const cJSON *fields, const cJSON *variables,
-                  struct pf_error **err);
+                  uint32_t *ret_retry_after_ms, struct pf_error **err);
+/* The scheduler's turn of a waiting session.open (through pools_start_job, a slot being free):
+ * forks the worker and writes the `session` frame. SCHED_FAILED: the open was answered and the
+ * session ended. */
+enum sched_start session_launch(struct session *s);
 
-/* Sends one exec (code, variables may be NULL) or get (names) to an IDLE session; the reply
- * comes later. */
+/* Queues one exec (code, variables may be NULL) or get (names) on s; it goes to the worker at
+ * once when the worker is free, else after the requests before it. The reply comes later.
+ * PF_E_BUSY with *ret_retry_after_ms past SESSION_MAX_PENDING waiting requests. */
 int session_exec(struct session *s, struct conn *c, const cJSON *req_id, const char *code,
-                 const cJSON *variables, bool stream, struct pf_error **err);
+                 const cJSON *variables, bool stream, uint32_t *ret_retry_after_ms,
+                 struct pf_error **err);
 int session_get(struct session *s, struct conn *c, const cJSON *req_id, const cJSON *names,
-                struct pf_error **err);
+                uint32_t *ret_retry_after_ms, struct pf_error **err);
+/* The worker is free (IDLE): the oldest waiting request goes to it. */
+void session_next(struct session *s);
 
-/* Ends s: out of the table, a request in flight is answered according to why, the worker is
- * killed, and s is freed once its worker is gone. */
+/* cancel: a waiting request r of s is taken out and answered `cancelled`; the session goes on. */
+void session_cancel_pending(struct session *s, struct session_req *r);
+/* cancel of a session.open not answered yet: it is answered `cancelled` and the session ends
+ * (it leaves the scheduler's queue, or its starting worker is killed). */
+void session_cancel_open(struct session *s);
+
+/* Ends s: out of the table, the request in flight and those waiting are answered according to
+ * why, the worker is killed, and s is freed once its worker is gone. */
 void session_end(struct session *s, enum session_end why);
 
 /* zygote callbacks, reached through job_on_spawned/job_on_exit (ctx_kind). */
 void session_on_spawned(struct session *s, pid_t pid, const struct pf_error *err);
 void session_on_exit(struct session *s, const struct zygote_exit *exit_info);
 
-/* The connection c is closing: its requests are no longer owed a reply, and the sessions it
- * owns (not detached) end. */
+/* The connection c is closing: its requests are no longer owed a reply (those waiting are
+ * dropped), and the sessions it owns (not detached), or whose open it sent and was not
+ * answered yet, end. */
 void session_conn_gone(struct session_table *t, struct conn *c);
+
+/* ---- requests waiting their turn (session_queue.c) -------------------------------------- */
+
+/* Adds a request to s's queue (frame and names taken over; names may be NULL). */
+int session_queue_add(struct session *s, enum session_req_kind kind, struct conn *c,
+                      const cJSON *req_id, cJSON *frame, cJSON *names, bool stream,
+                      uint32_t *ret_retry_after_ms, struct pf_error **err);
+/* The oldest waiting request, taken out of the queue (the caller owns it), or NULL. */
+struct session_req *session_queue_pop(struct session *s);
+/* Frees a request (NULL is fine); returns NULL. */
+struct session_req *session_req_free(struct session_req *r);
+/* The failure reply of r: an exec's has the fields of every exec reply (outcome, logs, stats);
+ * `lost` adds "session_lost": true. NULL when out of memory. */
+cJSON *session_req_failure(const struct session_req *r, int code, const char *message, bool lost);
+/* Answers every waiting request with code and message, in arrival order; returns how many
+ * there were. */
+unsigned session_queue_fail(struct session *s, int code, const char *message);
+/* Drops the waiting requests of connection c, without replies (it is gone). */
+void session_queue_conn_gone(struct session *s, struct conn *c);
+/* Folds the time a request held the worker into avg_req_ms. */
+void session_queue_note_held(struct session *s, double held_ms);
 
 /* Shutdown, first stage: every session ends (a request in flight gets shutting_down). */
 void session_shutdown_all(struct session_table *t);

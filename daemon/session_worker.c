@@ -1,6 +1,9 @@
-/* A session's worker: forked once, fed one request at a time over its channel (CHANNEL.md,
- * "Session worker"), and never used for anything else. Its death makes the session lost. */
+/* A session's worker: forked once, when the scheduler gives the session.open its turn, fed one
+ * request at a time over its channel (CHANNEL.md, "Session worker"), the next one when the
+ * last has ended (session_queue.c keeps them), and never used for anything else. Its death
+ * makes the session lost. */
 #include <endian.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "pool.h"
 #include "session.h"
 
 /* A write request embeds uv_write_t first and owns its buffer until on_write. */
@@ -82,22 +86,36 @@ kill_worker(struct session *s)
 static void
 request_clear(struct session *s)
 {
-    uv_timer_stop(&s->deadline);
+    /* An open that never had a worker has no deadline timer yet. */
+    if (s->worker_handles)
+        uv_timer_stop(&s->deadline);
     cJSON_Delete(s->req.id);
     cJSON_Delete(s->req.names);
+    cJSON_Delete(s->req.frame);
     s->req = (struct session_req){.kind = SESSION_REQ_NONE};
+    dlist_init(&s->req.link);
 }
 
-/* Ends the request in flight with reply (borrowed); code counts exec outcomes like jobs. */
+/* Ends the request in flight with reply (borrowed); code counts exec outcomes like jobs. The
+ * caller then gives the worker its next request (session_next) if the session goes on. */
 static void
 request_finish(struct session *s, const cJSON *reply, int code)
 {
-    if (s->req.kind == SESSION_REQ_EXEC)
+    enum session_req_kind kind = s->req.kind;
+    if (kind == SESSION_REQ_EXEC)
         daemon_count_outcome(s->d, code);
+    if (kind != SESSION_REQ_OPEN && s->req.start_ns)
+        session_queue_note_held(s, daemon_elapsed_ms(s->req.start_ns));
     /* The session is settled before the connection hears of it: sending may close the
      * connection, and with it end this session. s itself lives on until its handles close. */
     struct conn *c = s->req.conn;
     request_clear(s);
+    if (kind == SESSION_REQ_OPEN) {
+        /* Answered: the open leaves the scheduler (its worker counts in jobs_running until it
+         * is reaped, as every worker does). */
+        sched_done(&s->d->sched, &s->sched, -1);
+        pools_kick(&s->d->pools);
+    }
     if (s->state == SESSION_BUSY || s->state == SESSION_STARTING)
         s->state = SESSION_IDLE;
     session_touch_idle(s);
@@ -113,27 +131,13 @@ request_fail(struct session *s, int code, const char *message, bool lost)
 {
     if (s->req.kind == SESSION_REQ_NONE)
         return;
-    cJSON *reply = msg_reply_error(s->req.id, code, message);
-    if (reply && s->req.kind == SESSION_REQ_EXEC) {
-        cJSON_AddStringToObject(reply, "outcome", pf_code_name(code));
-        cJSON_AddNullToObject(reply, "output");
-        cJSON_AddNullToObject(reply, "output_repr");
-        cJSON_AddStringToObject(reply, "logs", "");
-        cJSON_AddFalseToObject(reply, "is_final_answer");
-        cJSON *stats = cJSON_AddObjectToObject(reply, "stats");
-        if (stats) {
-            cJSON_AddNumberToObject(stats, "queue_ms",
-                                    (double) (s->req.start_ns - s->req.arrival_ns) / 1e6);
-            cJSON_AddNumberToObject(stats, "run_ms", daemon_elapsed_ms(s->req.start_ns));
-        }
-    }
-    if (reply && lost)
-        cJSON_AddTrueToObject(reply, "session_lost");
+    cJSON *reply = session_req_failure(&s->req, code, message, lost);
     request_finish(s, reply, code);
     cJSON_Delete(reply);
 }
 
-/* The worker is gone (or is being killed) and cause says why; the next request learns it. */
+/* The worker is gone (or is being killed) and cause says why; the requests waiting their turn
+ * learn it now, and the session is then gone; without any, the next request learns it. */
 static void
 make_lost(struct session *s, const char *cause)
 {
@@ -146,6 +150,10 @@ make_lost(struct session *s, const char *cause)
     kill_worker(s);
     close_channel(s);
     session_touch_idle(s); /* a lost session nobody asks about goes with its idle timeout */
+    char msg[320];
+    snprintf(msg, sizeof(msg), "session '%s' was lost: %s", s->id, cause);
+    if (session_queue_fail(s, PF_E_SESSION_LOST, msg) > 0)
+        session_end(s, SESSION_END_LOST);
 }
 
 static void
@@ -173,12 +181,14 @@ handle_result(struct session *s, cJSON *result)
         cJSON_AddTrueToObject(reply, "session_lost");
     request_finish(s, reply, code);
     cJSON_Delete(reply);
-    if (oom) {
-        char cause[96];
-        snprintf(cause, sizeof(cause), "worker killed by the memory limit (memory_mb %lld)",
-                 (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
-        make_lost(s, cause);
+    if (!oom) {
+        session_next(s);
+        return;
     }
+    char cause[96];
+    snprintf(cause, sizeof(cause), "worker killed by the memory limit (memory_mb %lld)",
+             (long long) s->limits.v[POLICY_LIMIT_MEMORY_MB]);
+    make_lost(s, cause);
 }
 
 /* {"id", "ok": true, "session", "variables": {...}, "missing": [names not defined]} */
@@ -193,6 +203,7 @@ handle_variables(struct session *s, cJSON *event)
         cJSON_Delete(missing);
         cJSON_Delete(reply);
         request_fail(s, PF_E_INTERNAL, "the session's worker sent no variables", false);
+        session_next(s);
         return;
     }
     const cJSON *name;
@@ -206,6 +217,7 @@ handle_variables(struct session *s, cJSON *event)
     cJSON_AddItemToObject(reply, "missing", missing);
     request_finish(s, reply, 0);
     cJSON_Delete(reply);
+    session_next(s);
 }
 
 static void
@@ -213,17 +225,24 @@ handle_ready(struct session *s)
 {
     cJSON *reply = msg_reply_ok(s->req.id);
     cJSON *limits = policy_limits_to_json(&s->limits, POLICY_SCOPE_JOB);
-    if (reply && limits) {
+    cJSON *stats = cJSON_CreateObject();
+    if (reply && limits && stats) {
         cJSON_AddStringToObject(reply, "session", s->id);
         cJSON_AddStringToObject(reply, "profile", s->profile);
         cJSON_AddBoolToObject(reply, "detached", s->detached);
         cJSON_AddItemToObject(reply, "limits", TAKE_PTR(limits));
+        /* As an exec's: from the request to its worker's fork, waiting in the queue included. */
+        cJSON_AddNumberToObject(stats, "queue_ms",
+                                (double) (s->req.start_ns - s->req.arrival_ns) / 1e6);
+        cJSON_AddItemToObject(reply, "stats", TAKE_PTR(stats));
     }
     cJSON_Delete(limits);
+    cJSON_Delete(stats);
     pf_log_debug(WORKER, "session %.8s… of uid %u ready (worker pid %d)", s->id, (unsigned) s->uid,
                  (int) s->pid);
     request_finish(s, reply, 0);
     cJSON_Delete(reply);
+    session_next(s);
 }
 
 static void
@@ -413,15 +432,11 @@ on_deadline(uv_timer_t *timer)
     make_lost(s, msg);
 }
 
+/* The request in s->req goes to the worker now (its frame is written): the wall clock starts. */
 static void
-start_request(struct session *s, enum session_req_kind kind, struct conn *c, const cJSON *req_id,
-              bool stream)
+begin_request(struct session *s)
 {
-    s->req.kind = kind;
-    s->req.conn = c;
-    s->req.id = req_id ? cJSON_Duplicate(req_id, 1) : NULL;
-    s->req.stream = stream;
-    s->req.arrival_ns = s->req.start_ns = uv_hrtime();
+    s->req.start_ns = uv_hrtime();
     s->req.output_bytes = 0;
     if (s->state == SESSION_IDLE)
         s->state = SESSION_BUSY;
@@ -470,23 +485,70 @@ session_frame(const struct session *s, const cJSON *fields, const cJSON *variabl
 int
 session_start(struct session *s, struct conn *c, const cJSON *req_id,
               const enum harden_level *levels, const cJSON *fields, const cJSON *variables,
-              struct pf_error **err)
+              uint32_t *ret_retry_after_ms, struct pf_error **err)
 {
     struct daemon *d = c->d;
     if (!d->zygote)
         return pf_error_set(err, PF_E_INTERNAL, "pyfenced has no zygote; no session can run");
     cJSON *frame = session_frame(s, fields, variables);
-    if (!frame)
-        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    struct harden_params params;
-    fill_harden_params(s, levels, &params);
-    s->d = d;
-    s->job_id = ++d->next_job_id;
-    s->preload_zygote = daemon_profile_preloads(d, s->profile);
-    int fd = -1;
-    if (zygote_spawn(daemon_zygote(d, s->preload_zygote), s->job_id, &params, s, &fd, err) < 0) {
+    cJSON *id = req_id ? cJSON_Duplicate(req_id, 1) : NULL;
+    if (!frame || (req_id && !id)) {
         cJSON_Delete(frame);
-        return pf_error_prefix(err, "cannot start the session's worker");
+        cJSON_Delete(id);
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    }
+    const char *why = NULL;
+    int r = sched_submit(&d->sched, &s->sched, c->uid, pools_startable(&d->pools, NULL),
+                         ret_retry_after_ms, &why);
+    if (r < 0) {
+        cJSON_Delete(frame);
+        cJSON_Delete(id);
+        if (r != -EBUSY)
+            return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        return pf_error_set(err, PF_E_BUSY,
+                            "%u jobs already wait for a worker (%s); try again in %u ms",
+                            d->sched.queued, why, ret_retry_after_ms ? *ret_retry_after_ms : 0);
+    }
+    fill_harden_params(s, levels, &s->params);
+    s->d = d;
+    s->preload_zygote = daemon_profile_preloads(d, s->profile);
+    s->req = (struct session_req){.kind = SESSION_REQ_OPEN,
+                                  .conn = c,
+                                  .id = id,
+                                  .frame = frame,
+                                  .arrival_ns = uv_hrtime()};
+    dlist_init(&s->req.link);
+    sched_pump(&d->sched);
+    pools_kick(&d->pools);
+    return 0;
+}
+
+/* The open fails before its worker could say it is ready, and the session with it. */
+static enum sched_start
+launch_failed(struct session *s, int code, const char *message)
+{
+    request_fail(s, code, message, false);
+    session_end(s, SESSION_END_FAILED);
+    return SCHED_FAILED;
+}
+
+enum sched_start
+session_launch(struct session *s)
+{
+    struct daemon *d = s->d;
+    struct zygote *z = daemon_zygote(d, s->preload_zygote);
+    if (!z)
+        return launch_failed(s, PF_E_INTERNAL, "pyfenced has no zygote; no session can run");
+    s->job_id = ++d->next_job_id;
+    int fd = -1;
+    struct pf_error *err = NULL;
+    if (zygote_spawn(z, s->job_id, &s->params, s, &fd, &err) < 0) {
+        char msg[320];
+        snprintf(msg, sizeof(msg), "cannot start the session's worker: %s",
+                 err ? err->msg : "out of memory");
+        int code = err && err->code > 0 && err->code < _PF_E_MAX ? err->code : PF_E_INTERNAL;
+        pf_error_free(err);
+        return launch_failed(s, code, msg);
     }
     /* From here the zygote owes an exit: every failure goes through the session's end. */
     s->awaiting_exit = true;
@@ -499,114 +561,126 @@ session_start(struct session *s, struct conn *c, const cJSON *req_id,
     s->open_handles += 2;
     s->worker_handles = true;
     s->channel_open = true;
-    start_request(s, SESSION_REQ_OPEN, c, req_id, false);
+    begin_request(s);
+    cJSON *frame = TAKE_PTR(s->req.frame);
     int r = uv_pipe_open(&s->channel, fd);
     if (r < 0)
         close(fd);
-    struct pf_error *werr = NULL;
-    if (r < 0 || send_frame(s, frame, &werr) < 0 ||
+    if (r < 0 || send_frame(s, frame, &err) < 0 ||
         (r = uv_read_start((uv_stream_t *) &s->channel, daemon_alloc_cb, on_channel_read)) < 0) {
         pf_log_warning(WORKER, "session %.8s…: cannot use the worker's channel: %s", s->id,
-                       werr ? werr->msg : uv_strerror(r));
-        pf_error_free(werr);
-        request_fail(s, PF_E_INTERNAL, "cannot talk to the session's worker", false);
-        session_end(s, SESSION_END_FAILED);
+                       err ? err->msg : uv_strerror(r));
+        pf_error_free(err);
+        cJSON_Delete(frame);
+        return launch_failed(s, PF_E_INTERNAL, "cannot talk to the session's worker");
     }
     cJSON_Delete(frame);
-    return 0;
+    return SCHED_STARTED;
 }
 
-static int
-check_idle(struct session *s, struct pf_error **err)
+void
+session_next(struct session *s)
 {
-    if (s->state == SESSION_IDLE)
-        return 0;
-    return pf_error_set(err, PF_E_BUSY,
-                        "session '%s' is busy with another request; send the next one after its "
-                        "reply",
-                        s->id);
-}
-
-int
-session_exec(struct session *s, struct conn *c, const cJSON *req_id, const char *code,
-             const cJSON *variables, bool stream, struct pf_error **err)
-{
-    if (check_idle(s, err) < 0)
-        return -1;
-    cJSON *run = cJSON_CreateObject();
-    bool ok = run && cJSON_AddStringToObject(run, "op", "run") &&
-              cJSON_AddStringToObject(run, "code", code);
-    if (ok && variables) {
-        cJSON *v = cJSON_Duplicate(variables, 1);
-        ok = v && cJSON_AddItemToObject(run, "variables", v);
-        if (!ok)
-            cJSON_Delete(v);
+    struct session_req *r;
+    while (s->state == SESSION_IDLE && s->req.kind == SESSION_REQ_NONE &&
+           (r = session_queue_pop(s))) {
+        cJSON *frame = TAKE_PTR(r->frame);
+        s->req = *r;
+        dlist_init(&s->req.link);
+        free(r);
+        struct pf_error *err = NULL;
+        int rc = send_frame(s, frame, &err);
+        cJSON_Delete(frame);
+        begin_request(s);
+        if (rc == 0) {
+            if (s->req.kind == SESSION_REQ_EXEC)
+                s->d->jobs_total++;
+            return;
+        }
+        int code = err ? err->code : PF_E_INTERNAL;
+        char msg[320];
+        snprintf(msg, sizeof(msg), "%s", err ? err->msg : "out of memory");
+        pf_error_free(err);
+        if (code != PF_E_SESSION_LOST) {
+            /* This request could not be sent (its frame); the next one may be. */
+            request_fail(s, code, msg, false);
+            continue;
+        }
+        char req_msg[400];
+        snprintf(req_msg, sizeof(req_msg), "%s; session '%s' is lost", msg, s->id);
+        request_fail(s, code, req_msg, true);
+        make_lost(s, msg);
     }
-    int r = ok ? send_frame(s, run, err) : pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    cJSON_Delete(run);
-    if (r < 0)
-        return -1;
-    s->d->jobs_total++;
-    start_request(s, SESSION_REQ_EXEC, c, req_id, stream);
-    return 0;
 }
 
-int
-session_get(struct session *s, struct conn *c, const cJSON *req_id, const cJSON *names,
-            struct pf_error **err)
+void
+session_cancel_open(struct session *s)
 {
-    if (check_idle(s, err) < 0)
-        return -1;
-    cJSON *get = cJSON_CreateObject();
-    cJSON *copy = cJSON_Duplicate(names, 1);
-    bool ok = get && copy && cJSON_AddStringToObject(get, "op", "get") &&
-              cJSON_AddItemReferenceToObject(get, "names", copy);
-    int r = ok ? send_frame(s, get, err) : pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    cJSON_Delete(get);
-    if (r < 0) {
-        cJSON_Delete(copy);
-        return -1;
-    }
-    start_request(s, SESSION_REQ_GET, c, req_id, false);
-    s->req.names = copy;
-    return 0;
+    request_fail(s, PF_E_CANCELLED,
+                 "session.open was cancelled before the session's worker was ready", false);
+    session_end(s, SESSION_END_FAILED);
 }
 
 /* ---- the end ------------------------------------------------------------------------------ */
+
+/* What the requests of a session that ends for `why` are told: the one running (running) or
+ * those still waiting their turn. */
+static int
+end_reason(const struct session *s, enum session_end why, bool running, char *msg, size_t size)
+{
+    switch (why) {
+    case SESSION_END_CLOSE:
+        snprintf(msg, size, "session '%s' was closed %s this request ran", s->id,
+                 running ? "while" : "before");
+        return PF_E_CANCELLED;
+    case SESSION_END_CONN:
+        snprintf(msg, size, "the connection that owns session '%s' closed", s->id);
+        return PF_E_CANCELLED;
+    case SESSION_END_IDLE: /* never with a request in flight */
+    case SESSION_END_LIFETIME:
+        snprintf(msg, size, "session '%s' reached its lifetime (session_lifetime_ms %lld)", s->id,
+                 (long long) s->limits.v[POLICY_LIMIT_SESSION_LIFETIME_MS]);
+        return PF_E_SESSION_LOST;
+    case SESSION_END_SHUTDOWN:
+        snprintf(msg, size, "pyfenced is shutting down");
+        return PF_E_SHUTTING_DOWN;
+    case SESSION_END_FAILED:
+        if (!running) {
+            snprintf(msg, size, "session '%s' was lost: its worker failed to start", s->id);
+            return PF_E_SESSION_LOST;
+        }
+        break;
+    case SESSION_END_LOST:
+        if (!running) {
+            snprintf(msg, size, "session '%s' was lost: %s", s->id,
+                     s->lost_cause ? s->lost_cause : "its worker died");
+            return PF_E_SESSION_LOST;
+        }
+        break;
+    case _SESSION_END_MAX:
+    case _SESSION_END_INVALID:
+    default:
+        break;
+    }
+    snprintf(msg, size, "the session ended");
+    return PF_E_INTERNAL;
+}
 
 void
 session_end(struct session *s, enum session_end why)
 {
     if (s->state == SESSION_ENDED)
         return;
-    char msg[200];
-    switch (why) {
-    case SESSION_END_CLOSE:
-        snprintf(msg, sizeof(msg), "session '%s' was closed while this request ran", s->id);
-        request_fail(s, PF_E_CANCELLED, msg, true);
-        break;
-    case SESSION_END_CONN:
-        snprintf(msg, sizeof(msg), "the connection that owns session '%s' closed", s->id);
-        request_fail(s, PF_E_CANCELLED, msg, true);
-        break;
-    case SESSION_END_IDLE: /* never with a request in flight */
-    case SESSION_END_LIFETIME:
-        snprintf(msg, sizeof(msg), "session '%s' reached its lifetime (session_lifetime_ms %lld)",
-                 s->id, (long long) s->limits.v[POLICY_LIMIT_SESSION_LIFETIME_MS]);
-        request_fail(s, PF_E_SESSION_LOST, msg, true);
-        break;
-    case SESSION_END_SHUTDOWN:
-        request_fail(s, PF_E_SHUTTING_DOWN, "pyfenced is shutting down", true);
-        break;
-    case SESSION_END_LOST:
-    case SESSION_END_FAILED:
-    case _SESSION_END_MAX:
-    case _SESSION_END_INVALID:
-    default:
-        request_fail(s, PF_E_INTERNAL, "the session ended", true);
-        break;
-    }
+    char msg[320];
+    /* Those waiting first: failing the one running frees the worker for the next. */
+    int code = end_reason(s, why, false, msg, sizeof(msg));
+    session_queue_fail(s, code, msg);
+    code = end_reason(s, why, true, msg, sizeof(msg));
+    request_fail(s, code, msg, true);
     pf_log_debug(WORKER, "session %.8s… of uid %u ends (%d)", s->id, (unsigned) s->uid, why);
+    /* A session.open still waiting for a worker leaves the queue: it never starts. */
+    if (s->d)
+        sched_done(&s->d->sched, &s->sched, -1);
     session_unlink(s, why);
     kill_worker(s);
     close_channel(s);
@@ -661,9 +735,13 @@ session_conn_gone(struct session_table *t, struct conn *c)
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &t->all) {
         struct session *s = pf_container_of(pos, struct session, link);
+        session_queue_conn_gone(s, c);
+        /* An open nobody will hear the answer of leaves nothing behind: even a detached
+         * session, whose id was never told. */
+        bool opening = s->req.kind == SESSION_REQ_OPEN && s->req.conn == c;
         if (s->req.conn == c)
             s->req.conn = NULL;
-        if (s->owner == c)
+        if (s->owner == c || opening)
             session_end(s, SESSION_END_CONN);
     }
 }

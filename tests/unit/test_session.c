@@ -1,6 +1,8 @@
 /* Sessions. The table on its own (ids, the owner check, idle and lifetime expiry, the per-uid
  * bound), then the daemon's session ops on a real uv loop with conn_fixture.c's fake zygote:
- * the test plays the client and the session's worker over socketpairs. */
+ * the test plays the client and the session's worker over socketpairs. Then the queues: requests
+ * to one session wait their turn (in order, bounded, cancellable, answered when the session is
+ * lost or closed), and a session.open waits in the scheduler's queue when no worker is free. */
 #include <ctype.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -646,27 +649,283 @@ test_deadline_backstop_loses_session(void **state)
     cJSON_Delete(r);
 }
 
+/* The worker's next frame is a `run` of this code. */
 static void
-test_busy_and_fixed_fields(void **state)
+expect_run(struct fx *f, const char *code)
+{
+    cJSON *run = recv_frame(f, &f->worker, 2000);
+    assert_non_null(run);
+    assert_string_equal(cJSON_GetObjectItem(run, "op")->valuestring, "run");
+    assert_string_equal(cJSON_GetObjectItem(run, "code")->valuestring, code);
+    cJSON_Delete(run);
+}
+
+/* Nothing more reached the worker (it is still on the request before). */
+static void
+expect_worker_quiet(struct fx *f)
+{
+    cJSON *r = recv_frame(f, &f->worker, 50);
+    if (r) {
+        char *all = cJSON_PrintUnformatted(r);
+        fail_msg("the worker got a frame while busy: %s", all);
+    }
+}
+
+static void
+send_exec(struct fx *f, int id, const char *sid, const char *code)
+{
+    send_fmt(f->client.fd, "{\"id\":%d,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"%s\"}", id,
+             sid, code);
+}
+
+static void
+send_result(struct fx *f, int output)
+{
+    send_fmt(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":%d}", output);
+}
+
+static double
+queue_ms(const cJSON *reply)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "stats"), "queue_ms")->valuedouble;
+}
+
+/* Requests sent while one runs wait their turn and go to the worker one after the other, in
+ * arrival order; a get waits like an exec. */
+static void
+test_requests_queue_in_order(void **state)
 {
     struct fx *f = *state;
     char sid[SESSION_ID_LEN + 1];
     open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
-    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"x\"}", sid);
-    cJSON_Delete(recv_frame(f, &f->worker, 2000));
-    send_fmt(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"y\"}", sid);
-    cJSON *r = expect_error(f, "3", "busy");
-    assert_non_null(strstr(error_message(r), "is busy with another request"));
-    cJSON_Delete(r);
-    send_fmt(f->client.fd,
-             "{\"id\":4,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"y\",\"imports\":[\"json\"]}",
+    send_exec(f, 2, sid, "x");
+    expect_run(f, "x");
+    send_exec(f, 3, sid, "y");
+    send_fmt(f->client.fd, "{\"id\":4,\"op\":\"session.get\",\"session\":\"%s\",\"names\":[\"a\"]}",
              sid);
-    r = expect_error(f, "4", "bad_request");
+    send_exec(f, 5, sid, "z");
+    pump(f, 20);
+    expect_worker_quiet(f);
+    struct pf_error *err = NULL;
+    struct session *s = session_find(&f->d.sessions, sid, getuid(), &err);
+    assert_non_null(s);
+    assert_int_equal(s->n_pending, 3);
+    send_frame(f->client.fd, "{\"id\":6,\"op\":\"session.list\"}");
+    cJSON *r = expect_ok(f, "6");
+    cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "sessions"), 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "state")->valuestring, "busy");
+    assert_int_equal(cJSON_GetObjectItem(e, "pending")->valueint, 3);
+    cJSON_Delete(r);
+    /* Fields fixed at open are refused at once, queue or not. */
+    send_fmt(f->client.fd,
+             "{\"id\":7,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"y\",\"imports\":[\"json\"]}",
+             sid);
+    r = expect_error(f, "7", "bad_request");
     assert_string_equal(error_message(r), "exec request: field 'imports' cannot be used with a "
                                           "session (it is set by session.open)");
     cJSON_Delete(r);
-    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":1}");
+
+    send_result(f, 1);
     cJSON_Delete(expect_ok(f, "2"));
+    expect_run(f, "y");
+    expect_worker_quiet(f);
+    send_result(f, 2);
+    r = expect_ok(f, "3");
+    assert_int_equal(cJSON_GetObjectItem(r, "output")->valueint, 2);
+    assert_true(queue_ms(r) >= 20); /* it waited for request 2 */
+    cJSON_Delete(r);
+    cJSON *get = recv_frame(f, &f->worker, 2000);
+    assert_string_equal(cJSON_GetObjectItem(get, "op")->valuestring, "get");
+    cJSON_Delete(get);
+    send_frame(f->worker.fd, "{\"event\":\"variables\",\"variables\":{\"a\":3}}");
+    cJSON_Delete(expect_ok(f, "4"));
+    expect_run(f, "z");
+    send_result(f, 3);
+    cJSON_Delete(expect_ok(f, "5"));
+    assert_int_equal(s->n_pending, 0);
+    assert_int_equal(s->state, SESSION_IDLE);
+}
+
+/* At most SESSION_MAX_PENDING wait behind the one running: more are busy, with when to retry. */
+static void
+test_pending_limit(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_exec(f, 2, sid, "x");
+    expect_run(f, "x");
+    for (int i = 0; i < SESSION_MAX_PENDING; i++)
+        send_exec(f, 10 + i, sid, "y");
+    send_exec(f, 99, sid, "z");
+    cJSON *r = expect_error(f, "99", "busy");
+    char expect[200];
+    snprintf(expect, sizeof(expect), "session '%s' already has %d requests waiting", sid,
+             SESSION_MAX_PENDING);
+    assert_non_null(strstr(error_message(r), expect));
+    assert_non_null(strstr(error_message(r), "(max_pending_per_session)"));
+    cJSON *retry = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "retry_after_ms");
+    assert_true(cJSON_IsNumber(retry) && retry->valuedouble >= SCHED_RETRY_MIN_MS);
+    cJSON_Delete(r);
+    /* Once one has gone to the worker, there is room again. */
+    send_result(f, 1);
+    cJSON_Delete(expect_ok(f, "2"));
+    expect_run(f, "y");
+    send_exec(f, 100, sid, "w");
+    pump(f, 10);
+    struct pf_error *err = NULL;
+    struct session *s = session_find(&f->d.sessions, sid, getuid(), &err);
+    assert_int_equal(s->n_pending, SESSION_MAX_PENDING);
+    for (int i = 0; i <= SESSION_MAX_PENDING; i++) {
+        send_result(f, i);
+        cJSON_Delete(recv_frame(f, &f->client, 2000));
+        if (i < SESSION_MAX_PENDING)
+            cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    }
+    assert_int_equal(s->n_pending, 0);
+}
+
+/* cancel of a request waiting its turn: answered cancelled at once (before the cancel's own
+ * reply), never sent to the worker; the session goes on with the next. */
+static void
+test_cancel_pending_request(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_exec(f, 2, sid, "x");
+    expect_run(f, "x");
+    send_exec(f, 3, sid, "must_not_run");
+    send_exec(f, 4, sid, "y");
+    send_frame(f->client.fd, "{\"id\":5,\"op\":\"cancel\",\"target\":3}");
+    cJSON *r = expect_error(f, "3", "cancelled");
+    assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "cancelled");
+    assert_string_equal(error_message(r), "Code execution was cancelled before it started");
+    assert_null(cJSON_GetObjectItem(r, "session_lost"));
+    cJSON_Delete(r);
+    r = expect_ok(f, "5");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "cancelled")));
+    cJSON_Delete(r);
+    assert_int_equal(fake.cancels[job], 0); /* the running one was left alone */
+    send_result(f, 1);
+    cJSON_Delete(expect_ok(f, "2"));
+    expect_run(f, "y");
+    send_result(f, 2);
+    cJSON_Delete(expect_ok(f, "4"));
+    /* Answered: nothing left to cancel. */
+    send_frame(f->client.fd, "{\"id\":6,\"op\":\"cancel\",\"target\":3}");
+    r = expect_ok(f, "6");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(r, "cancelled")));
+    cJSON_Delete(r);
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_CANCELLED], 1);
+}
+
+/* The worker dies with requests waiting: the running one gets its outcome, each waiting one
+ * session_lost with the cause, then the session is gone. */
+static void
+test_lost_session_answers_pending(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_exec(f, 2, sid, "boom()");
+    expect_run(f, "boom()");
+    send_exec(f, 3, sid, "a");
+    send_fmt(f->client.fd, "{\"id\":4,\"op\":\"session.get\",\"session\":\"%s\",\"names\":[\"a\"]}",
+             sid);
+    pump(f, 10);
+    end_worker(f, job, 0, SIGSEGV, false, 5);
+    cJSON *r = expect_error(f, "2", "worker_crashed");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
+    cJSON_Delete(r);
+    char expect[160];
+    snprintf(expect, sizeof(expect), "session '%s' was lost: worker killed by signal SIGSEGV", sid);
+    r = expect_error(f, "3", "session_lost");
+    assert_string_equal(error_message(r), expect);
+    assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "session_lost");
+    cJSON_Delete(r);
+    r = expect_error(f, "4", "session_lost");
+    assert_string_equal(error_message(r), expect);
+    cJSON_Delete(r);
+    /* Told: the id is gone. */
+    send_exec(f, 5, sid, "1");
+    cJSON_Delete(expect_error(f, "5", "not_found"));
+    assert_int_equal(f->d.sessions.n, 0);
+}
+
+/* A memory_limit result retires the worker: the waiting requests are told at once. */
+static void
+test_retired_worker_answers_pending(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_exec(f, 2, sid, "x");
+    expect_run(f, "x");
+    send_exec(f, 3, sid, "y");
+    pump(f, 10);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"memory_limit\",\"output\":null,"
+                             "\"error\":{\"type\":\"MemoryError\",\"message\":\"m\"}}");
+    cJSON_Delete(expect_error(f, "2", "memory_limit"));
+    cJSON *r = expect_error(f, "3", "session_lost");
+    assert_non_null(strstr(error_message(r), "was lost: worker killed by the memory limit"));
+    cJSON_Delete(r);
+    expect_worker_quiet(f); /* "y" never went to the retired worker */
+    end_worker(f, job, 0, SIGKILL, true, 5);
+    send_exec(f, 4, sid, "1");
+    cJSON_Delete(expect_error(f, "4", "not_found"));
+}
+
+/* session.close with requests waiting: they are answered cancelled, like the one running. */
+static void
+test_close_answers_pending(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_exec(f, 2, sid, "x");
+    expect_run(f, "x");
+    send_exec(f, 3, sid, "y");
+    send_fmt(f->client.fd, "{\"id\":4,\"op\":\"session.close\",\"session\":\"%s\"}", sid);
+    cJSON *r = expect_error(f, "3", "cancelled");
+    assert_non_null(strstr(error_message(r), "was closed before this request ran"));
+    cJSON_Delete(r);
+    r = expect_error(f, "2", "cancelled");
+    assert_non_null(strstr(error_message(r), "was closed while this request ran"));
+    cJSON_Delete(r);
+    cJSON_Delete(expect_ok(f, "4"));
+    end_worker(f, job, 0, SIGKILL, true, 1);
+}
+
+/* A connection that closes drops its waiting requests: they never reach the worker; another
+ * connection's go on. */
+static void
+test_conn_close_drops_its_pending(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    open_session(f, "{\"id\":1,\"op\":\"session.open\",\"detach\":true}", sid);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    struct pf_error *err = NULL;
+    assert_int_equal(conn_open_fd(&f->d, sv[0], NULL, &err), 0);
+    send_exec(f, 2, sid, "x");
+    expect_run(f, "x");
+    send_fmt(sv[1], "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"gone\"}", sid);
+    send_exec(f, 4, sid, "y");
+    pump(f, 20);
+    struct session *s = session_find(&f->d.sessions, sid, getuid(), &err);
+    assert_non_null(s);
+    assert_int_equal(s->n_pending, 2);
+    close(sv[1]);
+    pump(f, 20);
+    assert_int_equal(s->n_pending, 1);
+    send_result(f, 1);
+    cJSON_Delete(expect_ok(f, "2"));
+    expect_run(f, "y");
+    send_result(f, 2);
+    cJSON_Delete(expect_ok(f, "4"));
+    expect_worker_quiet(f);
 }
 
 static void
@@ -725,9 +984,154 @@ test_session_open_failures(void **state)
     end_worker(f, job, 0, SIGKILL, true, 1);
 }
 
+/* ---- session.open in the scheduler's queue (max_workers 1) ------------------------------ */
+
+static void
+tune_one_worker(struct policy_limits *l)
+{
+    l->v[POLICY_LIMIT_MAX_WORKERS] = 1;
+    l->v[POLICY_LIMIT_MAX_QUEUED] = 1;
+}
+
+static int
+setup_one_worker(void **state)
+{
+    return setup_with(state, tune_one_worker);
+}
+
+/* The worker of a session.open that waited is asked for: its `session` frame, then ready. */
+static cJSON *
+finish_open(struct fx *f, uint64_t before, const char *id_json)
+{
+    for (int i = 0; i < 1000 && fake.last_job == before; i++)
+        pump(f, 1);
+    assert_true(fake.last_job > before);
+    f->worker.fd = fake.worker_fd[fake.last_job];
+    f->worker.len = 0;
+    f->worker.eof = false;
+    cJSON *first = recv_frame(f, &f->worker, 2000);
+    assert_string_equal(cJSON_GetObjectItem(first, "op")->valuestring, "session");
+    cJSON_Delete(first);
+    send_frame(f->worker.fd, "{\"event\":\"ready\"}");
+    return expect_ok(f, id_json);
+}
+
+/* Every worker taken: session.open waits (no busy), and its worker is forked when one frees;
+ * its reply says how long it waited. */
+static void
+test_open_waits_for_a_worker(void **state)
+{
+    struct fx *f = *state;
+    char a[SESSION_ID_LEN + 1];
+    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", a);
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
+    pump(f, 30);
+    assert_int_equal(fake.last_job, job_a); /* no worker forked for it yet */
+    assert_int_equal(f->d.sched.queued, 1);
+    assert_int_equal(f->d.sessions.n, 2);
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"session.list\"}");
+    cJSON *r = expect_ok(f, "3");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "sessions")), 2);
+    cJSON_Delete(r);
+    /* A's end frees the slot once its worker is reaped. */
+    send_fmt(f->client.fd, "{\"id\":4,\"op\":\"session.close\",\"session\":\"%s\"}", a);
+    cJSON_Delete(expect_ok(f, "4"));
+    pump(f, 20);
+    assert_int_equal(fake.last_job, job_a);
+    end_worker(f, job_a, 0, SIGKILL, true, 1);
+    r = finish_open(f, job_a, "2");
+    double waited = queue_ms(r);
+    assert_true(waited >= 50);
+    char b[SESSION_ID_LEN + 1];
+    snprintf(b, sizeof(b), "%s", cJSON_GetObjectItem(r, "session")->valuestring);
+    cJSON_Delete(r);
+    assert_int_equal(f->d.sched.queued, 0);
+    assert_int_equal(f->d.sched.running, 0); /* answered: it left the scheduler */
+    send_exec(f, 5, b, "x");
+    expect_run(f, "x");
+    send_result(f, 7);
+    cJSON_Delete(expect_ok(f, "5"));
+}
+
+/* The queue full (max_queued 1): busy with retry_after_ms, and nothing is left of it. */
+static void
+test_open_busy_when_queue_full(void **state)
+{
+    struct fx *f = *state;
+    char a[SESSION_ID_LEN + 1];
+    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", a);
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
+    pump(f, 10);
+    assert_int_equal(f->d.sched.queued, 1);
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"session.open\"}");
+    cJSON *r = expect_error(f, "3", "busy");
+    assert_non_null(strstr(error_message(r), "(max_queued)"));
+    cJSON *retry = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "retry_after_ms");
+    assert_true(cJSON_IsNumber(retry) && retry->valuedouble >= SCHED_RETRY_MIN_MS);
+    cJSON_Delete(r);
+    assert_int_equal(f->d.sessions.n, 2);
+    assert_int_equal(f->d.sched.queued, 1);
+    /* An ephemeral exec waits in the same queue: full for it too. */
+    send_frame(f->client.fd, "{\"id\":4,\"op\":\"exec\",\"code\":\"1\"}");
+    cJSON_Delete(expect_error(f, "4", "busy"));
+    assert_int_equal(fake.last_job, job_a);
+}
+
+/* The connection of a waiting session.open closes: it leaves the queue and never starts, even
+ * detached (its id was never told). */
+static void
+test_open_dropped_when_its_conn_closes(void **state)
+{
+    struct fx *f = *state;
+    char a[SESSION_ID_LEN + 1];
+    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\",\"detach\":true}", a);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    struct pf_error *err = NULL;
+    assert_int_equal(conn_open_fd(&f->d, sv[0], NULL, &err), 0);
+    send_frame(sv[1], "{\"id\":1,\"op\":\"session.open\",\"detach\":true}");
+    pump(f, 20);
+    assert_int_equal(f->d.sched.queued, 1);
+    assert_int_equal(f->d.sessions.n, 2);
+    close(sv[1]);
+    pump(f, 20);
+    assert_int_equal(f->d.sched.queued, 0);
+    assert_int_equal(f->d.sessions.n, 1);
+    /* The slot frees: nothing was waiting for it. */
+    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"session.close\",\"session\":\"%s\"}", a);
+    cJSON_Delete(expect_ok(f, "2"));
+    end_worker(f, job_a, 0, SIGKILL, true, 1);
+    pump(f, 20);
+    assert_int_equal(fake.last_job, job_a);
+    assert_int_equal(f->d.jobs_running, 0);
+}
+
+/* cancel of a waiting session.open: answered cancelled, out of the queue. */
+static void
+test_cancel_waiting_open(void **state)
+{
+    struct fx *f = *state;
+    char a[SESSION_ID_LEN + 1];
+    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", a);
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
+    pump(f, 10);
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"cancel\",\"target\":2}");
+    cJSON *r = expect_error(f, "2", "cancelled");
+    assert_non_null(strstr(error_message(r), "session.open was cancelled"));
+    cJSON_Delete(r);
+    r = expect_ok(f, "3");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "cancelled")));
+    cJSON_Delete(r);
+    assert_int_equal(f->d.sched.queued, 0);
+    assert_int_equal(f->d.sessions.n, 1);
+    assert_int_equal(fake.last_job, job_a);
+}
+
 int
 main(void)
 {
+    /* As pyfenced does: a reply to a client that is gone is EPIPE, not the end. */
+    signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest table[] = {
             cmocka_unit_test_setup_teardown(test_ids_unique_128_bits, table_setup, table_teardown),
             cmocka_unit_test_setup_teardown(test_owner_check_is_not_found, table_setup,
@@ -750,11 +1154,27 @@ main(void)
             cmocka_unit_test_setup_teardown(test_memory_limit_result_retires_worker, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_deadline_backstop_loses_session, setup, teardown),
-            cmocka_unit_test_setup_teardown(test_busy_and_fixed_fields, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_requests_queue_in_order, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_pending_limit, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_cancel_pending_request, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_lost_session_answers_pending, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_retired_worker_answers_pending, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_close_answers_pending, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_conn_close_drops_its_pending, setup, teardown),
             cmocka_unit_test_setup_teardown(test_conn_close_ends_attached_not_detached, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_session_open_failures, setup, teardown),
     };
+    const struct CMUnitTest queue_tests[] = {
+            cmocka_unit_test_setup_teardown(test_open_waits_for_a_worker, setup_one_worker,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_open_busy_when_queue_full, setup_one_worker,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_open_dropped_when_its_conn_closes,
+                                            setup_one_worker, teardown),
+            cmocka_unit_test_setup_teardown(test_cancel_waiting_open, setup_one_worker, teardown),
+    };
     int r = cmocka_run_group_tests_name("session table", table, NULL, NULL);
-    return r | cmocka_run_group_tests_name("sessions through the daemon", daemon_tests, NULL, NULL);
+    r |= cmocka_run_group_tests_name("sessions through the daemon", daemon_tests, NULL, NULL);
+    return r | cmocka_run_group_tests_name("session.open in the queue", queue_tests, NULL, NULL);
 }
