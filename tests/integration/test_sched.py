@@ -323,8 +323,8 @@ def test_reload_rebuilds_a_changed_pool(daemon_factory, tmpdir_short):
 # ---- many clients -----------------------------------------------------------------------------
 
 def open_session_retrying(c):
-    """session.open is refused with busy while max_workers workers are alive (it does not
-    queue): back off as its error says."""
+    """session.open waits in the queue while max_workers workers are alive; it is refused with
+    busy only when the queue is full: back off as its error says."""
     for _ in range(200):
         try:
             return c.open_session()
@@ -461,3 +461,29 @@ def test_preload_profiles_fork_from_their_own_zygote(daemon):
             s.close()
         r = c.exec("6 * 7")
         assert r.ok and r.output == 42
+
+
+# ---- session.open and the queue -----------------------------------------------------------------
+
+def test_session_open_waits_in_the_queue_with_execs(daemon_factory):
+    """A session.open that cannot have a worker waits in the scheduler's queue like an exec, in
+    arrival order with the execs of its uid, and is counted there; its reply reports queue_ms."""
+    d = daemon_factory("--max-workers", "1")
+    with d.client() as c:
+        slow = c.submit("import time\ntime.sleep(0.5)\n1")
+        assert wait_for(lambda: stats(d)["queue"]["running"] == 1)
+        opening = c.submit_request("session.open")
+        after = c.submit("6 * 7")
+        assert wait_for(lambda: stats(d)["queue"]["queued"] == 2), stats(d)["queue"]
+        assert stats(d)["uids"][0]["queued"] == 2
+        assert c.wait(slow).ok
+        reply = c.wait_reply(opening)
+        assert reply["ok"] is True and reply["stats"]["queue_ms"] >= 200, reply
+        s = c.session(reply["session"])
+        # The session holds the only worker: the exec behind it waits for its end.
+        assert s.exec("40 + 2").output == 42
+        assert stats(d)["queue"]["queued"] == 1
+        s.close()
+        r = c.wait(after)
+        assert r.ok and r.output == 42 and r.stats["queue_ms"] >= 200, r.reply
+    d.assert_serving()

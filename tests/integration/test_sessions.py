@@ -177,13 +177,72 @@ def test_detach_and_reattach(daemon):
         assert s.exec("f()").outcome == "not_found"
 
 
-def test_busy_while_running(client):
+def test_requests_queue_in_arrival_order(client):
+    """Requests sent back to back on one session wait their turn and run one after the other
+    on its worker: the second sees what the first defined."""
     with client.open_session() as s:
-        rid = s.submit("import time\ntime.sleep(0.5)\n'done'")
-        r = s.exec("1")
-        assert r.outcome == "busy" and "busy with another request" in r.error["message"]
-        assert client.wait(rid).output == "done"
-        assert s.exec("1").ok
+        first = s.submit("import time\ntime.sleep(0.3)\nx = 41\n'first'")
+        second = s.submit("x + 1")
+        third = client.submit_request("session.get", session=s.id, names=["x"])
+        r1 = client.wait(first)
+        r2 = client.wait(second)
+        assert r1.ok and r1.output == "first", (r1, r1.error)
+        assert r2.ok and r2.output == 42, (r2, r2.error)
+        # It waited for the first one's sleep, in the daemon.
+        assert r2.stats["queue_ms"] >= 200, r2.stats
+        assert client.wait_reply(third)["variables"] == {"x": 41}
+        assert s.exec("x").output == 41
+
+
+def test_pending_limit_is_busy(client):
+    """16 requests may wait behind the running one; the next is busy, with when to retry."""
+    with client.open_session() as s:
+        slow = s.submit("import time\ntime.sleep(1)\nn = 0")
+        waiting = [s.submit(f"n += 1\nn + {i} * 0") for i in range(16)]
+        r = client.wait(s.submit("1"))
+        assert r.outcome == "busy", (r, r.error)
+        assert "max_pending_per_session" in r.error["message"], r.error
+        assert isinstance(r.error.get("retry_after_ms"), (int, float)), r.error
+        assert r.error["retry_after_ms"] >= 1
+        assert client.wait(slow).ok
+        # The waiting ones ran, in order.
+        assert [client.wait(rid).output for rid in waiting] == list(range(1, 17))
+        assert s.exec("n").output == 16
+
+
+def test_cancel_a_waiting_session_request(client):
+    """cancel of a request still waiting its turn: answered cancelled, never run; the session
+    goes on."""
+    with client.open_session() as s:
+        running = s.submit("import time\ntime.sleep(0.5)\nv = 1")
+        waiting = s.submit("ran = True")
+        after = s.submit("v + 1")
+        assert client.cancel(waiting) is True
+        r = client.wait(waiting)
+        assert r.outcome == "cancelled", (r, r.error)
+        assert "before it started" in r.error["message"] and not r.session_lost
+        assert client.cancel(waiting) is False
+        assert client.wait(running).ok
+        assert client.wait(after).output == 2
+        r = s.exec("ran")
+        assert r.outcome == "error" and "NameError" in r.error["message"], (r, r.error)
+
+
+def test_lost_session_answers_every_waiting_request(daemon, client):
+    s = client.open_session(timeout=0.3)
+    assert s.exec("kept = 1").ok
+    # One long C call: the backstop kills the worker with two requests waiting behind it.
+    running = s.submit("sum(range(10**11))")
+    waiting = [s.submit("kept"), s.submit("kept + 1")]
+    r = client.wait(running)
+    assert r.outcome in ("timeout", "cpu_limit") and r.session_lost, (r, r.error)
+    for rid in waiting:
+        r = client.wait(rid)
+        assert r.outcome == "session_lost", (r, r.error)
+        assert r.error["message"].startswith(f"session '{s.id}' was lost: "), r.error
+    # They were told: the id is gone.
+    assert s.exec("kept").outcome == "not_found"
+    daemon.assert_serving()
 
 
 def test_executor_session_mode(daemon):
@@ -285,35 +344,79 @@ def test_max_sessions_per_uid(daemon_factory, tmpdir_short):
         b.close()
 
 
-def test_sessions_take_idle_pool_slots(daemon_factory):
-    """At max_workers, an idle pool worker makes way for a session's worker; with no idle one
-    left, session.open is busy, and a session's end frees its slot."""
+def wait_for(cond, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return cond()
+
+
+def test_open_waits_for_a_free_worker(daemon_factory):
+    """At max_workers, an idle pool worker makes way for a session's worker; with none left,
+    session.open waits in the queue (it is not refused) and gets the worker that a session's
+    end frees; its reply says how long it waited."""
     d = daemon_factory("--max-workers", "2")
     with d.client() as c:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            pools = c.stats().get("pools") or {}
-            if sum(p.get("idle", 0) for p in pools.values()) >= 2:
-                break
-            time.sleep(0.05)
+        assert wait_for(lambda: sum(p.get("idle", 0) for p in c.stats()["pools"].values()) >= 2)
         a = c.open_session()
         b = c.open_session()
         assert a.exec("1").ok and b.exec("2").ok
-        with pytest.raises(pyfence.PyfenceError) as e:
-            c.open_session()
-        assert e.value.code == "busy" and "max_workers" in e.value.message
+        rid = c.submit_request("session.open")
+        assert wait_for(lambda: c.stats()["queue"]["queued"] == 1), c.stats()["queue"]
+        st = c.stats()
+        assert st["workers"]["live"] == 2 and st["uids"][0]["queued"] == 1, st
+        time.sleep(0.2)
         a.close()
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                third = c.open_session()
-                break
-            except pyfence.PyfenceError as e:
-                assert e.code == "busy" and time.monotonic() < deadline, e
-                time.sleep(0.05)
+        reply = c.wait_reply(rid)
+        assert reply["ok"] is True, reply
+        assert reply["stats"]["queue_ms"] >= 150, reply
+        third = c.session(reply["session"])
         assert third.exec("3").output == 3
+        assert c.stats()["queue"]["queued"] == 0
         third.close()
         b.close()
+
+
+def test_open_busy_when_the_queue_is_full(daemon_factory):
+    d = daemon_factory("--max-workers", "1", "--max-queued", "1")
+    with d.client() as c:
+        a = c.open_session()
+        waiting = c.submit_request("session.open")
+        assert wait_for(lambda: c.stats()["queue"]["queued"] == 1), c.stats()["queue"]
+        with pytest.raises(pyfence.PyfenceError) as e:
+            c.open_session()
+        assert e.value.code == "busy" and "max_queued" in e.value.message, e.value
+        assert e.value.reply["error"]["retry_after_ms"] >= 1, e.value.reply
+        st = c.stats()
+        assert st["sessions"] == 2 and st["queue"]["queued"] == 1, st
+        a.close()
+        reply = c.wait_reply(waiting)
+        assert reply["ok"] is True, reply
+        c.session(reply["session"]).close()
+    d.assert_serving()
+
+
+def test_disconnect_while_open_waits_leaves_nothing(daemon_factory):
+    """A client that goes away while its session.open waits: the open leaves the queue, and no
+    worker or session is started for it (not even a detached one)."""
+    d = daemon_factory("--max-workers", "1")
+    with d.client() as c:
+        a = c.open_session()
+        other = d.client()
+        other.submit_request("session.open", detach=True)
+        assert wait_for(lambda: c.stats()["queue"]["queued"] == 1), c.stats()["queue"]
+        other.close()
+        assert wait_for(lambda: c.stats()["queue"]["queued"] == 0), c.stats()["queue"]
+        st = c.stats()
+        assert st["sessions"] == 1 and st["workers"]["live"] == 1, st
+        assert [e["id"] for e in c.list_sessions()] == [a.id]
+        a.close()
+        # Only the pool's worker comes back: nothing was waiting for the freed slot.
+        assert wait_for(lambda: (lambda w: w["live"] == w["idle"] == 1)(c.stats()["workers"]))
+        time.sleep(0.2)
+        st = c.stats()
+        assert st["sessions"] == 0 and st["workers"]["live"] == 1, st
+    d.assert_serving()
 
 
 def test_nothing_left_after_sessions(daemon_factory):
