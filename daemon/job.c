@@ -8,7 +8,6 @@
 
 #include "conn.h"
 #include "daemon.h"
-#include "harden_zygote.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
@@ -113,21 +112,6 @@ daemon_side_stats(const struct job *j)
     return stats;
 }
 
-/* What the worker's cgroup measured (CHANNEL.md): threads and children included, which the
- * worker's own rusage is not. */
-static void
-add_cgroup_stats(const struct job *j, cJSON *stats)
-{
-    const struct zygote_exit *e = &j->exit_info;
-    if (!j->exit_seen || !e->have_cgroup || !stats)
-        return;
-    cJSON_DeleteItemFromObjectCaseSensitive(stats, "peak_memory_kb");
-    cJSON_DeleteItemFromObjectCaseSensitive(stats, "cgroup_cpu_ms");
-    if (e->peak_memory_kb)
-        cJSON_AddNumberToObject(stats, "peak_memory_kb", (double) e->peak_memory_kb);
-    cJSON_AddNumberToObject(stats, "cgroup_cpu_ms", (double) e->cgroup_cpu_ms);
-}
-
 /* An error reply the daemon makes itself (timeout, limits, crashes): it still has the exec
  * reply's outcome, logs and stats, so clients read every exec reply the same way. */
 static void
@@ -150,7 +134,8 @@ reply_failure(struct job *j, int code, const char *message)
             cJSON_AddItemToObject(reply, "logs", logs);
         cJSON_AddFalseToObject(reply, "is_final_answer");
         cJSON *stats = daemon_side_stats(j);
-        add_cgroup_stats(j, stats);
+        if (j->exit_seen)
+            job_reply_add_cgroup_stats(&j->exit_info, stats);
         if (stats)
             cJSON_AddItemToObject(reply, "stats", stats);
     }
@@ -224,65 +209,6 @@ job_abandon(struct job *j)
     maybe_release(j);
 }
 
-static cJSON *
-take_item(cJSON *from, const char *name)
-{
-    return cJSON_DetachItemFromObjectCaseSensitive(from, name);
-}
-
-cJSON *
-job_reply_from_result(const cJSON *req_id, cJSON *result, double queue_ms, int *ret_code)
-{
-    const char *outcome = msg_get_string(result, "outcome", NULL);
-    bool ok = outcome && strcmp(outcome, "ok") == 0;
-    int code = ok ? 0 : pf_code_from_name(outcome);
-    if (!ok && code == 0)
-        code = PF_E_INTERNAL;
-
-    cJSON *reply = cJSON_CreateObject();
-    if (!reply)
-        return NULL;
-    cJSON_AddItemToObject(reply, "id", req_id ? cJSON_Duplicate(req_id, 1) : cJSON_CreateNull());
-    cJSON_AddBoolToObject(reply, "ok", ok);
-    cJSON_AddStringToObject(reply, "outcome", ok ? "ok" : pf_code_name(code));
-    static const char *const moved[] = {"output", "output_repr", "logs", "is_final_answer"};
-    for (size_t i = 0; i < PF_ELEMENTSOF(moved); i++) {
-        cJSON *item = take_item(result, moved[i]);
-        if (!item)
-            item = strcmp(moved[i], "logs") == 0              ? cJSON_CreateString("")
-                   : strcmp(moved[i], "is_final_answer") == 0 ? cJSON_CreateFalse()
-                                                              : cJSON_CreateNull();
-        cJSON_AddItemToObject(reply, moved[i], item);
-    }
-    if (!ok) {
-        cJSON *error = take_item(result, "error");
-        if (!cJSON_IsObject(error)) {
-            cJSON_Delete(error);
-            error = cJSON_CreateObject();
-        }
-        if (error) {
-            cJSON_DeleteItemFromObjectCaseSensitive(error, "code");
-            cJSON_AddStringToObject(error, "code", pf_code_name(code));
-            if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(error, "message")))
-                cJSON_AddStringToObject(error, "message",
-                                        outcome ? outcome : "the worker sent no outcome");
-            cJSON_AddItemToObject(reply, "error", error);
-        }
-    }
-    cJSON *stats = take_item(result, "stats");
-    if (!cJSON_IsObject(stats)) {
-        cJSON_Delete(stats);
-        stats = cJSON_CreateObject();
-    }
-    if (stats) {
-        cJSON_DeleteItemFromObjectCaseSensitive(stats, "queue_ms");
-        cJSON_AddNumberToObject(stats, "queue_ms", queue_ms);
-        cJSON_AddItemToObject(reply, "stats", stats);
-    }
-    *ret_code = code;
-    return reply;
-}
-
 /* A job's reply adds what its cgroup measured to the worker's own stats. */
 static cJSON *
 build_result_reply(struct job *j, cJSON *result, int *ret_code)
@@ -290,47 +216,9 @@ build_result_reply(struct job *j, cJSON *result, int *ret_code)
     uint64_t start = j->spawn_ns ? j->spawn_ns : j->arrival_ns;
     cJSON *reply = job_reply_from_result(j->req_id, result, (double) (start - j->arrival_ns) / 1e6,
                                          ret_code);
-    if (reply)
-        add_cgroup_stats(j, cJSON_GetObjectItemCaseSensitive(reply, "stats"));
+    if (reply && j->exit_seen)
+        job_reply_add_cgroup_stats(&j->exit_info, cJSON_GetObjectItemCaseSensitive(reply, "stats"));
     return reply;
-}
-
-/* A snippet that failed because its cgroup refused memory or a process (a child OOM-killed, a
- * fork or thread refused: an OSError or RuntimeError in the worker) failed on that limit: the
- * outcome names it, the message keeps the snippet's own error. */
-static int
-cgroup_outcome(const struct job *j, cJSON *reply, int code)
-{
-    const struct zygote_exit *e = &j->exit_info;
-    if (!j->exit_seen || !e->have_cgroup || (code != PF_E_ERROR && code != PF_E_INTERNAL))
-        return code;
-    int limit_code;
-    char msg[1024];
-    cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
-    const char *was = msg_get_string(error, "message", "no detail");
-    if (e->oom_killed) {
-        limit_code = PF_E_MEMORY_LIMIT;
-        snprintf(msg, sizeof(msg),
-                 "snippet exceeded the memory limit of %lld MiB: the kernel's OOM killer ended a "
-                 "process of the job (%s)",
-                 (long long) j->limits.v[POLICY_LIMIT_MEMORY_MB], was);
-    } else if (e->pids_limited) {
-        limit_code = PF_E_PIDS_LIMIT;
-        snprintf(msg, sizeof(msg),
-                 "snippet reached the process limit of %lld (pids): a fork or thread was "
-                 "refused (%s)",
-                 (long long) j->limits.v[POLICY_LIMIT_PIDS], was);
-    } else {
-        return code;
-    }
-    if (!cJSON_IsObject(error))
-        return code;
-    cJSON_ReplaceItemInObjectCaseSensitive(reply, "outcome",
-                                           cJSON_CreateString(pf_code_name(limit_code)));
-    cJSON_ReplaceItemInObjectCaseSensitive(error, "code",
-                                           cJSON_CreateString(pf_code_name(limit_code)));
-    cJSON_ReplaceItemInObjectCaseSensitive(error, "message", cJSON_CreateString(msg));
-    return limit_code;
 }
 
 static void
@@ -344,7 +232,8 @@ reply_result(struct job *j, cJSON *result)
         reply_failure(j, PF_E_INTERNAL, "out of memory building the reply");
         return;
     }
-    code = cgroup_outcome(j, reply, code);
+    if (j->exit_seen)
+        code = job_reply_cgroup_outcome(&j->exit_info, &j->limits, reply, code);
     pf_log_debug(WORKER, "job %llu: result %s", (unsigned long long) j->id,
                  code ? pf_code_name(code) : "ok");
     send_reply(j, reply, code);
@@ -627,61 +516,6 @@ on_deadline(uv_timer_t *timer)
     kill_worker(j, j->cancel_requested ? JOB_KILL_CANCEL : JOB_KILL_DEADLINE);
     /* Check again later, in case the kill is lost with the zygote. */
     uv_timer_start(&j->deadline, on_deadline, JOB_DEADLINE_GRACE_MS * 4, 0);
-}
-
-int
-job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
-                      const char *seccomp_syscall, char *msg, size_t msg_size)
-{
-    bool seccomp_exit = e->signal == 0 && e->exit_code == HARDEN_SECCOMP_EXIT_CODE;
-    if ((seccomp_syscall && *seccomp_syscall) || e->signal == SIGSYS || seccomp_exit) {
-        snprintf(msg, msg_size, "the snippet made a forbidden system call (%s)",
-                 seccomp_syscall && *seccomp_syscall ? seccomp_syscall : "unknown");
-        return PF_E_SECCOMP;
-    }
-    if (e->have_cgroup && e->oom_killed) {
-        char peak[64] = "";
-        if (e->peak_memory_kb)
-            snprintf(peak, sizeof(peak), " (peak %llu MiB)",
-                     (unsigned long long) e->peak_memory_kb / 1024);
-        snprintf(msg, msg_size,
-                 "snippet exceeded the memory limit (memory_mb): the kernel's OOM killer ended "
-                 "the worker%s",
-                 peak);
-        return PF_E_MEMORY_LIMIT;
-    }
-    if (e->have_cgroup && e->pids_limited && !e->killed_by_request) {
-        snprintf(msg, msg_size,
-                 "snippet reached the process limit (pids): a fork or thread was refused, then "
-                 "the worker died (%s %d)",
-                 e->signal ? "signal" : "status", e->signal ? e->signal : e->exit_code);
-        return PF_E_PIDS_LIMIT;
-    }
-    if (e->signal == SIGXCPU || (e->signal == SIGKILL && e->cpu_ms >= cpu_limit_ms)) {
-        snprintf(msg, msg_size, "snippet exceeded the CPU limit of %llu ms (used %llu ms)",
-                 (unsigned long long) cpu_limit_ms, (unsigned long long) e->cpu_ms);
-        return PF_E_CPU_LIMIT;
-    }
-    if (e->killed_by_request) {
-        snprintf(msg, msg_size, "the worker was killed by pyfenced before it finished");
-        return PF_E_TIMEOUT;
-    }
-    if (e->signal != 0) {
-        const char *abbrev = sigabbrev_np(e->signal);
-        if (abbrev)
-            snprintf(msg, msg_size, "worker killed by signal SIG%s", abbrev);
-        else
-            snprintf(msg, msg_size, "worker killed by signal %d", e->signal);
-        return PF_E_WORKER_CRASHED;
-    }
-    if (e->exit_code != 0) {
-        snprintf(msg, msg_size,
-                 "worker exited with status %d before sending a result (see pyfenced's log)",
-                 e->exit_code);
-        return PF_E_WORKER_CRASHED;
-    }
-    snprintf(msg, msg_size, "worker exited without sending a result");
-    return PF_E_WORKER_CRASHED;
 }
 
 void

@@ -157,6 +157,8 @@ void job_fail(struct job *j, int code, const char *message, enum job_kill_reason
  * drops the channel so the job is released without waiting for anything. */
 void job_abandon(struct job *j);
 
+/* ---- replies (job_reply.c) -------------------------------------------------------------- */
+
 /* How a worker that sent no result ended, as an error code (enum pf_code) and a message.
  * cpu_limit_ms is the job's cpu_ms; seccomp_syscall is the name the worker reported, or "".
  * The cgroup's word comes first after seccomp: an OOM kill is memory_limit, a refused fork or
@@ -169,5 +171,17 @@ int job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
  * what the worker left out, sets error.code and stats.queue_ms. *ret_code is 0 for an ok
  * outcome, else its enum pf_code (PF_E_INTERNAL when the worker named none we know). */
 cJSON *job_reply_from_result(const cJSON *req_id, cJSON *result, double queue_ms, int *ret_code);
+
+/* Adds what the worker's cgroup measured (e, once its exit is known; CHANNEL.md) to a reply's
+ * stats: peak_memory_kb and cgroup_cpu_ms, threads and children included, which the worker's
+ * own rusage is not. Nothing without a cgroup. */
+void job_reply_add_cgroup_stats(const struct zygote_exit *e, cJSON *stats);
+
+/* A snippet that failed (code PF_E_ERROR or PF_E_INTERNAL) because its cgroup refused memory or
+ * a process failed on that limit: the reply's outcome and error.code become memory_limit or
+ * pids_limit, the message names the limit (from limits) and keeps the snippet's own error.
+ * Returns the reply's code. */
+int job_reply_cgroup_outcome(const struct zygote_exit *e, const struct policy_limits *limits,
+                             cJSON *reply, int code);
 
 #endif
