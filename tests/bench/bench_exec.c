@@ -11,6 +11,7 @@
  * Run by scripts/bench; never asserted in tests.
  * Usage: bench_exec [--socket PATH] [--runs N] [--spawn-runs N] [--code SNIPPET]
  *                   [--clients N] [--seconds S] [--idle N] [--gap-ms MS] */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -76,13 +77,33 @@ pause_ms(unsigned ms)
         ;
 }
 
+/* Warm-pool hits and misses so far, all profiles together (the stats op's "pools"). */
+static int
+pool_counts(struct pyfence_conn *conn, double *ret_hits, double *ret_misses)
+{
+    struct pyfence_error err = {0};
+    char *json = NULL;
+    if (pyfence_stats(conn, &json, &err) < 0)
+        return -1;
+    cJSON *root = cJSON_Parse(json);
+    free(json);
+    const cJSON *pool;
+    *ret_hits = *ret_misses = 0;
+    cJSON_ArrayForEach(pool, cJSON_GetObjectItemCaseSensitive(root, "pools")) {
+        *ret_hits += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pool, "hits"));
+        *ret_misses += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pool, "misses"));
+    }
+    cJSON_Delete(root);
+    return root ? 0 : -1;
+}
+
 /* gap_ms: the pause after each exec. 0 sends the next one as soon as the reply is in, which
  * outruns the pool's background refill on a small machine and so also measures the refill;
  * a few milliseconds is still far faster than an agent, which waits for its model between
  * snippets. */
 static int
 bench_pyfence(const char *socket_path, const char *code, unsigned gap_ms, double *samples,
-              size_t runs, double *ret_queue_ms, double *ret_run_ms)
+              size_t runs, double *ret_queue_ms, double *ret_run_ms, double *ret_hit_rate)
 {
     struct pyfence_error err = {0};
     struct pyfence_conn *conn = NULL;
@@ -92,8 +113,10 @@ bench_pyfence(const char *socket_path, const char *code, unsigned gap_ms, double
         fprintf(stderr, "bench_exec: %s\n", err.message);
         return -1;
     }
-    double queue = 0, run = 0;
+    double queue = 0, run = 0, hits0 = 0, misses0 = 0, hits1 = 0, misses1 = 0;
     for (size_t i = 0; i < runs + WARMUP_RUNS; i++) {
+        if (i == WARMUP_RUNS && pool_counts(conn, &hits0, &misses0) < 0)
+            goto fail;
         double t0 = now_ms();
         if (pyfence_exec(conn, code, NULL, NULL, NULL, &res, &err) < 0) {
             fprintf(stderr, "bench_exec: run %zu: %s\n", i, err.message);
@@ -113,8 +136,12 @@ bench_pyfence(const char *socket_path, const char *code, unsigned gap_ms, double
         if (gap_ms)
             pause_ms(gap_ms);
     }
+    if (pool_counts(conn, &hits1, &misses1) < 0)
+        goto fail;
     *ret_queue_ms = queue / (double) runs;
     *ret_run_ms = run / (double) runs;
+    double taken = (hits1 - hits0) + (misses1 - misses0);
+    *ret_hit_rate = taken > 0 ? (hits1 - hits0) / taken : 0;
     pyfence_result_finish(&res);
     pyfence_close(conn);
     return 0;
@@ -488,13 +515,13 @@ main(int argc, char **argv)
 
     double *ex = calloc(runs, sizeof(double)), *se = calloc(runs, sizeof(double));
     double *bb = calloc(runs, sizeof(double)), *sp = calloc(spawn_runs, sizeof(double));
-    double queue_ms = 0, run_ms = 0, bb_queue_ms = 0, bb_run_ms = 0;
+    double queue_ms = 0, run_ms = 0, bb_queue_ms = 0, bb_run_ms = 0, hit_rate = 0, bb_hit_rate = 0;
     if (!ex || !se || !bb || !sp) {
         fprintf(stderr, "bench_exec: out of memory\n");
         return 1;
     }
-    if (bench_pyfence(socket_path, code, gap_ms, ex, runs, &queue_ms, &run_ms) < 0 ||
-        bench_pyfence(socket_path, code, 0, bb, runs, &bb_queue_ms, &bb_run_ms) < 0)
+    if (bench_pyfence(socket_path, code, gap_ms, ex, runs, &queue_ms, &run_ms, &hit_rate) < 0 ||
+        bench_pyfence(socket_path, code, 0, bb, runs, &bb_queue_ms, &bb_run_ms, &bb_hit_rate) < 0)
         return 1;
     int sess = bench_session(socket_path, code, se, runs);
     if (sess < 0 || bench_spawn(sp, spawn_runs) < 0)
@@ -518,9 +545,12 @@ main(int argc, char **argv)
     if (sess > 0)
         printf("sessions: not available\n");
     printf("\nratio spawn/exec: p50 %.1fx, mean %.1fx\n", ss.p50 / sx.p50, ss.mean / sx.mean);
-    printf("daemon-side means per ephemeral exec: queue %.3f ms, executor run %.3f ms (back to "
-           "back: %.3f, %.3f)\n",
-           queue_ms, run_ms, bb_queue_ms, bb_run_ms);
+    printf("ephemeral, %u ms apart: warm-pool hits %.0f%%, daemon-side means: queue %.3f ms, "
+           "executor run %.3f ms\n",
+           gap_ms, hit_rate * 100, queue_ms, run_ms);
+    printf("ephemeral, back to back: warm-pool hits %.0f%%, daemon-side means: queue %.3f ms, "
+           "executor run %.3f ms\n",
+           bb_hit_rate * 100, bb_queue_ms, bb_run_ms);
 
     double rate = 0;
     uint64_t busy = 0, failed = 0;
