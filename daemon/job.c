@@ -769,6 +769,8 @@ job_on_exit(void *job_ctx, const struct zygote_exit *exit_info)
     j->exit_seen = true;
     j->exit_info = *exit_info;
     j->d->jobs_running--;
+    if (j->evicted)
+        j->d->pools.evicting--;
     /* Its worker slot is free: a waiting job may start, a pool may refill. */
     sched_done(&j->d->sched, &j->sched, daemon_elapsed_ms(j->spawn_ns));
     pool_worker_lost(j, true);

@@ -219,10 +219,15 @@ pools_startable(const struct pools *ps, const struct harden_params *params)
     return slot_free(ps->d) || find_idle(ps, params, -1, NULL);
 }
 
-/* Makes room for a waiting job that no idle worker fits: the oldest idle worker goes. */
+/* Makes room for a waiting job that no idle worker fits: the oldest idle worker goes. Its slot
+ * frees only when the zygote reports its end, and the scheduler asks again on every loop turn
+ * meanwhile: at most one worker per waiting job is on its way out, or each turn would kill
+ * another ready worker for the same job. */
 static void
 evict_one(struct pools *ps)
 {
+    if (ps->evicting > ps->d->sched.queued) /* the job asking is out of the queue meanwhile */
+        return;
     struct job *oldest = NULL;
     struct dlist *pos;
     for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
@@ -232,6 +237,8 @@ evict_one(struct pools *ps)
     }
     if (oldest) {
         oldest->pool->recycled++;
+        oldest->evicted = true;
+        ps->evicting++;
         let_go(oldest);
     }
 }

@@ -377,6 +377,24 @@ def test_open_waits_for_a_free_worker(daemon_factory):
         b.close()
 
 
+def test_open_evicts_one_idle_worker_not_all(daemon_factory):
+    """A session.open at max_workers makes one idle pool worker go, and waits for its slot:
+    the loop turns before that worker is reaped must not kill the other idle ones."""
+    d = daemon_factory("--max-workers", "3")
+    with d.client() as c:
+        pool = lambda: c.stats()["pools"]["default"]  # noqa: E731
+        assert wait_for(lambda: pool()["idle"] >= 2), pool()
+        a = c.open_session()  # the free slot
+        before = pool()
+        b = c.open_session()  # no free slot: one idle worker makes way
+        assert a.exec("1").ok and b.exec("2").ok
+        after = pool()
+        assert after["recycled"] - before["recycled"] == 1, (before, after)
+        assert after["idle"] == 1, after
+        a.close()
+        b.close()
+
+
 def test_open_busy_when_the_queue_is_full(daemon_factory):
     d = daemon_factory("--max-workers", "1", "--max-queued", "1")
     with d.client() as c:
