@@ -172,6 +172,23 @@ build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *fiel
 }
 
 int
+ops_busy_reply(const struct msg_request *req, uint32_t retry_after_ms, cJSON **ret_reply,
+               struct pf_error **err)
+{
+    if (!err || !*err || (*err)->code != PF_E_BUSY || !retry_after_ms)
+        return -1;
+    cJSON *reply = msg_reply_error(req->id, PF_E_BUSY, (*err)->msg);
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+    if (!e || !cJSON_AddNumberToObject(e, "retry_after_ms", retry_after_ms)) {
+        cJSON_Delete(reply);
+        return -1;
+    }
+    *err = pf_error_free(*err);
+    *ret_reply = reply;
+    return 0;
+}
+
+int
 op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct pf_error **err)
 {
     struct daemon *d = c->d;
@@ -193,20 +210,8 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
     if (!run)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     uint32_t retry_after_ms = 0;
-    if (job_start(c, req->id, &spec, run, strlen(run), &retry_after_ms, err) < 0) {
-        if (!err || !*err || (*err)->code != PF_E_BUSY || !retry_after_ms)
-            return -1;
-        /* The queue is full: the error says when to come back (PROTOCOL.md, "busy"). */
-        cJSON *reply = msg_reply_error(req->id, PF_E_BUSY, (*err)->msg);
-        cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
-        if (!e || !cJSON_AddNumberToObject(e, "retry_after_ms", retry_after_ms)) {
-            cJSON_Delete(reply);
-            return -1;
-        }
-        *err = pf_error_free(*err);
-        *ret_reply = reply;
-        return 0;
-    }
+    if (job_start(c, req->id, &spec, run, strlen(run), &retry_after_ms, err) < 0)
+        return ops_busy_reply(req, retry_after_ms, ret_reply, err);
     *ret_reply = NULL; /* the job replies */
     return 0;
 }

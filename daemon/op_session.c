@@ -19,25 +19,6 @@ oom(cJSON *reply, struct pf_error **err)
     return pf_error_set(err, PF_E_INTERNAL, "out of memory");
 }
 
-/* A request refused because a queue is full (*err, PF_E_BUSY) is answered here, with when to
- * come back (PROTOCOL.md, "busy"); any other error is left to the caller. */
-static int
-busy_reply(const struct msg_request *req, uint32_t retry_after_ms, cJSON **ret_reply,
-           struct pf_error **err)
-{
-    if (!err || !*err || (*err)->code != PF_E_BUSY || !retry_after_ms)
-        return -1;
-    cJSON *reply = msg_reply_error(req->id, PF_E_BUSY, (*err)->msg);
-    cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
-    if (!e || !cJSON_AddNumberToObject(e, "retry_after_ms", retry_after_ms)) {
-        cJSON_Delete(reply);
-        return -1;
-    }
-    *err = pf_error_free(*err);
-    *ret_reply = reply;
-    return 0;
-}
-
 /* The named profile if the peer may use it (else answered like a missing one), or its own. */
 static int
 session_profile(struct conn *c, const cJSON *req, const struct policy_profile **ret,
@@ -80,7 +61,7 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     cJSON_Delete(fields);
     if (r < 0) {
         session_end(s, SESSION_END_FAILED);
-        return busy_reply(req, retry_after_ms, ret_reply, err);
+        return ops_busy_reply(req, retry_after_ms, ret_reply, err);
     }
     *ret_reply = NULL; /* answered when the worker is ready */
     return 0;
@@ -120,7 +101,7 @@ op_session_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     if (session_exec(s, c, req->id, msg_get_string(req->root, "code", ""),
                      cJSON_GetObjectItemCaseSensitive(req->root, "variables"),
                      msg_get_bool(req->root, "stream", true), &retry_after_ms, err) < 0)
-        return busy_reply(req, retry_after_ms, ret_reply, err);
+        return ops_busy_reply(req, retry_after_ms, ret_reply, err);
     *ret_reply = NULL;
     return 0;
 }
@@ -135,7 +116,7 @@ op_session_get(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
     uint32_t retry_after_ms = 0;
     if (session_get(s, c, req->id, cJSON_GetObjectItemCaseSensitive(req->root, "names"),
                     &retry_after_ms, err) < 0)
-        return busy_reply(req, retry_after_ms, ret_reply, err);
+        return ops_busy_reply(req, retry_after_ms, ret_reply, err);
     *ret_reply = NULL;
     return 0;
 }

@@ -5,6 +5,7 @@
 #define DAEMON_OPS_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 #include "msg.h"
 #include "pf_error.h"
@@ -37,6 +38,11 @@ int op_cancel(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
 /* op_exec.c */
 int op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
             struct pf_error **err);
+/* A request refused because a queue is full (*err, PF_E_BUSY) is answered in *ret_reply, with
+ * when to come back (PROTOCOL.md, "busy"): 0, *err consumed. Any other error: -1, left to the
+ * caller. Shared by exec and the session ops. */
+int ops_busy_reply(const struct msg_request *req, uint32_t retry_after_ms, cJSON **ret_reply,
+                   struct pf_error **err);
 /* What a request (exec or session.open: its limits, imports) gets under profile p (NULL: no
  * policy): limits and hardening levels in *spec, and in *ret_fields the executor's fields of
  * the worker's first frame: {"imports": [..], "builtins_add"?: [..], "builtins_remove"?: [..]}. */

@@ -172,7 +172,13 @@ retry_after(const struct sched *s, bool per_uid)
         for (pos = s->ready.next; pos != &s->ready; pos = pos->next)
             turns++;
     }
-    double ms = ceil(s->avg_run_ms * turns / s->max_workers);
+    return sched_retry_ms(s->avg_run_ms * turns / s->max_workers);
+}
+
+uint32_t
+sched_retry_ms(double ms)
+{
+    ms = ceil(ms);
     if (ms < SCHED_RETRY_MIN_MS)
         ms = SCHED_RETRY_MIN_MS;
     if (ms > SCHED_RETRY_MAX_MS)

@@ -22,6 +22,8 @@
 /* Bounds of retry_after_ms: a client must not spin, nor wait for minutes. */
 #define SCHED_RETRY_MIN_MS 5
 #define SCHED_RETRY_MAX_MS 60000
+/* ms rounded up into [SCHED_RETRY_MIN_MS, SCHED_RETRY_MAX_MS]: a busy reply's retry_after_ms. */
+uint32_t sched_retry_ms(double ms);
 
 struct sched;
 

@@ -2,7 +2,6 @@
  * session's worker. One runs at a time (session.req); later ones wait here in arrival order, at
  * most SESSION_MAX_PENDING. No worker here: session_worker.c sends each one when its turn
  * comes (session_next). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,17 +43,9 @@ static uint32_t
 retry_after(const struct session *s)
 {
     double avg = s->avg_req_ms > 0 ? s->avg_req_ms : AVG_START_MS;
-    double ms = ceil(avg);
-    if (s->req.start_ns) {
-        /* Part of it has already run. */
-        double left = avg - daemon_elapsed_ms(s->req.start_ns);
-        ms = ceil(left > 0 ? left : 0);
-    }
-    if (ms < SCHED_RETRY_MIN_MS)
-        ms = SCHED_RETRY_MIN_MS;
-    if (ms > SCHED_RETRY_MAX_MS)
-        ms = SCHED_RETRY_MAX_MS;
-    return (uint32_t) ms;
+    /* Part of the running one may have run already. */
+    double left = s->req.start_ns ? avg - daemon_elapsed_ms(s->req.start_ns) : avg;
+    return sched_retry_ms(left > 0 ? left : 0);
 }
 
 int
