@@ -9,7 +9,7 @@
  * A session.open that cannot have a worker at once waits in the scheduler's queue like an
  * ephemeral exec (scheduler.h; pools_start_job calls session_launch). Requests to one session
  * run one at a time on its worker; later ones wait in the session's own queue, in arrival
- * order, at most SESSION_MAX_PENDING.
+ * order, at most the session's max_pending_per_session.
  *
  * session.c keeps the table (ids, ownership, expiry); session_worker.c talks to the worker
  * (CHANNEL.md, "Session worker"); session_queue.c keeps the requests that wait their turn;
@@ -34,9 +34,6 @@
 
 #define SESSION_ID_BYTES 16 /* 128 random bits from getrandom */
 #define SESSION_ID_LEN   (SESSION_ID_BYTES * 2)
-/* Requests that may wait behind the one a session's worker runs (max_pending_per_session): more
- * are answered busy with retry_after_ms. */
-#define SESSION_MAX_PENDING 16
 
 struct conn;
 struct daemon;
@@ -107,7 +104,8 @@ struct session {
     char id[SESSION_ID_LEN + 1];
     uid_t uid;
     char profile[64 + 1];
-    struct policy_limits limits; /* the profile's, tightened by session.open */
+    struct policy_limits limits; /* the profile's, tightened by session.open; its
+                                  * max_pending_per_session bounds `pending` */
     struct conn *owner;          /* Not owned: the connection it ends with; NULL when detached. */
     bool detached;
     uint64_t created_ms, last_used_ms; /* Unix time, for session.list */
@@ -195,7 +193,8 @@ enum sched_start session_launch(struct session *s);
 
 /* Queues one exec (code, variables may be NULL) or get (names) on s; it goes to the worker at
  * once when the worker is free, else after the requests before it. The reply comes later.
- * PF_E_BUSY with *ret_retry_after_ms past SESSION_MAX_PENDING waiting requests. */
+ * PF_E_BUSY with *ret_retry_after_ms when it would wait and max_pending_per_session (the
+ * session's limit) requests already do. */
 int session_exec(struct session *s, struct conn *c, const cJSON *req_id, const char *code,
                  const cJSON *variables, bool stream, uint32_t *ret_retry_after_ms,
                  struct pf_error **err);

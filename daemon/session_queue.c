@@ -1,7 +1,7 @@
 /* exec and session.get on a session: their frames are made here and they queue for the
- * session's worker. One runs at a time (session.req); later ones wait here in arrival order, at
- * most SESSION_MAX_PENDING. No worker here: session_worker.c sends each one when its turn
- * comes (session_next). */
+ * session's worker. One runs at a time (session.req); later ones wait here in arrival order, as
+ * many as the session's max_pending_per_session. No worker here: session_worker.c sends each
+ * one when its turn comes (session_next). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,14 +54,18 @@ session_queue_add(struct session *s, enum session_req_kind kind, struct conn *c,
                   uint32_t *ret_retry_after_ms, struct pf_error **err)
 {
     struct session_req *r = NULL;
-    if (s->n_pending >= SESSION_MAX_PENDING) {
+    /* A request the worker can take at once never waits, so it is not counted against the
+     * limit: with max_pending_per_session 0 a session still serves one request at a time. */
+    bool waits = s->state != SESSION_IDLE || s->req.kind != SESSION_REQ_NONE || s->n_pending > 0;
+    int64_t max = s->limits.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION];
+    if (waits && (int64_t) s->n_pending >= max) {
         uint32_t ms = retry_after(s);
         if (ret_retry_after_ms)
             *ret_retry_after_ms = ms;
         pf_error_set(err, PF_E_BUSY,
                      "session '%s' already has %u requests waiting for its worker "
-                     "(max_pending_per_session); try again in %u ms",
-                     s->id, s->n_pending, ms);
+                     "(max_pending_per_session %lld); try again in %u ms",
+                     s->id, s->n_pending, (long long) max, ms);
         goto fail;
     }
     r = calloc(1, sizeof(*r));

@@ -73,6 +73,11 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
         [POLICY_LIMIT_MAX_SESSIONS_PER_UID] = {"max_sessions_per_uid", POLICY_SCOPE_JOB, 16, 0,
                                                4096,
                                                "open sessions of one peer uid (0: no sessions)"},
+        [POLICY_LIMIT_MAX_PENDING_PER_SESSION] = {"max_pending_per_session", POLICY_SCOPE_JOB, 16,
+                                                  0, 1024,
+                                                  "requests to one session waiting behind the one "
+                                                  "its worker runs; more get busy with "
+                                                  "retry_after_ms (0: none wait)"},
 };
 
 const struct policy_limit_def *

@@ -5,6 +5,7 @@ its session (told once, then gone), and the CLI's session commands."""
 
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -342,6 +343,48 @@ def test_max_sessions_per_uid(daemon_factory, tmpdir_short):
         a.close()
         c.open_session().close()
         b.close()
+
+
+def test_max_pending_per_session_from_profile(daemon_factory, tmpdir_short):
+    """A profile sets max_pending_per_session; session.open may tighten it, not loosen it."""
+    policy = write_policy(tmpdir_short / "policy", max_pending_per_session=2)
+    d = daemon_factory("--policy", str(policy))
+    with d.client() as c:
+        with c.open_session() as s:
+            assert s.info["limits"]["max_pending_per_session"] == 2
+            slow = s.submit("import time\ntime.sleep(1)\nn = 0")
+            waiting = [s.submit(f"n += 1\nn + {i} * 0") for i in range(2)]
+            r = c.wait(s.submit("1"))
+            assert r.outcome == "busy", (r, r.error)
+            assert "already has 2 requests waiting" in r.error["message"], r.error
+            assert "(max_pending_per_session 2)" in r.error["message"], r.error
+            assert r.error["retry_after_ms"] >= 1, r.error
+            assert c.wait(slow).ok
+            assert [c.wait(rid).output for rid in waiting] == [1, 2]
+        with pytest.raises(pyfence.PyfenceError) as e:
+            c.open_session(limits={"max_pending_per_session": 3})
+        assert e.value.code == "bad_request", e.value
+        assert "limits.max_pending_per_session: 3 would loosen the profile's 2" in e.value.message
+        with c.open_session(limits={"max_pending_per_session": 0}) as s:
+            slow = s.submit("import time\ntime.sleep(0.5)")
+            r = c.wait(s.submit("1"))
+            assert r.outcome == "busy" and "(max_pending_per_session 0)" in r.error["message"], r
+            assert c.wait(slow).ok
+            assert s.exec("2").output == 2
+    r = subprocess.run([PYFENCED, "--check-policy", str(policy)], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r'"max_pending_per_session":\s*2,', r.stdout), r.stdout
+
+
+def test_bad_max_pending_per_session_is_refused(tmpdir_short):
+    for value, why in ((1025, "1025 exceeds maximum 1024"), (-1, "-1 is below minimum 0")):
+        policy = tmpdir_short / f"policy{value}"
+        write_policy(policy, max_pending_per_session=value)
+        r = subprocess.run([PYFENCED, "--check-policy", str(policy)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0
+        assert f"default.json: limits: max_pending_per_session: {why}" in r.stderr, r.stderr
 
 
 def wait_for(cond, timeout=10):

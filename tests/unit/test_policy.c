@@ -106,6 +106,50 @@ test_bad_fields_are_named(void **state)
     expect_error("{\"name\": \"x\"", "profiles/x.json");
 }
 
+/* max_pending_per_session is a session limit of the table like the others: a profile sets it
+ * within [0, 1024], --check-policy and status show it, and out of range is refused with the
+ * table's message. */
+static void
+test_max_pending_per_session(void **state)
+{
+    (void) state;
+    struct policy_profile *p =
+            parse_ok("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": 2}}");
+    assert_int_equal(p->limits.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION], 2);
+    cJSON *j = policy_profile_to_json(p);
+    cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "limits"), "max_pending_per_session");
+    assert_true(cJSON_IsNumber(v) && v->valueint == 2);
+    cJSON_Delete(j);
+    policy_profile_free(p);
+    p = parse_ok("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": 0}}");
+    assert_int_equal(p->limits.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION], 0);
+    policy_profile_free(p);
+    p = parse_ok("{\"name\": \"x\"}");
+    assert_int_equal(p->limits.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION], 16);
+    policy_profile_free(p);
+    expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": 1025}}",
+                 "profiles/x.json: limits: max_pending_per_session: 1025 exceeds maximum 1024");
+    expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": -1}}",
+                 "profiles/x.json: limits: max_pending_per_session: -1 is below minimum 0");
+    expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": \"8\"}}",
+                 "max_pending_per_session: must be an integer");
+
+    /* A request tightens it like any job limit, and may not loosen it. */
+    struct policy_limits l;
+    struct pf_error *err = NULL;
+    policy_limits_init_defaults(&l);
+    cJSON *t = cJSON_Parse("{\"max_pending_per_session\": 4}");
+    assert_int_equal(policy_limits_tighten(&l, t, "limits", &err), 0);
+    assert_int_equal(l.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION], 4);
+    cJSON_Delete(t);
+    t = cJSON_Parse("{\"max_pending_per_session\": 5}");
+    assert_int_equal(policy_limits_tighten(&l, t, "limits", &err), -1);
+    assert_string_equal(err->msg, "limits.max_pending_per_session: 5 would loosen the profile's "
+                                  "4 (a request may only tighten limits)");
+    err = pf_error_free(err);
+    cJSON_Delete(t);
+}
+
 static void
 test_access_and_defaults(void **state)
 {
@@ -206,6 +250,7 @@ main(void)
             cmocka_unit_test(test_builtin_profiles_load),
             cmocka_unit_test(test_minimal_profile),
             cmocka_unit_test(test_bad_fields_are_named),
+            cmocka_unit_test(test_max_pending_per_session),
             cmocka_unit_test(test_access_and_defaults),
             cmocka_unit_test(test_directory_all_or_nothing),
     };

@@ -746,24 +746,30 @@ test_requests_queue_in_order(void **state)
     assert_int_equal(s->state, SESSION_IDLE);
 }
 
-/* At most SESSION_MAX_PENDING wait behind the one running: more are busy, with when to retry. */
+/* At most the session's max_pending_per_session (here tightened by session.open to 3) wait
+ * behind the one running: more are busy, with when to retry. */
 static void
 test_pending_limit(void **state)
 {
     struct fx *f = *state;
+    enum { MAX = 3 };
     char sid[SESSION_ID_LEN + 1];
-    open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    open_session(f, "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"max_pending_per_session\":3}}",
+                 sid);
+    struct pf_error *err = NULL;
+    struct session *s = session_find(&f->d.sessions, sid, getuid(), &err);
+    assert_non_null(s);
+    assert_int_equal(s->limits.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION], MAX);
     send_exec(f, 2, sid, "x");
     expect_run(f, "x");
-    for (int i = 0; i < SESSION_MAX_PENDING; i++)
+    for (int i = 0; i < MAX; i++)
         send_exec(f, 10 + i, sid, "y");
     send_exec(f, 99, sid, "z");
     cJSON *r = expect_error(f, "99", "busy");
     char expect[200];
-    snprintf(expect, sizeof(expect), "session '%s' already has %d requests waiting", sid,
-             SESSION_MAX_PENDING);
+    snprintf(expect, sizeof(expect), "session '%s' already has %d requests waiting", sid, MAX);
     assert_non_null(strstr(error_message(r), expect));
-    assert_non_null(strstr(error_message(r), "(max_pending_per_session)"));
+    assert_non_null(strstr(error_message(r), "(max_pending_per_session 3)"));
     cJSON *retry = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "retry_after_ms");
     assert_true(cJSON_IsNumber(retry) && retry->valuedouble >= SCHED_RETRY_MIN_MS);
     cJSON_Delete(r);
@@ -773,16 +779,72 @@ test_pending_limit(void **state)
     expect_run(f, "y");
     send_exec(f, 100, sid, "w");
     pump(f, 10);
-    struct pf_error *err = NULL;
-    struct session *s = session_find(&f->d.sessions, sid, getuid(), &err);
-    assert_int_equal(s->n_pending, SESSION_MAX_PENDING);
-    for (int i = 0; i <= SESSION_MAX_PENDING; i++) {
+    assert_int_equal(s->n_pending, MAX);
+    for (int i = 0; i <= MAX; i++) {
         send_result(f, i);
         cJSON_Delete(recv_frame(f, &f->client, 2000));
-        if (i < SESSION_MAX_PENDING)
+        if (i < MAX)
             cJSON_Delete(recv_frame(f, &f->worker, 2000));
     }
     assert_int_equal(s->n_pending, 0);
+}
+
+/* max_pending_per_session 0: the session serves one request at a time, and one sent while it
+ * runs is busy at once instead of waiting. */
+static void
+test_pending_limit_zero(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    open_session(f, "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"max_pending_per_session\":0}}",
+                 sid);
+    for (int round = 0; round < 2; round++) {
+        send_exec(f, 2, sid, "x");
+        expect_run(f, "x");
+        send_exec(f, 3, sid, "y");
+        cJSON *r = expect_error(f, "3", "busy");
+        assert_non_null(strstr(error_message(r), "already has 0 requests waiting"));
+        assert_non_null(strstr(error_message(r), "(max_pending_per_session 0)"));
+        cJSON_Delete(r);
+        expect_worker_quiet(f);
+        send_result(f, round);
+        cJSON_Delete(expect_ok(f, "2"));
+    }
+}
+
+/* session.open may tighten max_pending_per_session, never loosen it, and the error names it;
+ * its reply lists the session's value with the other job limits. */
+static void
+test_pending_limit_tighten_only(void **state)
+{
+    struct fx *f = *state;
+    send_frame(f->client.fd,
+               "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"max_pending_per_session\":17}}");
+    cJSON *r = expect_error(f, "1", "bad_request");
+    assert_non_null(strstr(error_message(r), "limits.max_pending_per_session: 17 would loosen "
+                                             "the profile's 16"));
+    cJSON_Delete(r);
+    send_frame(f->client.fd,
+               "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"max_pending_per_session\":-1}}");
+    r = expect_error(f, "1", "bad_request");
+    assert_non_null(strstr(error_message(r), "limits.max_pending_per_session: -1 is below "
+                                             "minimum 0"));
+    cJSON_Delete(r);
+    assert_int_equal(f->d.sessions.n, 0);
+    uint64_t before = fake.last_job;
+    send_frame(f->client.fd,
+               "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"max_pending_per_session\":5}}");
+    for (int i = 0; i < 1000 && fake.last_job == before; i++)
+        pump(f, 1);
+    f->worker.fd = fake.worker_fd[fake.last_job];
+    f->worker.len = 0;
+    f->worker.eof = false;
+    cJSON_Delete(recv_frame(f, &f->worker, 2000));
+    send_frame(f->worker.fd, "{\"event\":\"ready\"}");
+    r = expect_ok(f, "1");
+    cJSON *max = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "limits"), "max_pending_per_session");
+    assert_true(cJSON_IsNumber(max) && max->valueint == 5);
+    cJSON_Delete(r);
 }
 
 /* cancel of a request waiting its turn: answered cancelled at once (before the cancel's own
@@ -1156,6 +1218,8 @@ main(void)
             cmocka_unit_test_setup_teardown(test_deadline_backstop_loses_session, setup, teardown),
             cmocka_unit_test_setup_teardown(test_requests_queue_in_order, setup, teardown),
             cmocka_unit_test_setup_teardown(test_pending_limit, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_pending_limit_zero, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_pending_limit_tighten_only, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cancel_pending_request, setup, teardown),
             cmocka_unit_test_setup_teardown(test_lost_session_answers_pending, setup, teardown),
             cmocka_unit_test_setup_teardown(test_retired_worker_answers_pending, setup, teardown),
