@@ -26,9 +26,10 @@ same_id(const cJSON *a, const cJSON *b)
 
 /* A request to a session, sent on this connection. One running (an exec) is asked to stop:
  * its worker stops the snippet, and the session keeps its state and serves on; a snippet that
- * does not stop (inside a long call) is bounded by the session's own wall-clock backstop, which
- * ends the session. One waiting its turn is taken out and answered `cancelled` at once, and so is
- * a session.open not answered yet (the session never starts, or its worker is killed). */
+ * does not stop (inside a long call) has its worker killed 500 ms later, which loses the
+ * session (session_cancel_running). One waiting its turn is taken out and answered
+ * `cancelled` at once, and so is a session.open not answered yet (the session never starts,
+ * or its worker is killed). */
 static bool
 cancel_session_request(struct conn *c, const cJSON *target)
 {
@@ -40,12 +41,7 @@ cancel_session_request(struct conn *c, const cJSON *target)
                 session_cancel_open(s);
                 return true;
             }
-            if (s->req.kind != SESSION_REQ_EXEC)
-                return false; /* a session.get runs no snippet: it ends by itself */
-            struct zygote *z = daemon_zygote(c->d, s->preload_zygote);
-            if (z)
-                zygote_cancel(z, s->job_id);
-            return true;
+            return session_cancel_running(s);
         }
         struct dlist *rpos;
         for (rpos = s->pending.next; rpos != &s->pending; rpos = rpos->next) {

@@ -1,4 +1,5 @@
-/* The session table: ids, ownership, expiry. No worker here (session_worker.c). */
+/* The session table: ids, ownership, expiry, and what a closing connection leaves of its
+ * sessions. No worker here (session_worker.c). */
 #include "session.h"
 
 #include <errno.h>
@@ -280,4 +281,27 @@ session_list_json(const struct session_table *t, uid_t uid)
         cJSON_AddItemToArray(list, o);
     }
     return list;
+}
+
+void
+session_conn_gone(struct session_table *t, struct conn *c)
+{
+    struct dlist *pos, *tmp;
+    DLIST_FOREACH_SAFE(pos, tmp, &t->all) {
+        struct session *s = pf_container_of(pos, struct session, link);
+        session_queue_conn_gone(s, c);
+        /* An open nobody will hear the answer of leaves nothing behind: even a detached
+         * session, whose id was never told. */
+        bool opening = s->req.kind == SESSION_REQ_OPEN && s->req.conn == c;
+        bool ends = s->owner == c || opening;
+        if (s->req.conn == c) {
+            s->req.conn = NULL;
+            /* Nobody is left to hear how its snippet ends: it is cancelled as `cancel` would,
+             * and a session that goes on (detached) serves its next request at once. */
+            if (!ends)
+                session_cancel_running(s);
+        }
+        if (ends)
+            session_end(s, SESSION_END_CONN);
+    }
 }

@@ -95,6 +95,7 @@ struct session_req {
     bool stream;
     uint64_t arrival_ns, start_ns; /* uv_hrtime(); start_ns 0 until it goes to the worker */
     uint64_t output_bytes;
+    bool cancel_requested; /* its worker was asked to stop it (session_cancel_running) */
 };
 
 struct session {
@@ -203,6 +204,11 @@ int session_get(struct session *s, struct conn *c, const cJSON *req_id, const cJ
 /* The worker is free (IDLE): the oldest waiting request goes to it. */
 void session_next(struct session *s);
 
+/* cancel of the exec s runs: its worker is asked to stop it (the executor ends it with
+ * `cancelled` at its next check, and the session keeps its state); one still running
+ * JOB_CANCEL_GRACE_MS later has its worker killed, and the session is lost. False when s runs no
+ * exec (a session.get runs no snippet: it ends by itself). */
+bool session_cancel_running(struct session *s);
 /* cancel: a waiting request r of s is taken out and answered `cancelled`; the session goes on. */
 void session_cancel_pending(struct session *s, struct session_req *r);
 /* cancel of a session.open not answered yet: it is answered `cancelled` and the session ends
@@ -218,8 +224,9 @@ void session_on_spawned(struct session *s, pid_t pid, const struct pf_error *err
 void session_on_exit(struct session *s, const struct zygote_exit *exit_info);
 
 /* The connection c is closing: its requests are no longer owed a reply (those waiting are
- * dropped), and the sessions it owns (not detached), or whose open it sent and was not
- * answered yet, end. */
+ * dropped, an exec running on a session that goes on is cancelled: session_cancel_running),
+ * and the sessions it owns (not detached), or whose open it sent and was not answered yet,
+ * end. (session.c) */
 void session_conn_gone(struct session_table *t, struct conn *c);
 
 /* ---- requests waiting their turn (session_queue.c) -------------------------------------- */

@@ -613,6 +613,41 @@ session_next(struct session *s)
     }
 }
 
+/* The cancelled snippet did not stop (it is inside a long call): as for an ephemeral job, its
+ * worker is killed, and with it the session's state. */
+static void
+on_cancel_grace(uv_timer_t *timer)
+{
+    struct session *s = timer->data;
+    char msg[240];
+    snprintf(msg, sizeof(msg),
+             "Code execution was cancelled (its worker did not stop within %d ms and was "
+             "killed); session '%s' is lost",
+             JOB_CANCEL_GRACE_MS, s->id);
+    request_fail(s, PF_E_CANCELLED, msg, true);
+    snprintf(msg, sizeof(msg),
+             "worker killed: its snippet did not stop within %d ms of being cancelled",
+             JOB_CANCEL_GRACE_MS);
+    make_lost(s, msg);
+}
+
+bool
+session_cancel_running(struct session *s)
+{
+    if (s->req.kind != SESSION_REQ_EXEC)
+        return false;
+    if (s->req.cancel_requested)
+        return true;
+    s->req.cancel_requested = true;
+    struct zygote *z = daemon_zygote(s->d, s->preload_zygote);
+    if (z && s->awaiting_exit)
+        zygote_cancel(z, s->job_id);
+    /* The deadline timer bounds the grace period now, unless the backstop comes first. */
+    if (uv_timer_get_due_in(&s->deadline) > JOB_CANCEL_GRACE_MS)
+        uv_timer_start(&s->deadline, on_cancel_grace, JOB_CANCEL_GRACE_MS, 0);
+    return true;
+}
+
 void
 session_cancel_open(struct session *s)
 {
@@ -727,23 +762,6 @@ session_on_exit(struct session *s, const struct zygote_exit *exit_info)
                  (int) exit_info->pid, exit_info->exit_code, exit_info->signal);
     /* Frames the worker sent before it died are still read: the channel's EOF settles. */
     settle(s);
-}
-
-void
-session_conn_gone(struct session_table *t, struct conn *c)
-{
-    struct dlist *pos, *tmp;
-    DLIST_FOREACH_SAFE(pos, tmp, &t->all) {
-        struct session *s = pf_container_of(pos, struct session, link);
-        session_queue_conn_gone(s, c);
-        /* An open nobody will hear the answer of leaves nothing behind: even a detached
-         * session, whose id was never told. */
-        bool opening = s->req.kind == SESSION_REQ_OPEN && s->req.conn == c;
-        if (s->req.conn == c)
-            s->req.conn = NULL;
-        if (s->owner == c || opening)
-            session_end(s, SESSION_END_CONN);
-    }
 }
 
 void

@@ -246,6 +246,42 @@ def test_lost_session_answers_every_waiting_request(daemon, client):
     daemon.assert_serving()
 
 
+def test_closed_connection_cancels_its_running_exec(daemon_factory, tmpdir_short):
+    """A detached session's exec still running when the connection that sent it closes is
+    cancelled (nobody is left to hear its reply): the snippet stops at the executor's next
+    check, the session keeps what it defined so far and answers the next request at once."""
+    # Budgets that let a loop run for 10 s: only the cancel can stop it sooner.
+    policy = write_policy(tmpdir_short / "policy", max_ops=10**10, max_while_iterations=10**9)
+    d = daemon_factory("--policy", str(policy))
+    with d.client() as a:
+        s = a.open_session(detach=True)
+        sid = s.id
+        assert s.exec("kept = 'yes'\ndone = 0\nfinished = False").ok
+        s.submit("import time\nt0 = time.monotonic()\n"
+                 "while time.monotonic() - t0 < 10:\n    done += 1\nfinished = True")
+        time.sleep(0.3)
+    closed = time.monotonic()
+    with d.client() as b:
+        def idle():
+            listed = {e["id"]: e for e in b.list_sessions()}
+            return listed[sid]["state"] == "idle" and listed[sid]["pending"] == 0
+
+        assert wait_for(idle, timeout=3), b.list_sessions()
+        r = b.session(sid).exec("(kept, done, finished)")
+        took = time.monotonic() - closed
+        assert r.ok, (r, r.error)
+        kept, done, finished = r.output
+        # It stopped where it was: after it began, before the loop's end.
+        assert kept == "yes" and done > 0 and finished is False, r.output
+        assert took < 3, took
+        st = b.stats()
+        assert st["jobs"]["by_outcome"].get("cancelled") == 1, st["jobs"]
+        listed = {e["id"]: e for e in b.list_sessions()}
+        assert listed[sid]["state"] == "idle" and listed[sid]["execs"] == 3, listed[sid]
+        b.session(sid).close()
+    d.assert_serving()
+
+
 def test_executor_session_mode(daemon):
     with pyfence.PyfenceExecutor(socket_path=daemon.socket_path, session=True,
                                  additional_authorized_imports=["json"]) as ex:

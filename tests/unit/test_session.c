@@ -990,6 +990,87 @@ test_conn_close_drops_its_pending(void **state)
     expect_worker_quiet(f);
 }
 
+/* The connection that sent the exec a detached session runs closes: nobody will hear its
+ * reply, so it is cancelled as `cancel` would (the worker is signalled, not killed). The snippet
+ * stops, the session goes on, and another connection's request runs at once. */
+static void
+test_conn_close_cancels_its_running_exec(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\",\"detach\":true}", sid);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    struct pf_error *err = NULL;
+    assert_int_equal(conn_open_fd(&f->d, sv[0], NULL, &err), 0);
+    send_fmt(sv[1], "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"loop()\"}", sid);
+    expect_run(f, "loop()");
+    send_exec(f, 4, sid, "after");
+    pump(f, 10);
+    assert_int_equal(fake.cancels[job], 0);
+    close(sv[1]);
+    pump(f, 20);
+    assert_int_equal(fake.cancels[job], 1);
+    assert_int_equal(fake.kills[job], 0);
+    struct session *s = session_find(&f->d.sessions, sid, getuid(), &err);
+    assert_non_null(s);
+    assert_int_equal(s->n_pending, 1); /* the other connection's request still waits */
+    /* The executor stops at its next check. */
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"cancelled\",\"output\":null,"
+                             "\"error\":{\"type\":\"InterpreterError\",\"message\":\"c\"}}");
+    expect_run(f, "after");
+    send_result(f, 5);
+    cJSON *r = expect_ok(f, "4");
+    assert_int_equal(cJSON_GetObjectItem(r, "output")->valueint, 5);
+    cJSON_Delete(r);
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_CANCELLED], 1);
+    assert_int_equal(s->state, SESSION_IDLE);
+    /* No grace kill comes after a snippet that stopped. */
+    pump(f, JOB_CANCEL_GRACE_MS + 100);
+    assert_int_equal(fake.kills[job], 0);
+    assert_int_equal(f->d.sessions.n, 1);
+}
+
+/* A cancelled session exec that does not stop (inside a long call): its worker is killed
+ * JOB_CANCEL_GRACE_MS later, the reply says the session is lost, and the next request is told
+ * why. */
+static void
+test_cancel_grace_kill_loses_session(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_exec(f, 2, sid, "sum(range(10**11))");
+    expect_run(f, "sum(range(10**11))");
+    uint64_t t0 = uv_now(&f->loop);
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"cancel\",\"target\":2}");
+    cJSON *r = expect_ok(f, "3");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "cancelled")));
+    cJSON_Delete(r);
+    assert_int_equal(fake.cancels[job], 1);
+    assert_int_equal(fake.kills[job], 0);
+    /* A second cancel asks nothing more of the worker. */
+    send_frame(f->client.fd, "{\"id\":4,\"op\":\"cancel\",\"target\":2}");
+    cJSON_Delete(expect_ok(f, "4"));
+    assert_int_equal(fake.cancels[job], 1);
+    r = expect_error(f, "2", "cancelled");
+    assert_true(uv_now(&f->loop) - t0 >= JOB_CANCEL_GRACE_MS - 10);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
+    assert_non_null(strstr(error_message(r), "did not stop within 500 ms and was killed"));
+    cJSON_Delete(r);
+    assert_true(fake.kills[job] > 0);
+    end_worker(f, job, 0, SIGKILL, true, 5);
+    send_exec(f, 5, sid, "1");
+    r = expect_error(f, "5", "session_lost");
+    char expect[200];
+    snprintf(expect, sizeof(expect),
+             "session '%s' was lost: worker killed: its snippet did not stop within 500 ms of "
+             "being cancelled",
+             sid);
+    assert_string_equal(error_message(r), expect);
+    cJSON_Delete(r);
+}
+
 static void
 test_conn_close_ends_attached_not_detached(void **state)
 {
@@ -999,10 +1080,16 @@ test_conn_close_ends_attached_not_detached(void **state)
     uint64_t job_d =
             open_session(f, "{\"id\":1,\"op\":\"session.open\",\"detach\":true}", detached);
     assert_int_equal(f->d.sessions.n, 2);
+    /* The attached one is running an exec: it ends with the session (killed, not cancelled). */
+    f->worker.fd = fake.worker_fd[job_a];
+    f->worker.len = 0;
+    send_exec(f, 2, attached, "loop()");
+    expect_run(f, "loop()");
     close(f->client.fd);
     f->client.fd = -1;
     pump(f, 20);
     assert_true(fake.kills[job_a] > 0);
+    assert_int_equal(fake.cancels[job_a], 0);
     assert_int_equal(fake.kills[job_d], 0);
     assert_int_equal(f->d.sessions.n, 1);
     struct pf_error *err = NULL;
@@ -1227,6 +1314,9 @@ main(void)
             cmocka_unit_test_setup_teardown(test_conn_close_drops_its_pending, setup, teardown),
             cmocka_unit_test_setup_teardown(test_conn_close_ends_attached_not_detached, setup,
                                             teardown),
+            cmocka_unit_test_setup_teardown(test_conn_close_cancels_its_running_exec, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_cancel_grace_kill_loses_session, setup, teardown),
             cmocka_unit_test_setup_teardown(test_session_open_failures, setup, teardown),
     };
     const struct CMUnitTest queue_tests[] = {
