@@ -24,11 +24,15 @@
 #include "pf_cleanup.h"
 #include "pf_log.h"
 #include "worker.h"
+#include "zygote_arena.h"
 #include "zygote_python.h"
 
 #define CONTROL_FD         3
 #define CONTROL_MAX_PACKET (64 * 1024)
 #define MAX_PASSED_FDS     8 /* room to receive (and close) more fds than the one we accept */
+/* Room for the cJSON trees of one control packet or event (a spawn message needs ~4 KiB);
+ * a larger one spills into malloc. */
+#define CJSON_ARENA_BYTES (256 * 1024)
 
 struct job {
     uint64_t id;
@@ -41,6 +45,7 @@ struct zygote {
     int ctl;
     int sigfd;
     struct zygote_python python;
+    char *rx;         /* CONTROL_MAX_PACKET bytes that no fork copies (zygote_arena.h) */
     struct job *jobs; /* live workers, unordered */
     size_t n_jobs, cap_jobs;
 };
@@ -64,6 +69,14 @@ cjson_deletep(cJSON **p)
 }
 #define _cleanup_cjson_ _cleanup_(cjson_deletep)
 
+/* cJSON's own free: its strings may live in the zygote's arena, not in malloc's heap. */
+static inline void
+cjson_freep(char **p)
+{
+    cJSON_free(*p);
+}
+#define _cleanup_cjson_free_ _cleanup_(cjson_freep)
+
 static inline void
 pf_error_freep(struct pf_error **e)
 {
@@ -76,7 +89,7 @@ static int
 send_event(struct zygote *z, cJSON *obj)
 {
     _cleanup_cjson_ cJSON *owned = obj;
-    _cleanup_free_ char *s = obj ? cJSON_PrintUnformatted(obj) : NULL;
+    _cleanup_cjson_free_ char *s = obj ? cJSON_PrintUnformatted(obj) : NULL;
     if (!s) {
         pf_log_error(ZYGOTE, "out of memory encoding an event");
         return -1;
@@ -158,6 +171,7 @@ reply_spawn_failed(struct zygote *z, uint64_t id, const char *message)
 static _Noreturn void
 become_worker(struct zygote *z, int channel_fd, const struct harden_params *params)
 {
+    zygote_arena_forget();
     close(z->ctl);
     close(z->sigfd);
     _cleanup_pf_error_ struct pf_error *err = NULL;
@@ -299,12 +313,11 @@ out:
 static int
 read_control(struct zygote *z)
 {
-    static char buf[CONTROL_MAX_PACKET];
     union {
         char raw[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS)];
         struct cmsghdr align;
     } cbuf;
-    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+    struct iovec iov = {.iov_base = z->rx, .iov_len = CONTROL_MAX_PACKET};
     struct msghdr mh = {.msg_iov = &iov,
                         .msg_iovlen = 1,
                         .msg_control = cbuf.raw,
@@ -329,7 +342,7 @@ read_control(struct zygote *z)
             close(fds[i]);
         return 1;
     }
-    return handle_packet(z, buf, (size_t) n, fds, n_fds) < 0 ? -1 : 1;
+    return handle_packet(z, z->rx, (size_t) n, fds, n_fds) < 0 ? -1 : 1;
 }
 
 /* The optional fields of "exited" (CHANNEL.md), from the worker's cgroup. */
@@ -656,11 +669,26 @@ main(int argc, char **argv)
     }
     pf_log_info(ZYGOTE, "ready: python %s, %zu of %zu modules preloaded", Py_GetVersion(),
                 preloaded, o.n_preload);
+    /* From here on, what the zygote writes per job stays out of the pages its workers share. */
+    z.rx = zygote_private_alloc(CONTROL_MAX_PACKET, &err);
+    if (!z.rx) {
+        pf_log_crit(ZYGOTE, "%s", err->msg);
+        harden_zygote_finish();
+        return 1;
+    }
+    size_t settled = zygote_heap_settle(8u << 20);
+    pf_log_info(ZYGOTE, "heap settled: %zu bytes of free chunks taken out of use", settled);
+    if (zygote_arena_init(CJSON_ARENA_BYTES, &err) < 0) {
+        pf_log_warning(ZYGOTE, "%s; control messages use malloc (slower forks)", err->msg);
+        err = pf_error_free(err);
+    }
 
     serve(&z);
 
     /* Control channel gone: the daemon stopped or died. No worker outlives it. */
     kill_all_and_reap(&z);
+    zygote_arena_release();
+    zygote_private_free(z.rx, CONTROL_MAX_PACKET);
     harden_zygote_finish();
     zygote_python_release(&z.python);
     free(z.jobs);

@@ -1,0 +1,177 @@
+/* The zygote's fork-private memory (daemon/worker/zygote_arena.h): cJSON's trees go to the
+ * arena and it rewinds once they are freed; what does not fit goes to malloc; a forked child
+ * does not have the arena at all; the heap settles so that new allocations stop landing in
+ * old holes. */
+#include <cjson/cJSON.h>
+#include <malloc.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "zygote_arena.h"
+
+static int
+setup(void **state)
+{
+    (void) state;
+    struct pf_error *err = NULL;
+    if (zygote_arena_init(64 * 1024, &err) < 0) {
+        pf_error_free(err);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    (void) state;
+    zygote_arena_release();
+    return 0;
+}
+
+static cJSON *
+spawn_like_message(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    assert_non_null(o);
+    assert_non_null(cJSON_AddStringToObject(o, "op", "spawn"));
+    assert_non_null(cJSON_AddNumberToObject(o, "job", 42));
+    cJSON *h = cJSON_AddObjectToObject(o, "harden");
+    assert_non_null(h);
+    assert_non_null(cJSON_AddNumberToObject(h, "memory_mb", 256));
+    return o;
+}
+
+static void
+test_trees_come_from_the_arena_and_it_rewinds(void **state)
+{
+    (void) state;
+    struct zygote_arena_stats st;
+    cJSON *first = spawn_like_message();
+    zygote_arena_get_stats(&st);
+    assert_true(st.size >= 64 * 1024);
+    assert_int_equal(st.live, 10); /* 5 nodes, 4 keys, the string "spawn" */
+    char *text = cJSON_PrintUnformatted(first);
+    assert_non_null(text);
+    assert_string_equal(text, "{\"op\":\"spawn\",\"job\":42,\"harden\":{\"memory_mb\":256}}");
+    cJSON_free(text);
+    cJSON_Delete(first);
+    zygote_arena_get_stats(&st);
+    assert_int_equal(st.live, 0);
+    assert_int_equal(st.fallbacks, 0);
+    /* Everything freed: the next tree starts where the first did, on the same pages. */
+    cJSON *second = spawn_like_message();
+    assert_ptr_equal(second, first);
+    cJSON_Delete(second);
+}
+
+static void
+test_too_big_spills_to_malloc(void **state)
+{
+    (void) state;
+    size_t n = 200 * 1024;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'x', n);
+    big[n] = '\0';
+    cJSON *s = cJSON_CreateString(big);
+    free(big);
+    assert_non_null(s);
+    assert_int_equal(strlen(s->valuestring), n);
+    struct zygote_arena_stats st;
+    zygote_arena_get_stats(&st);
+    assert_int_equal(st.fallbacks, 1);
+    /* The node is in the arena, its string in malloc's heap: each goes back where it came
+     * from (a sanitizer build would catch a free() of arena memory). */
+    cJSON_Delete(s);
+    zygote_arena_get_stats(&st);
+    assert_int_equal(st.live, 0);
+}
+
+static void
+test_a_forked_child_has_no_arena(void **state)
+{
+    (void) state;
+    cJSON *parents = cJSON_CreateString("the zygote's");
+    assert_non_null(parents);
+    char *parents_string = parents->valuestring;
+    long page = sysconf(_SC_PAGESIZE);
+    void *page_of_it = (void *) ((uintptr_t) parents & ~(uintptr_t) (page - 1));
+    unsigned char vec;
+    assert_int_equal(mincore(page_of_it, (size_t) page, &vec), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        zygote_arena_forget();
+        /* MADV_DONTFORK: not mapped here, so nothing the parent writes there is shared. */
+        if (mincore(page_of_it, (size_t) page, &vec) == 0)
+            _exit(10);
+        /* cJSON is back on malloc, and freeing the parent's string is a no-op. */
+        struct zygote_arena_stats st;
+        zygote_arena_get_stats(&st);
+        cJSON *mine = cJSON_CreateObject();
+        if (st.size != 0 || !mine)
+            _exit(11);
+        cJSON_Delete(mine);
+        cJSON_free(parents_string);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    cJSON_Delete(parents);
+}
+
+static void
+test_heap_settles_new_allocations_leave_old_holes_alone(void **state)
+{
+    (void) state;
+    if (mallinfo2().arena == 0) {
+        print_message("not glibc's malloc (sanitizer build): nothing to settle\n");
+        skip();
+    }
+    enum { N = 400, SIZE = 200 };
+    void *blocks[N];
+    for (size_t i = 0; i < N; i++)
+        assert_non_null(blocks[i] = malloc(SIZE));
+    uintptr_t highest_hole = 0;
+    for (size_t i = 0; i < N; i += 2) {
+        if ((uintptr_t) blocks[i] > highest_hole)
+            highest_hole = (uintptr_t) blocks[i];
+        free(blocks[i]);
+    }
+    /* It counts the sizes it asked for, a little below the holes' chunk sizes. */
+    assert_true(zygote_heap_settle(8u << 20) >= (N / 2) * (SIZE - 32));
+    /* Without the settling these would reuse the holes (tcache, then the bins). */
+    for (size_t i = 0; i < 20; i++) {
+        void *p = malloc(SIZE);
+        assert_non_null(p);
+        assert_true((uintptr_t) p > highest_hole);
+        free(p);
+    }
+    for (size_t i = 1; i < N; i += 2)
+        free(blocks[i]);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_trees_come_from_the_arena_and_it_rewinds, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_too_big_spills_to_malloc, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_a_forked_child_has_no_arena, setup, teardown),
+            cmocka_unit_test(test_heap_settles_new_allocations_leave_old_holes_alone),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
