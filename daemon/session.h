@@ -119,6 +119,7 @@ struct session {
     /* The worker (session_worker.c). */
     struct daemon *d;    /* Not owned. */
     uint64_t job_id;     /* the zygote's name for the worker */
+    int runs;            /* run frames sent to the worker: the last one's number (CHANNEL.md) */
     bool preload_zygote; /* its worker is d->zygote_preload's (daemon_profile_preloads) */
     pid_t pid;
     uv_pipe_t channel;

@@ -4,6 +4,7 @@
  * makes the session lost. */
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -578,6 +579,20 @@ session_launch(struct session *s)
     return SCHED_STARTED;
 }
 
+/* A run frame carries its number (CHANNEL.md, "run"): 1, 2, 3... for those this worker is
+ * sent. The worker counts them too, and a cancel names the run it is for. */
+static int
+number_run(struct session *s, cJSON *frame, struct pf_error **err)
+{
+    if (s->runs == INT_MAX)
+        return pf_error_set(err, PF_E_SESSION_LOST,
+                            "session '%s' ran %d snippets, the most its worker can number", s->id,
+                            INT_MAX);
+    if (!cJSON_AddNumberToObject(frame, "run", s->runs + 1))
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    return 0;
+}
+
 void
 session_next(struct session *s)
 {
@@ -589,12 +604,17 @@ session_next(struct session *s)
         dlist_init(&s->req.link);
         free(r);
         struct pf_error *err = NULL;
-        int rc = send_frame(s, frame, &err);
+        bool run = s->req.kind == SESSION_REQ_EXEC;
+        int rc = run ? number_run(s, frame, &err) : 0;
+        if (rc == 0)
+            rc = send_frame(s, frame, &err);
         cJSON_Delete(frame);
         begin_request(s);
         if (rc == 0) {
-            if (s->req.kind == SESSION_REQ_EXEC)
+            if (run) {
+                s->runs++;
                 s->d->jobs_total++;
+            }
             return;
         }
         int code = err ? err->code : PF_E_INTERNAL;
@@ -640,8 +660,9 @@ session_cancel_running(struct session *s)
         return true;
     s->req.cancel_requested = true;
     struct zygote *z = daemon_zygote(s->d, s->preload_zygote);
+    /* The exec in flight is the last run frame sent: one at a time goes to the worker. */
     if (z && s->awaiting_exit)
-        zygote_cancel(z, s->job_id);
+        zygote_cancel(z, s->job_id, s->runs);
     /* The deadline timer bounds the grace period now, unless the backstop comes first. */
     if (uv_timer_get_due_in(&s->deadline) > JOB_CANCEL_GRACE_MS)
         uv_timer_start(&s->deadline, on_cancel_grace, JOB_CANCEL_GRACE_MS, 0);

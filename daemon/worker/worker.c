@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -37,15 +39,72 @@ pf_error_freep(struct pf_error **e)
 }
 #define _cleanup_pf_error_ _cleanup_(pf_error_freep)
 
-/* Set by SIGUSR1 (cancel, CHANNEL.md "signal"); the executor reads it where it reads the
- * clock and ends the run with `cancelled`. */
-static volatile sig_atomic_t cancel_requested;
+/* ---- cancellation ------------------------------------------------------------------------
+ * The daemon numbers the runs it sends a worker (CHANNEL.md, "run"): 1 for an ephemeral job;
+ * 1, 2, 3... for a session's run frames. A cancel is SIGUSR1 that the zygote queues with
+ * sigqueue() and the number of the run it is for as its value.
+ *
+ * The daemon sends the cancel for run N after writing N's frame and before reading N's result,
+ * so it reaches this worker at one of three points:
+ *   - before N has begun (the frame is still in the socket, or the worker is hardening, warming
+ *     up, or has just sent run N-1's result): the number is the NEXT run's;
+ *   - during N: the number is the current run's;
+ *   - after N's result has gone (the daemon had not read it yet, or the zygote was slow): the
+ *     number is a PAST run's, and a later run must not be stopped by it.
+ * So the handler remembers the highest number it was given (cancelled_run: run numbers only grow,
+ * so a late cancel for an older run never hides one for the next) and raises the executor's flag
+ * only for the run under way (current_run). run_begin() sets current_run first, then clears the
+ * flag and raises it again if cancelled_run names the run. A cancel for the run that comes
+ * before current_run is set is found in cancelled_run; one that comes after raises the flag
+ * itself, or is found by that check if the clearing came after it. Either way the run is
+ * cancelled, and a flag left by an earlier run's cancel is cleared. run_end() puts current_run
+ * back to 0 before the result is sent. On the main thread, which runs the snippets, the handler
+ * interrupts that code and never runs beside it, so volatile accesses need no lock.
+ *
+ * A snippet's threads (where its profile's pids limit lets it have some) may take the signal
+ * too. There the handler only records the number: it could be preempted between reading
+ * current_run and raising the flag until the run has ended and the next one begun. The kernel
+ * gives a process's signal to its main thread unless that one has another signal pending, so a
+ * cancel is rarely lost this way, and then the daemon's grace-period kill ends the run.
+ *
+ * Only a queued signal (SI_QUEUE) names a run: a plain kill(SIGUSR1) does nothing. SIGUSR1 is a
+ * standard signal, so two sent before the worker gets the CPU merge into the first: if a stale
+ * cancel for N-1 and the one for N land together, the one for N is lost and the grace-period
+ * kill ends run N, as for a snippet that does not stop. Either way, a run is never stopped by a
+ * cancel meant for another. */
+static volatile sig_atomic_t cancel_requested; /* the executor's cancel_flag */
+static volatile sig_atomic_t current_run;      /* run under way; 0: none */
+static _Atomic int cancelled_run; /* highest run a cancel came for; 0: none (any thread's) */
 
 static void
-on_cancel_signal(int sig)
+on_cancel_signal(int sig, siginfo_t *si, void *ucontext)
 {
-    (void) sig;
-    cancel_requested = 1;
+    (void) sig, (void) ucontext;
+    if (si->si_code != SI_QUEUE || si->si_value.sival_int <= 0)
+        return;
+    int run = si->si_value.sival_int;
+    int seen = atomic_load(&cancelled_run);
+    while (run > seen && !atomic_compare_exchange_weak(&cancelled_run, &seen, run))
+        ;
+    if (gettid() == getpid() && run == current_run)
+        cancel_requested = 1;
+}
+
+/* Called as soon as run `run`'s frame is parsed, before its variables or code. */
+static void
+run_begin(int run)
+{
+    current_run = run;
+    cancel_requested = 0;
+    if (atomic_load(&cancelled_run) == run)
+        cancel_requested = 1;
+}
+
+static void
+run_end(void)
+{
+    current_run = 0;
+    cancel_requested = 0;
 }
 
 static uint64_t
@@ -249,6 +308,7 @@ static const struct msg_field run_fields[] = {
         {"variables", MSG_T_OBJECT, false, 0, 0},
         {"builtins_add", MSG_T_STRING_ARRAY, false, 0, 4096},
         {"builtins_remove", MSG_T_STRING_ARRAY, false, 0, 4096},
+        {"run", MSG_T_INT, false, 1, INT_MAX}, /* "run" frames only; an ephemeral job's is 1 */
 #if PYFENCE_RAW_MODE
         {"raw", MSG_T_BOOL, false, 0, 0}, /* raw mode: see the block above worker_main() */
 #endif
@@ -287,6 +347,7 @@ struct run_job {
     size_t n_builtins_add, n_builtins_remove;
     struct policy_limits limits;
     bool session; /* "op": "session": serve run/get frames until EOF (CHANNEL.md) */
+    int run;      /* the run number of an ephemeral job's frame: 1 */
 };
 
 /* The strings of root's array `field` (absent: none), in a new array that borrows them. */
@@ -324,6 +385,14 @@ parse_run(const char *payload, size_t len, struct run_job *job, struct pf_error 
                             "worker channel: expected op \"run\" or \"session\"");
     if (!job->session && !cJSON_GetObjectItemCaseSensitive(job->root, "code"))
         return pf_error_set(err, PF_E_BAD_REQUEST, "run: field 'code' is missing");
+    if (job->session && cJSON_GetObjectItemCaseSensitive(job->root, "run"))
+        return pf_error_set(err, PF_E_BAD_REQUEST,
+                            "session: field 'run' belongs in the run frames that follow");
+    job->run = (int) msg_get_int(job->root, "run", 1);
+    if (job->run != 1)
+        return pf_error_set(err, PF_E_BAD_REQUEST,
+                            "run: field 'run' is %d, but an ephemeral job has one run, run 1",
+                            job->run);
     job->code = msg_get_string(job->root, "code", "");
     job->variables = cJSON_GetObjectItemCaseSensitive(job->root, "variables");
     if (limits_from_json(cJSON_GetObjectItemCaseSensitive(job->root, "limits"), &job->limits, err) <
@@ -438,7 +507,7 @@ run_snippet(int fd, struct exec_env *env, const struct policy_limits *limits, co
 {
     struct out_batch batch = {.fd = fd, .last_flush_ms = now_ms()};
     cJSON *res = exec_env_run(env, code, on_output, &batch);
-    cancel_requested = 0; /* a session's next snippet starts afresh */
+    run_end();
     batch_flush(&batch);
     free(batch.buf);
     if (!res)
@@ -499,6 +568,7 @@ next_frame(int fd, struct frame_reader *rd, struct frame_slot *slot)
 static const struct msg_field session_req_fields[] = {
         {"op", MSG_T_STRING, true, 1, 16},
         {"code", MSG_T_STRING, false, 0, WORKER_MAX_FRAME_BYTES},
+        {"run", MSG_T_INT, false, 1, INT_MAX},
         {"variables", MSG_T_OBJECT, false, 0, 0},
         {"names", MSG_T_STRING_ARRAY, false, 0, 4096},
 };
@@ -523,10 +593,11 @@ session_get(int fd, struct exec_env *env, const cJSON *req)
     cJSON_Delete(ev);
 }
 
-/* One request of the daemon's; a frame it could not have sent ends the worker. */
+/* One request of the daemon's; a frame it could not have sent ends the worker. *runs counts
+ * the run frames so far: the next one is run *runs + 1, and says so when it names its number. */
 static void
-session_request(int fd, struct exec_env *env, const struct run_job *job, const char *payload,
-                size_t len)
+session_request(int fd, struct exec_env *env, const struct run_job *job, int *runs,
+                const char *payload, size_t len)
 {
     _cleanup_pf_error_ struct pf_error *err = NULL;
     _cleanup_cjson_ cJSON *req = NULL;
@@ -540,10 +611,13 @@ session_request(int fd, struct exec_env *env, const struct run_job *job, const c
         return;
     }
     const char *code = msg_get_string(req, "code", NULL);
-    if (strcmp(op, "run") != 0 || !code)
+    if (strcmp(op, "run") != 0 || !code || *runs == INT_MAX ||
+        msg_get_int(req, "run", *runs + 1) != *runs + 1)
         _exit(1);
+    run_begin(++*runs);
     const cJSON *vars = cJSON_GetObjectItemCaseSensitive(req, "variables");
     if (vars && exec_env_set_variables(env, vars, &err) < 0) {
+        run_end();
         cJSON *r = failure_result(err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL);
         send_or_die(fd, r);
         cJSON_Delete(r);
@@ -563,8 +637,9 @@ run_session(int fd, struct run_job *job)
     static struct frame_reader rd;
     frame_decoder_init(&rd.dec, WORKER_MAX_FRAME_BYTES);
     struct frame_slot slot;
+    int runs = 0;
     while (next_frame(fd, &rd, &slot) > 0) {
-        session_request(fd, env, job, slot.payload, slot.len);
+        session_request(fd, env, job, &runs, slot.payload, slot.len);
         free(slot.payload);
     }
     _exit(0);
@@ -659,7 +734,7 @@ worker_main(int channel_fd, const struct harden_params *params, struct exec_env 
     /* The zygote blocks SIGCHLD for its signalfd, and SIGUSR1 until this handler exists (a
      * cancel sent early stays pending); a worker starts with a clean mask. SA_RESTART: a
      * cancel must not fail a system call of the snippet's. */
-    struct sigaction sa = {.sa_handler = on_cancel_signal, .sa_flags = SA_RESTART};
+    struct sigaction sa = {.sa_sigaction = on_cancel_signal, .sa_flags = SA_RESTART | SA_SIGINFO};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
     sigset_t none;
@@ -682,6 +757,8 @@ worker_main(int channel_fd, const struct harden_params *params, struct exec_env 
     struct run_job job = {.spare_env = spare_env};
     if (read_frame(fd, &slot, &err) < 0 || parse_run(slot.payload, slot.len, &job, &err) < 0)
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
+    if (!job.session)
+        run_begin(job.run);
     free(slot.payload);
 #if PYFENCE_RAW_MODE
     if (msg_get_bool(job.root, "raw", false))

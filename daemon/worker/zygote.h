@@ -65,10 +65,13 @@ int zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *
 /* SIGKILLs the worker of job_id if it still lives (no-op otherwise). */
 int zygote_kill(struct zygote *z, uint64_t job_id);
 
-/* Asks the worker of job_id to stop its snippet: the zygote sends it SIGUSR1 if it is still
- * its live child (no pid reuse), and the executor ends the run with `cancelled` at its next
- * check. No-op when the worker is gone. The caller kills it after a grace period. */
-int zygote_cancel(struct zygote *z, uint64_t job_id);
+/* Asks the worker of job_id to stop run `run` (the number its run frame carried, 1 or more;
+ * CHANNEL.md): the zygote queues it SIGUSR1 with that number if it is still its live child (no
+ * pid reuse), and the executor ends the run with `cancelled` at its next check. A cancel that
+ * comes after that run has ended stops nothing, a later run included; one that comes before the
+ * run has begun takes effect when it begins. No-op when the worker is gone. The caller kills it
+ * after a grace period. */
+int zygote_cancel(struct zygote *z, uint64_t job_id, int run);
 
 /* False when the worker of job_id is known to have died (its pidfd says so), even if the
  * zygote has not reported it yet; true while it lives or cannot be told. */

@@ -761,14 +761,14 @@ zygote_kill(struct zygote *z, uint64_t job_id)
 }
 
 int
-zygote_cancel(struct zygote *z, uint64_t job_id)
+zygote_cancel(struct zygote *z, uint64_t job_id, int run)
 {
     struct zjob *j = job_find(z, job_id);
     if (!j || !z->current || z->current->lost)
         return 0;
-    char s[96];
-    snprintf(s, sizeof(s), "{\"op\":\"signal\",\"job\":%llu,\"signal\":\"SIGUSR1\"}",
-             (unsigned long long) job_id);
+    char s[128];
+    snprintf(s, sizeof(s), "{\"op\":\"signal\",\"job\":%llu,\"signal\":\"SIGUSR1\",\"run\":%d}",
+             (unsigned long long) job_id, run);
     int r = send_packet(z->current->fd, s, -1);
     if (r < 0)
         pf_log_error(ZYGOTE, "job %llu: cannot ask for its cancellation: %s",

@@ -229,9 +229,12 @@ static const struct msg_field signal_fields[] = {
         {"op", MSG_T_STRING, true, 1, 16},
         {"job", MSG_T_INT, true, 0, 9007199254740992.0},
         {"signal", MSG_T_STRING, true, 1, 16},
+        {"run", MSG_T_INT, true, 1, INT_MAX}, /* a sigval's int: the run the cancel is for */
 };
 
-/* Cancellation (CHANNEL.md, "signal"): SIGUSR1 to a tracked, live child only. */
+/* Cancellation (CHANNEL.md, "signal"): SIGUSR1 to a tracked, live child only, queued with the
+ * number of the run it is for, so that the worker can tell it from a late cancel of a run that
+ * has already ended (worker.c, on_cancel_signal). */
 static void
 signal_job(struct zygote *z, const cJSON *msg)
 {
@@ -242,7 +245,7 @@ signal_job(struct zygote *z, const cJSON *msg)
     }
     struct job *j = find_job_by_id(z, (uint64_t) msg_get_int(msg, "job", 0));
     if (j && j->pid > 0)
-        kill(j->pid, SIGUSR1);
+        sigqueue(j->pid, SIGUSR1, (union sigval){.sival_int = (int) msg_get_int(msg, "run", 0)});
 }
 
 static void

@@ -53,10 +53,12 @@ zygote_kill(struct zygote *z, uint64_t job_id)
 }
 
 int
-zygote_cancel(struct zygote *z, uint64_t job_id)
+zygote_cancel(struct zygote *z, uint64_t job_id, int run)
 {
-    if (job_id <= MAX_FAKE_JOBS)
+    if (job_id <= MAX_FAKE_JOBS) {
         z->cancels[job_id]++;
+        z->cancel_run[job_id] = run;
+    }
     return 0;
 }
 

@@ -24,6 +24,7 @@ struct zygote {
     void *ctx[MAX_FAKE_JOBS + 1];
     int kills[MAX_FAKE_JOBS + 1];
     int cancels[MAX_FAKE_JOBS + 1];
+    int cancel_run[MAX_FAKE_JOBS + 1]; /* the run the last cancel named */
     uint64_t last_job;
     bool fail_spawn;
     struct harden_params last_params;
