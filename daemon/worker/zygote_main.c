@@ -24,7 +24,7 @@
 #include "pf_cleanup.h"
 #include "pf_log.h"
 #include "worker.h"
-#include "zygote_arena.h"
+#include "zygote_mem.h"
 #include "zygote_python.h"
 
 #define CONTROL_FD         3
@@ -45,7 +45,7 @@ struct zygote {
     int ctl;
     int sigfd;
     struct zygote_python python;
-    char *rx;         /* CONTROL_MAX_PACKET bytes that no fork copies (zygote_arena.h) */
+    char *rx;         /* CONTROL_MAX_PACKET bytes that no fork copies (zygote_mem.h) */
     struct job *jobs; /* live workers, unordered */
     size_t n_jobs, cap_jobs;
 };
@@ -171,7 +171,7 @@ reply_spawn_failed(struct zygote *z, uint64_t id, const char *message)
 static _Noreturn void
 become_worker(struct zygote *z, int channel_fd, const struct harden_params *params)
 {
-    zygote_arena_forget();
+    zygote_mem_arena_forget();
     close(z->ctl);
     close(z->sigfd);
     _cleanup_pf_error_ struct pf_error *err = NULL;
@@ -673,15 +673,22 @@ main(int argc, char **argv)
     pf_log_info(ZYGOTE, "ready: python %s, %zu of %zu modules preloaded", Py_GetVersion(),
                 preloaded, o.n_preload);
     /* From here on, what the zygote writes per job stays out of the pages its workers share. */
-    z.rx = zygote_private_alloc(CONTROL_MAX_PACKET, &err);
+    z.rx = zygote_mem_private_alloc(CONTROL_MAX_PACKET, &err);
     if (!z.rx) {
         pf_log_crit(ZYGOTE, "%s", err->msg);
         harden_zygote_finish();
         return 1;
     }
-    size_t settled = zygote_heap_settle(8u << 20);
-    pf_log_info(ZYGOTE, "heap settled: %zu bytes of free chunks taken out of use", settled);
-    if (zygote_arena_init(CJSON_ARENA_BYTES, &err) < 0) {
+    size_t settled = zygote_mem_settle_heap(8u << 20);
+    size_t shared = zygote_mem_share_code();
+    pf_log_info(ZYGOTE,
+                "memory laid out for forks: %zu bytes of free heap chunks out of use, %zu code "
+                "mappings shared",
+                settled, shared);
+    if (shared == 0)
+        pf_log_warning(ZYGOTE, "cannot write /proc/self/mem: every worker faults its code in "
+                               "again (slower jobs, same safety)");
+    if (zygote_mem_arena_init(CJSON_ARENA_BYTES, &err) < 0) {
         pf_log_warning(ZYGOTE, "%s; control messages use malloc (slower forks)", err->msg);
         err = pf_error_free(err);
     }
@@ -690,8 +697,8 @@ main(int argc, char **argv)
 
     /* Control channel gone: the daemon stopped or died. No worker outlives it. */
     kill_all_and_reap(&z);
-    zygote_arena_release();
-    zygote_private_free(z.rx, CONTROL_MAX_PACKET);
+    zygote_mem_arena_release();
+    zygote_mem_private_free(z.rx, CONTROL_MAX_PACKET);
     harden_zygote_finish();
     zygote_python_release(&z.python);
     free(z.jobs);

@@ -1,10 +1,12 @@
-/* The zygote's fork-private arena for cJSON. Why: zygote_arena.h. */
-#include "zygote_arena.h"
+/* The zygote's memory, laid out for forking. Why: zygote_mem.h. */
+#include "zygote_mem.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,7 +29,7 @@ round_to_pages(size_t size)
 }
 
 void *
-zygote_private_alloc(size_t size, struct pf_error **err)
+zygote_mem_private_alloc(size_t size, struct pf_error **err)
 {
     size = round_to_pages(size);
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -46,7 +48,7 @@ zygote_private_alloc(size_t size, struct pf_error **err)
 }
 
 void
-zygote_private_free(void *p, size_t size)
+zygote_mem_private_free(void *p, size_t size)
 {
     if (p)
         munmap(p, round_to_pages(size));
@@ -90,11 +92,11 @@ arena_free(void *p)
 }
 
 int
-zygote_arena_init(size_t size, struct pf_error **err)
+zygote_mem_arena_init(size_t size, struct pf_error **err)
 {
     if (arena.base)
         return pf_error_set(err, PF_E_INTERNAL, "the zygote's cJSON arena is already set up");
-    void *p = zygote_private_alloc(size, err);
+    void *p = zygote_mem_private_alloc(size, err);
     if (!p)
         return -1;
     arena.base = p;
@@ -107,14 +109,14 @@ zygote_arena_init(size_t size, struct pf_error **err)
 }
 
 void
-zygote_arena_forget(void)
+zygote_mem_arena_forget(void)
 {
     arena.base = NULL;
     arena.size = arena.top = arena.live = 0;
 }
 
 void
-zygote_arena_release(void)
+zygote_mem_arena_release(void)
 {
     if (!arena.base)
         return;
@@ -122,19 +124,19 @@ zygote_arena_release(void)
     /* Blocks still live would dangle: keep the mapping (and the range, so that their frees
      * are ignored) rather than unmap it under them. */
     if (arena.live == 0) {
-        zygote_private_free(arena.base, arena.size);
+        zygote_mem_private_free(arena.base, arena.size);
         arena.lo = arena.hi = 0;
     }
     arena.base = NULL;
 }
 
 void
-zygote_arena_get_stats(struct zygote_arena_stats *ret)
+zygote_mem_arena_get_stats(struct zygote_mem_arena_stats *ret)
 {
-    *ret = (struct zygote_arena_stats){.size = arena.base ? arena.size : 0,
-                                       .live = arena.live,
-                                       .high = arena.high,
-                                       .fallbacks = arena.fallbacks};
+    *ret = (struct zygote_mem_arena_stats){.size = arena.base ? arena.size : 0,
+                                           .live = arena.live,
+                                           .high = arena.high,
+                                           .fallbacks = arena.fallbacks};
 }
 
 /* malloc's top chunk starts here: the heap's end minus the top chunk's size. */
@@ -146,7 +148,7 @@ heap_top_start(void)
 }
 
 size_t
-zygote_heap_settle(size_t max_bytes)
+zygote_mem_settle_heap(size_t max_bytes)
 {
     /* Not glibc's allocator (a sanitizer's): nothing we know how to settle. */
     if (mallinfo2().arena == 0)
@@ -171,4 +173,41 @@ zygote_heap_settle(size_t max_bytes)
         }
     }
     return pinned;
+}
+
+/* Whether a /proc/self/maps line is a file-backed code mapping; its start in *ret_lo. */
+static bool
+is_code_mapping(const char *line, unsigned long *ret_lo)
+{
+    unsigned long lo, hi;
+    char perms[5];
+    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || strcmp(perms, "r-xp") != 0)
+        return false;
+    /* A path, not [vdso] or an anonymous executable mapping. */
+    if (!strchr(line, '/'))
+        return false;
+    *ret_lo = lo;
+    return true;
+}
+
+size_t
+zygote_mem_share_code(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps)
+        return 0;
+    int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+    size_t n = 0;
+    char line[4096 + 128]; /* PATH_MAX and the fields before it */
+    while (mem >= 0 && fgets(line, sizeof(line), maps)) {
+        unsigned long lo;
+        unsigned char b;
+        if (is_code_mapping(line, &lo) && pread(mem, &b, 1, (off_t) lo) == 1 &&
+            pwrite(mem, &b, 1, (off_t) lo) == 1)
+            n++;
+    }
+    if (mem >= 0)
+        close(mem);
+    fclose(maps);
+    return n;
 }

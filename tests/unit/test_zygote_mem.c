@@ -1,8 +1,9 @@
-/* The zygote's fork-private memory (daemon/worker/zygote_arena.h): cJSON's trees go to the
+/* The zygote's fork-private memory (daemon/worker/zygote_mem.h): cJSON's trees go to the
  * arena and it rewinds once they are freed; what does not fit goes to malloc; a forked child
  * does not have the arena at all; the heap settles so that new allocations stop landing in
- * old holes. */
+ * old holes; a fork gets the page-table entries of the code its parent ran. */
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,14 +17,14 @@
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
-#include "zygote_arena.h"
+#include "zygote_mem.h"
 
 static int
 setup(void **state)
 {
     (void) state;
     struct pf_error *err = NULL;
-    if (zygote_arena_init(64 * 1024, &err) < 0) {
+    if (zygote_mem_arena_init(64 * 1024, &err) < 0) {
         pf_error_free(err);
         return -1;
     }
@@ -34,7 +35,7 @@ static int
 teardown(void **state)
 {
     (void) state;
-    zygote_arena_release();
+    zygote_mem_arena_release();
     return 0;
 }
 
@@ -55,9 +56,9 @@ static void
 test_trees_come_from_the_arena_and_it_rewinds(void **state)
 {
     (void) state;
-    struct zygote_arena_stats st;
+    struct zygote_mem_arena_stats st;
     cJSON *first = spawn_like_message();
-    zygote_arena_get_stats(&st);
+    zygote_mem_arena_get_stats(&st);
     assert_true(st.size >= 64 * 1024);
     assert_int_equal(st.live, 10); /* 5 nodes, 4 keys, the string "spawn" */
     char *text = cJSON_PrintUnformatted(first);
@@ -65,7 +66,7 @@ test_trees_come_from_the_arena_and_it_rewinds(void **state)
     assert_string_equal(text, "{\"op\":\"spawn\",\"job\":42,\"harden\":{\"memory_mb\":256}}");
     cJSON_free(text);
     cJSON_Delete(first);
-    zygote_arena_get_stats(&st);
+    zygote_mem_arena_get_stats(&st);
     assert_int_equal(st.live, 0);
     assert_int_equal(st.fallbacks, 0);
     /* Everything freed: the next tree starts where the first did, on the same pages. */
@@ -87,13 +88,13 @@ test_too_big_spills_to_malloc(void **state)
     free(big);
     assert_non_null(s);
     assert_int_equal(strlen(s->valuestring), n);
-    struct zygote_arena_stats st;
-    zygote_arena_get_stats(&st);
+    struct zygote_mem_arena_stats st;
+    zygote_mem_arena_get_stats(&st);
     assert_int_equal(st.fallbacks, 1);
     /* The node is in the arena, its string in malloc's heap: each goes back where it came
      * from (a sanitizer build would catch a free() of arena memory). */
     cJSON_Delete(s);
-    zygote_arena_get_stats(&st);
+    zygote_mem_arena_get_stats(&st);
     assert_int_equal(st.live, 0);
 }
 
@@ -111,13 +112,13 @@ test_a_forked_child_has_no_arena(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        zygote_arena_forget();
+        zygote_mem_arena_forget();
         /* MADV_DONTFORK: not mapped here, so nothing the parent writes there is shared. */
         if (mincore(page_of_it, (size_t) page, &vec) == 0)
             _exit(10);
         /* cJSON is back on malloc, and freeing the parent's string is a no-op. */
-        struct zygote_arena_stats st;
-        zygote_arena_get_stats(&st);
+        struct zygote_mem_arena_stats st;
+        zygote_mem_arena_get_stats(&st);
         cJSON *mine = cJSON_CreateObject();
         if (st.size != 0 || !mine)
             _exit(11);
@@ -151,7 +152,7 @@ test_heap_settles_new_allocations_leave_old_holes_alone(void **state)
         free(blocks[i]);
     }
     /* It counts the sizes it asked for, a little below the holes' chunk sizes. */
-    assert_true(zygote_heap_settle(8u << 20) >= (N / 2) * (SIZE - 32));
+    assert_true(zygote_mem_settle_heap(8u << 20) >= (N / 2) * (SIZE - 32));
     /* Without the settling these would reuse the holes (tcache, then the bins). */
     for (size_t i = 0; i < 20; i++) {
         void *p = malloc(SIZE);
@@ -163,6 +164,42 @@ test_heap_settles_new_allocations_leave_old_holes_alone(void **state)
         free(blocks[i]);
 }
 
+/* Whether the page holding addr has a page-table entry in this process (/proc/self/pagemap
+ * bit 63), without touching it. -1 when pagemap cannot be read. */
+static int
+page_present(uintptr_t addr)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    uint64_t entry;
+    ssize_t n = pread(fd, &entry, sizeof(entry), (off_t) (addr / (uintptr_t) page * 8));
+    close(fd);
+    return n == (ssize_t) sizeof(entry) ? (int) (entry >> 63) : -1;
+}
+
+static void
+test_a_fork_gets_the_code_pages_the_parent_ran(void **state)
+{
+    (void) state;
+    /* Code of a library the child does not run before it looks: cJSON's. */
+    assert_non_null(cJSON_Version());
+    uintptr_t code = (uintptr_t) cJSON_Version;
+    assert_int_equal(page_present(code), 1);
+    assert_true(zygote_mem_share_code() > 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        /* Without the private page in its mapping, fork copies none of its entries and the
+         * child would fault this page in when it first ran it. */
+        _exit(page_present(code) == 1 ? 0 : 10 + page_present(code));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
@@ -172,6 +209,7 @@ main(void)
             cmocka_unit_test_setup_teardown(test_too_big_spills_to_malloc, setup, teardown),
             cmocka_unit_test_setup_teardown(test_a_forked_child_has_no_arena, setup, teardown),
             cmocka_unit_test(test_heap_settles_new_allocations_leave_old_holes_alone),
+            cmocka_unit_test(test_a_fork_gets_the_code_pages_the_parent_ran),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,70 @@
+/* The zygote's memory, laid out for forking (zygote_mem.c).
+ *
+ * Every fork shares the zygote's pages with the new worker, copy-on-write, and every page a
+ * worker writes or first reads is a page fault: on a saturated daemon they were most of the
+ * kernel's work per job (perf: ~275 faults per job before this module, ~115 after). Three
+ * things here cut them, each done once before the first fork:
+ *
+ * - The arena: what the zygote writes per job while workers are alive (the control messages
+ *   it parses and builds with cJSON, and malloc's bookkeeping for them) cost it a page copy
+ *   for every page a live worker still shared, and the chunks it freed were left scattered in
+ *   the heap, where the next worker's first mallocs walked malloc's free lists through them,
+ *   copying each page again (~40 faults per job in the zygote, ~25 in each worker). The arena
+ *   is one mapping marked MADV_DONTFORK: a worker does not get it at all, so writing it never
+ *   copies anything. cJSON's allocator points at it, handing memory out with a bump pointer
+ *   that rewinds whenever everything allocated from it has been freed, which is the case
+ *   between two control packets (the zygote keeps no cJSON tree across them). A request it
+ *   cannot hold falls back to malloc. The state is process-wide because cJSON's hooks are;
+ *   the zygote is single-threaded.
+ * - The settled heap: the free chunks start-up left behind are taken out of use, so that
+ *   workers' mallocs come from the heap's top instead of from pages they would each copy
+ *   (~25 faults per worker).
+ * - Shared code: a fork copies no page-table entries of a file mapping that has no private
+ *   page, so each worker faulted in the code it ran again (~50 faults per worker, 16 pages
+ *   each). Giving each code mapping one private page (the same bytes) makes every fork copy
+ *   the entries the zygote has, and a worker runs that code without a fault. */
+#ifndef DAEMON_WORKER_ZYGOTE_MEM_H
+#define DAEMON_WORKER_ZYGOTE_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pf_error.h"
+
+/* size bytes (rounded up to pages) of memory no fork copies, zeroed; NULL with *err.
+ * Released with zygote_mem_private_free. */
+void *zygote_mem_private_alloc(size_t size, struct pf_error **err);
+void zygote_mem_private_free(void *p, size_t size);
+
+/* Once, after start-up and before the first fork: cJSON allocates from a new arena of size
+ * bytes from then on. Returns -1 with *err (cJSON then still uses malloc). */
+int zygote_mem_arena_init(size_t size, struct pf_error **err);
+
+/* In a worker, first thing after the fork: the arena is not mapped there, so cJSON goes back
+ * to malloc, and a free of arena memory (none is expected) is ignored instead of handing
+ * free() a pointer it never gave out. */
+void zygote_mem_arena_forget(void);
+
+/* Back to malloc and the mapping released (the zygote's exit path). */
+void zygote_mem_arena_release(void);
+
+/* Once, before the first fork: takes every free chunk out of malloc's free lists (up to
+ * max_bytes), so that workers' mallocs come from the top of the heap instead of from chunks
+ * scattered over pages they would each copy. Returns the bytes taken. */
+size_t zygote_mem_settle_heap(size_t max_bytes);
+
+/* Once, before the first fork: one private copy of the first page of every file-backed code
+ * mapping (written through /proc/self/mem with the byte already there: no permission
+ * changes), so that forks copy those mappings' page-table entries. Returns how many mappings
+ * it prepared; 0 when /proc/self/mem cannot be written (then workers fault code in, slower). */
+size_t zygote_mem_share_code(void);
+
+struct zygote_mem_arena_stats {
+    size_t size;      /* bytes mapped, 0 when no arena */
+    size_t live;      /* allocations not yet freed */
+    size_t high;      /* highest bump offset reached */
+    size_t fallbacks; /* allocations that went to malloc because the arena was full */
+};
+void zygote_mem_arena_get_stats(struct zygote_mem_arena_stats *ret);
+
+#endif
