@@ -23,10 +23,6 @@ struct job_write {
 static void maybe_release(struct job *j);
 static void on_deadline(uv_timer_t *timer);
 
-/* An ephemeral job's worker has one run, run 1 (CHANNEL.md, "run"): its frame says so, and so
- * does a cancel, which the worker then cannot take for another run's. */
-#define JOB_RUN 1
-
 static void
 on_handle_closed(uv_handle_t *handle)
 {
@@ -694,24 +690,6 @@ job_bind(struct job *w, struct job *q)
     }
 }
 
-/* run_json (op_exec.c's object, as json_write wrote it: no spaces, "op" and "code" among its
- * members) with "run": JOB_RUN added before its closing brace; the rest goes byte for byte. */
-static char *
-with_run_number(const char *run_json, size_t run_len, size_t *ret_len, struct pf_error **err)
-{
-    static const char field[] = ",\"run\":1}";
-    _Static_assert(JOB_RUN == 1, "the field's text names run 1");
-    if (run_len < 3 || run_json[0] != '{' || run_json[run_len - 1] != '}')
-        return pf_error_set(err, PF_E_INTERNAL, "the run frame is not a JSON object"), NULL;
-    char *text = malloc(run_len - 1 + sizeof(field));
-    if (!text)
-        return pf_error_set(err, PF_E_INTERNAL, "out of memory"), NULL;
-    memcpy(text, run_json, run_len - 1);
-    memcpy(text + run_len - 1, field, sizeof(field));
-    *ret_len = run_len - 1 + sizeof(field) - 1;
-    return text;
-}
-
 int
 job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, const char *run_json,
           size_t run_len, uint32_t *ret_retry_after_ms, struct pf_error **err)
@@ -719,13 +697,9 @@ job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, cons
     struct daemon *d = c->d;
     if (!d->zygote)
         return pf_error_set(err, PF_E_INTERNAL, "pyfenced has no zygote; no job can run");
-    size_t text_len;
-    _cleanup_free_ char *text = with_run_number(run_json, run_len, &text_len, err);
-    if (!text)
-        return -1;
     _cleanup_free_ char *frame = NULL;
     size_t frame_len;
-    if (frame_encode(text, text_len, JOB_MAX_WORKER_FRAME, &frame, &frame_len, err) < 0)
+    if (frame_encode(run_json, run_len, JOB_MAX_WORKER_FRAME, &frame, &frame_len, err) < 0)
         return pf_error_prefix(err, "exec request");
     struct job *j = job_create(d, c, req_id, spec, frame, frame_len);
     if (!j)

@@ -24,6 +24,10 @@
 #define JOB_DEADLINE_GRACE_MS 500
 /* A cancelled job's worker gets this long to stop by itself (SIGUSR1) before it is killed. */
 #define JOB_CANCEL_GRACE_MS 500
+
+/* An ephemeral job's worker has one run, run 1 (CHANNEL.md, "run"): its frame says so, and so
+ * does a cancel, which the worker then cannot take for another run's. */
+#define JOB_RUN 1
 /* A job whose pool worker died before reading it goes back to the scheduler, this many times. */
 #define JOB_MAX_RETRIES 3
 /* Largest frame accepted from a worker (the result carries output, logs and stats). */

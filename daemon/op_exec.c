@@ -153,6 +153,7 @@ build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *fiel
     if (!ok)
         cJSON_Delete(lim);
     ok = ok && cJSON_AddStringToObject(run, "op", "run") &&
+         cJSON_AddNumberToObject(run, "run", JOB_RUN) &&
          cJSON_AddStringToObject(run, "code", msg_get_string(req, "code", ""));
     if (ok && variables)
         ok = cJSON_AddItemToObject(run, "variables", cJSON_Duplicate(variables, 1));
