@@ -233,7 +233,7 @@ error_message(const cJSON *reply)
 }
 
 uint64_t
-start_exec_run(struct fx *f, const char *request, cJSON **ret_run)
+start_worker_of(struct fx *f, const char *request, cJSON **ret_first)
 {
     uint64_t before = fake.last_job;
     send_frame(f->client.fd, request);
@@ -244,8 +244,16 @@ start_exec_run(struct fx *f, const char *request, cJSON **ret_run)
     f->worker.fd = fake.worker_fd[job];
     f->worker.len = 0;
     f->worker.eof = false;
-    cJSON *run = recv_frame(f, &f->worker, 2000);
-    assert_non_null(run);
+    *ret_first = recv_frame(f, &f->worker, 2000);
+    assert_non_null(*ret_first);
+    return job;
+}
+
+uint64_t
+start_exec_run(struct fx *f, const char *request, cJSON **ret_run)
+{
+    cJSON *run = NULL;
+    uint64_t job = start_worker_of(f, request, &run);
     assert_string_equal(cJSON_GetObjectItem(run, "op")->valuestring, "run");
     assert_true(cJSON_IsString(cJSON_GetObjectItem(run, "code")));
     assert_true(cJSON_IsArray(cJSON_GetObjectItem(run, "imports")));

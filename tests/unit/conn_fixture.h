@@ -59,6 +59,10 @@ cJSON *recv_frame(struct fx *f, struct peer *p, int timeout_ms);
 cJSON *expect_error(struct fx *f, const char *id_json, const char *code);
 void expect_eof(struct fx *f, struct peer *p);
 const char *error_message(const cJSON *reply);
+/* Sends a request that starts a worker (exec, session.open), takes the worker's end of its
+ * channel and the first frame the daemon sent it (*ret_first, the caller's); returns the job
+ * id. */
+uint64_t start_worker_of(struct fx *f, const char *request, cJSON **ret_first);
 /* Sends an exec, takes the worker's end of its channel, checks the `run` frame; returns the
  * job id. *ret_run (if not NULL) receives the run frame. */
 uint64_t start_exec_run(struct fx *f, const char *request, cJSON **ret_run);

@@ -324,17 +324,8 @@ expect_ok(struct fx *f, const char *id_json)
 static uint64_t
 open_session(struct fx *f, const char *request, char id[SESSION_ID_LEN + 1])
 {
-    uint64_t before = fake.last_job;
-    send_frame(f->client.fd, request);
-    for (int i = 0; i < 1000 && fake.last_job == before; i++)
-        pump(f, 1);
-    assert_true(fake.last_job > before);
-    uint64_t job = fake.last_job;
-    f->worker.fd = fake.worker_fd[job];
-    f->worker.len = 0;
-    f->worker.eof = false;
-    cJSON *first = recv_frame(f, &f->worker, 2000);
-    assert_non_null(first);
+    cJSON *first = NULL;
+    uint64_t job = start_worker_of(f, request, &first);
     assert_string_equal(cJSON_GetObjectItem(first, "op")->valuestring, "session");
     assert_null(cJSON_GetObjectItem(first, "code"));
     assert_true(cJSON_IsArray(cJSON_GetObjectItem(first, "imports")));

@@ -3,10 +3,7 @@
  * queued by the test itself with sigqueue(), at points it controls: the worker is blocked reading
  * its next frame, so the signal is handled before that frame is read. The last cases go the
  * daemon's way, through zygote_cancel and the zygote's sigqueue. */
-#include <errno.h>
-#include <libgen.h>
 #include <limits.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,10 +16,9 @@
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
-#include "frame.h"
 #include "harden_params.h"
 #include "msg.h"
-#include "zygote.h"
+#include "worker_fixture.h"
 
 static char zygote_path[PATH_MAX];
 
@@ -31,113 +27,20 @@ static char zygote_path[PATH_MAX];
 #define COUNTING "n = 0\\nfor i in range(100000):\\n    n += 3\\nn"
 #define COUNTED  300000
 
-struct worker {
-    pid_t pid;
-    bool spawned, exited;
-    struct zygote_exit exit;
-};
-
-static void
-on_spawned(void *ctx, pid_t pid, const struct pf_error *err)
-{
-    struct worker *w = ctx;
-    w->spawned = true;
-    w->pid = err ? -1 : pid;
-}
-
-static void
-on_exit_cb(void *ctx, const struct zygote_exit *e)
-{
-    struct worker *w = ctx;
-    w->exited = true;
-    w->exit = *e;
-}
-
-static void
-on_tick(uv_timer_t *t)
-{
-    (void) t;
-}
-
-static bool
-run_until(uv_loop_t *loop, const bool *flag, uint64_t timeout_ms)
-{
-    uv_timer_t tick;
-    uv_timer_init(loop, &tick);
-    uv_timer_start(&tick, on_tick, 20, 20);
-    uint64_t deadline = uv_now(loop) + timeout_ms;
-    while (!*flag && uv_now(loop) < deadline)
-        uv_run(loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *) &tick, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-    return *flag;
-}
-
-static void send_fmt(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-send_fmt(int fd, const char *fmt, ...)
-{
-    char json[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(json, sizeof(json), fmt, ap);
-    va_end(ap);
-    char *frame;
-    size_t len;
-    assert_int_equal(frame_encode(json, strlen(json), 64u << 20, &frame, &len, NULL), 0);
-    assert_int_equal(write(fd, frame, len), (ssize_t) len);
-    free(frame);
-}
-
 /* The test's side of one worker: the zygote, the worker's channel and what came on it. */
 struct fx {
     uv_loop_t loop;
     struct zygote *z;
-    struct worker w;
+    struct wfx_worker w;
     int fd;
-    struct frame_decoder dec;
-    cJSON *got; /* the last non-output frame */
+    struct wfx_reader rd;
 };
-
-static int
-keep_frame(void *userdata, char *payload, size_t len)
-{
-    struct fx *f = userdata;
-    cJSON *obj = NULL;
-    assert_int_equal(msg_parse(payload, len, 512, &obj, NULL), 0);
-    free(payload);
-    if (strcmp(msg_get_string(obj, "event", ""), "output") == 0) {
-        cJSON_Delete(obj);
-        return 0;
-    }
-    assert_null(f->got);
-    f->got = obj;
-    return 0;
-}
 
 /* The next non-output frame from the worker, which must be `event`; NULL at EOF. */
 static cJSON *
 next_event(struct fx *f, const char *event)
 {
-    while (!f->got) {
-        struct pollfd pfd = {.fd = f->fd, .events = POLLIN};
-        assert_int_equal(poll(&pfd, 1, 15000), 1);
-        char buf[8192];
-        ssize_t n = read(f->fd, buf, sizeof(buf));
-        if (n < 0 && errno == EAGAIN)
-            continue;
-        if (n == 0 || (n < 0 && errno == ECONNRESET))
-            return NULL;
-        assert_true(n > 0);
-        assert_int_equal(frame_decoder_feed(&f->dec, buf, (size_t) n, keep_frame, f, NULL), n);
-    }
-    cJSON *obj = f->got;
-    f->got = NULL;
-    if (strcmp(msg_get_string(obj, "event", ""), event) != 0) {
-        char *text = cJSON_PrintUnformatted(obj);
-        fail_msg("expected event %s, got %s", event, text);
-    }
-    return obj;
+    return wfx_expect_event(f->fd, &f->rd, event);
 }
 
 static void
@@ -146,15 +49,15 @@ start_worker(struct fx *f, uint64_t job)
     uv_loop_init(&f->loop);
     struct zygote_config cfg = {.path = zygote_path, .log_level = 4};
     struct pf_error *err = NULL;
-    if (zygote_start(&f->loop, &cfg, on_spawned, on_exit_cb, &f->z, &err) < 0)
+    if (zygote_start(&f->loop, &cfg, wfx_on_spawned, wfx_on_exit, &f->z, &err) < 0)
         fail_msg("zygote_start: %s", err->msg);
     struct harden_params p;
     harden_params_init(&p);
     if (zygote_spawn(f->z, job, &p, &f->w, &f->fd, &err) < 0)
         fail_msg("zygote_spawn: %s", err->msg);
-    assert_true(run_until(&f->loop, &f->w.spawned, 10000));
+    assert_true(wfx_run_until(&f->loop, &f->w.spawned, 10000));
     assert_true(f->w.pid > 0);
-    frame_decoder_init(&f->dec, 64u << 20);
+    wfx_reader_init(&f->rd);
 }
 
 static void
@@ -162,8 +65,8 @@ start_session(struct fx *f, uint64_t job)
 {
     start_worker(f, job);
     /* A `while True` only ends by its cancel, or at the deadline when the test fails. */
-    send_fmt(f->fd, "{\"op\":\"session\",\"limits\":{\"timeout_ms\":10000,"
-                    "\"max_while_iterations\":1000000000,\"max_ops\":10000000000}}");
+    wfx_send_fmt(f->fd, "{\"op\":\"session\",\"limits\":{\"timeout_ms\":10000,"
+                        "\"max_while_iterations\":1000000000,\"max_ops\":10000000000}}");
     cJSON_Delete(next_event(f, "ready"));
 }
 
@@ -172,10 +75,10 @@ static void
 finish(struct fx *f)
 {
     close(f->fd);
-    assert_true(run_until(&f->loop, &f->w.exited, 10000));
+    assert_true(wfx_run_until(&f->loop, &f->w.exited, 10000));
     assert_int_equal(f->w.exit.signal, 0);
     assert_int_equal(f->w.exit.exit_code, 0);
-    frame_decoder_finish(&f->dec);
+    wfx_reader_finish(&f->rd);
     zygote_stop(f->z);
     uv_run(&f->loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&f->loop), 0);
@@ -194,7 +97,7 @@ cancel(const struct fx *f, int run)
 static void
 expect_run(struct fx *f, int run, const char *code, const char *outcome, int64_t output)
 {
-    send_fmt(f->fd, "{\"op\":\"run\",\"run\":%d,\"code\":\"%s\"}", run, code);
+    wfx_send_fmt(f->fd, "{\"op\":\"run\",\"run\":%d,\"code\":\"%s\"}", run, code);
     cJSON *res = next_event(f, "result");
     assert_non_null(res);
     assert_string_equal(msg_get_string(res, "outcome", ""), outcome);
@@ -256,11 +159,11 @@ test_run_number_out_of_order_ends_worker(void **state)
     struct fx f = {0};
     start_session(&f, 4);
     expect_run(&f, 1, "1", "ok", 1);
-    send_fmt(f.fd, "{\"op\":\"run\",\"run\":3,\"code\":\"1\"}");
-    assert_true(run_until(&f.loop, &f.w.exited, 10000));
+    wfx_send_fmt(f.fd, "{\"op\":\"run\",\"run\":3,\"code\":\"1\"}");
+    assert_true(wfx_run_until(&f.loop, &f.w.exited, 10000));
     assert_int_equal(f.w.exit.exit_code, 1);
     close(f.fd);
-    frame_decoder_finish(&f.dec);
+    wfx_reader_finish(&f.rd);
     zygote_stop(f.z);
     uv_run(&f.loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&f.loop), 0);
@@ -275,8 +178,8 @@ test_ephemeral_job(void **state)
     struct fx f = {0};
     start_worker(&f, 5);
     cancel(&f, 1);
-    send_fmt(f.fd, "{\"op\":\"run\",\"run\":1,\"code\":\"while True: pass\",\"limits\":"
-                   "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}}");
+    wfx_send_fmt(f.fd, "{\"op\":\"run\",\"run\":1,\"code\":\"while True: pass\",\"limits\":"
+                       "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}}");
     cJSON *res = next_event(&f, "result");
     assert_string_equal(msg_get_string(res, "outcome", ""), "cancelled");
     cJSON_Delete(res);
@@ -284,7 +187,7 @@ test_ephemeral_job(void **state)
 
     f = (struct fx){0};
     start_worker(&f, 6);
-    send_fmt(f.fd, "{\"op\":\"run\",\"run\":2,\"code\":\"1\"}");
+    wfx_send_fmt(f.fd, "{\"op\":\"run\",\"run\":2,\"code\":\"1\"}");
     res = next_event(&f, "result");
     assert_string_equal(msg_get_string(res, "outcome", ""), "bad_request");
     assert_non_null(strstr(msg_get_string(cJSON_GetObjectItem(res, "error"), "message", ""),
@@ -302,7 +205,7 @@ test_through_the_zygote(void **state)
     (void) state;
     struct fx f = {0};
     start_session(&f, 7);
-    send_fmt(f.fd, "{\"op\":\"run\",\"run\":1,\"code\":\"while True: pass\"}");
+    wfx_send_fmt(f.fd, "{\"op\":\"run\",\"run\":1,\"code\":\"while True: pass\"}");
     assert_int_equal(zygote_cancel(f.z, 7, 1), 0);
     cJSON *res = next_event(&f, "result");
     assert_string_equal(msg_get_string(res, "outcome", ""), "cancelled");
@@ -313,29 +216,10 @@ test_through_the_zygote(void **state)
     finish(&f);
 }
 
-static bool
-find_zygote(void)
-{
-    const char *env = getenv("PYFENCE_ZYGOTE");
-    if (env) {
-        snprintf(zygote_path, sizeof(zygote_path), "%s", env);
-    } else {
-        char self[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n < 0)
-            return false;
-        self[n] = '\0';
-        /* build/tests/unit/test_worker_cancel -> build/daemon/worker/pyfence-zygote */
-        snprintf(zygote_path, sizeof(zygote_path), "%s/../../daemon/worker/pyfence-zygote",
-                 dirname(self));
-    }
-    return access(zygote_path, X_OK) == 0;
-}
-
 int
 main(void)
 {
-    if (!find_zygote()) {
+    if (!wfx_find_zygote(zygote_path, sizeof(zygote_path))) {
         printf("SKIP: no pyfence-zygote at %s (set PYFENCE_ZYGOTE, or build the executor)\n",
                zygote_path);
         return 77;
