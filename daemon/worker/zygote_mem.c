@@ -118,16 +118,13 @@ zygote_mem_arena_forget(void)
 void
 zygote_mem_arena_release(void)
 {
-    if (!arena.base)
+    /* Blocks still live would dangle, and cJSON must keep routing their frees here: then the
+     * arena stays as it is (the process is on its way out). */
+    if (!arena.base || arena.live != 0)
         return;
     cJSON_InitHooks(NULL);
-    /* Blocks still live would dangle: keep the mapping (and the range, so that their frees
-     * are ignored) rather than unmap it under them. */
-    if (arena.live == 0) {
-        zygote_mem_private_free(arena.base, arena.size);
-        arena.lo = arena.hi = 0;
-    }
-    arena.base = NULL;
+    zygote_mem_private_free(arena.base, arena.size);
+    memset(&arena, 0, sizeof(arena));
 }
 
 void

@@ -45,7 +45,8 @@ int zygote_mem_arena_init(size_t size, struct pf_error **err);
  * free() a pointer it never gave out. */
 void zygote_mem_arena_forget(void);
 
-/* Back to malloc and the mapping released (the zygote's exit path). */
+/* Back to malloc and the mapping released (the zygote's exit path); nothing while blocks
+ * from it are still live. */
 void zygote_mem_arena_release(void);
 
 /* Once, before the first fork: takes every free chunk out of malloc's free lists (up to

@@ -99,6 +99,23 @@ test_too_big_spills_to_malloc(void **state)
 }
 
 static void
+test_release_waits_for_live_blocks(void **state)
+{
+    (void) state;
+    cJSON *live = spawn_like_message();
+    zygote_mem_arena_release();
+    struct zygote_mem_arena_stats st;
+    zygote_mem_arena_get_stats(&st);
+    assert_true(st.size > 0); /* still there: `live` points into it */
+    /* Its frees still come back to the arena, not to free() (a sanitizer build would catch
+     * that); then the arena can go. */
+    cJSON_Delete(live);
+    zygote_mem_arena_release();
+    zygote_mem_arena_get_stats(&st);
+    assert_int_equal(st.size, 0);
+}
+
+static void
 test_a_forked_child_has_no_arena(void **state)
 {
     (void) state;
@@ -207,6 +224,7 @@ main(void)
             cmocka_unit_test_setup_teardown(test_trees_come_from_the_arena_and_it_rewinds, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_too_big_spills_to_malloc, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_release_waits_for_live_blocks, setup, teardown),
             cmocka_unit_test_setup_teardown(test_a_forked_child_has_no_arena, setup, teardown),
             cmocka_unit_test(test_heap_settles_new_allocations_leave_old_holes_alone),
             cmocka_unit_test(test_a_fork_gets_the_code_pages_the_parent_ran),
