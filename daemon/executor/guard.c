@@ -173,26 +173,35 @@ static PyMethodDef guarded_getter_def = {
         "attrgetter", (PyCFunction) (void (*)(void)) guarded_getter, METH_FASTCALL | METH_KEYWORDS,
         "operator.attrgetter/methodcaller with the executor's dunder check"};
 
+/* *ret_a and *ret_b: attributes a and b of module, once the snippet's imports have loaded it
+ * (never imported here); both or neither. Returns whether they are set. */
+static bool
+load_pair(const char *module, const char *a, PyObject **ret_a, const char *b, PyObject **ret_b)
+{
+    if (*ret_a)
+        return true;
+    PyObject *name = PyUnicode_FromString(module);
+    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (mod) {
+        *ret_a = PyObject_GetAttrString(mod, a);
+        *ret_b = PyObject_GetAttrString(mod, b);
+        Py_DECREF(mod);
+    }
+    if (!*ret_a || !*ret_b) {
+        Py_CLEAR(*ret_a);
+        Py_CLEAR(*ret_b);
+    }
+    PyErr_Clear();
+    return *ret_a != NULL;
+}
+
 /* Finds the two classes once _operator is loaded; false while it is not. */
 static bool
 load_getter_types(void)
 {
-    if (attrgetter_type)
-        return true;
-    PyObject *name = PyUnicode_FromString("_operator");
-    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
-    Py_XDECREF(name);
-    if (mod) {
-        attrgetter_type = PyObject_GetAttrString(mod, "attrgetter");
-        methodcaller_type = PyObject_GetAttrString(mod, "methodcaller");
-        Py_DECREF(mod);
-    }
-    if (!attrgetter_type || !methodcaller_type) {
-        Py_CLEAR(attrgetter_type);
-        Py_CLEAR(methodcaller_type);
-    }
-    PyErr_Clear();
-    return attrgetter_type != NULL;
+    return load_pair("_operator", "attrgetter", &attrgetter_type, "methodcaller",
+                     &methodcaller_type);
 }
 
 /* string.Formatter resolves "0.attr" fields with CPython's getattr in get_field (which
@@ -279,22 +288,7 @@ static PyObject *update_wrapper_fn, *wraps_fn; /* functools', once it is loaded 
 static bool
 load_functools(void)
 {
-    if (update_wrapper_fn)
-        return true;
-    PyObject *name = PyUnicode_FromString("functools");
-    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
-    Py_XDECREF(name);
-    if (mod) {
-        update_wrapper_fn = PyObject_GetAttrString(mod, "update_wrapper");
-        wraps_fn = PyObject_GetAttrString(mod, "wraps");
-        Py_DECREF(mod);
-    }
-    if (!update_wrapper_fn || !wraps_fn) {
-        Py_CLEAR(update_wrapper_fn);
-        Py_CLEAR(wraps_fn);
-    }
-    PyErr_Clear();
-    return update_wrapper_fn != NULL;
+    return load_pair("functools", "update_wrapper", &update_wrapper_fn, "wraps", &wraps_fn);
 }
 
 /* The argument named kw, or at position pos; its slot in the call's argument array. */
