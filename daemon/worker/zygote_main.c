@@ -435,8 +435,9 @@ serve(struct zygote *z)
             return;
         if (pfd[0].revents & POLLIN) {
             int r = read_control(z);
+            /* ECONNRESET is EOF with events of ours still unread: pyfenced stopped. */
             if (r <= 0) {
-                if (r < 0)
+                if (r < 0 && errno != ECONNRESET)
                     pf_log_error(ZYGOTE, "control channel: %m");
                 return;
             }
