@@ -39,10 +39,50 @@ exec_construct_name(const char *ast_type)
     return ast_type;
 }
 
+/* AST field names as interned strings, each made once per process (in the zygote, for the
+ * fields its warm-up meets). CPython's type attribute cache only hits for the very name object
+ * it stored: a name made afresh per lookup (PyObject_GetAttrString) misses every time and
+ * rewrites the cache entry, which in a worker is a copy-on-write fault on a page it shares
+ * with the zygote. ~60 names exist; the table has room for four times that. */
+#define FIELD_SLOTS 256
+static PyObject *field_names[FIELD_SLOTS];
+
+static uint32_t
+field_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char) *s) * 16777619u;
+    return h;
+}
+
+/* A borrowed, interned name; NULL with an exception set. */
+static PyObject *
+field_name(const char *s)
+{
+    uint32_t h = field_hash(s);
+    for (uint32_t i = 0; i < FIELD_SLOTS; i++) {
+        PyObject **slot = &field_names[(h + i) % FIELD_SLOTS];
+        if (!*slot)
+            return (*slot = PyUnicode_InternFromString(s));
+        if (PyUnicode_CompareWithASCIIString(*slot, s) == 0)
+            return *slot;
+    }
+    PyErr_Format(PyExc_SystemError, "more than %d AST field names", FIELD_SLOTS);
+    return NULL;
+}
+
+PyObject *
+exec_ast_field(PyObject *ast, const char *name)
+{
+    PyObject *n = field_name(name);
+    return n ? PyObject_GetAttr(ast, n) : NULL;
+}
+
 int
 exec_field_int(PyObject *ast, const char *name, long *ret)
 {
-    PyObject *v = PyObject_GetAttrString(ast, name);
+    PyObject *v = exec_ast_field(ast, name);
     if (!v)
         return -1;
     long x = v == Py_None ? 0 : PyLong_AsLong(v);
@@ -56,7 +96,7 @@ exec_field_int(PyObject *ast, const char *name, long *ret)
 PyObject *
 exec_field_str(struct cstate *cs, PyObject *ast, const char *name)
 {
-    PyObject *v = PyObject_GetAttrString(ast, name);
+    PyObject *v = exec_ast_field(ast, name);
     if (!v || v == Py_None) {
         Py_XDECREF(v);
         return NULL;
@@ -75,7 +115,10 @@ exec_node_new(struct cstate *cs, PyObject *ast, enum node_kind kind)
     memset(n, 0, sizeof(*n));
     n->kind = kind;
     long lineno = 0, col = 0, end_lineno = 0, end_col = 0;
-    if (ast && PyObject_HasAttrString(ast, "lineno")) {
+    PyObject *lineno_name = ast ? field_name("lineno") : NULL;
+    if (ast && !lineno_name)
+        return NULL;
+    if (ast && PyObject_HasAttr(ast, lineno_name)) {
         if (exec_field_int(ast, "lineno", &lineno) < 0 ||
             exec_field_int(ast, "col_offset", &col) < 0 ||
             exec_field_int(ast, "end_lineno", &end_lineno) < 0 ||
@@ -93,7 +136,7 @@ exec_node_new(struct cstate *cs, PyObject *ast, enum node_kind kind)
 int
 exec_conv_field(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct node **ret)
 {
-    PyObject *v = PyObject_GetAttrString(ast, name);
+    PyObject *v = exec_ast_field(ast, name);
     if (!v)
         return -1;
     if (v == Py_None) {
@@ -114,7 +157,7 @@ int
 exec_conv_list(struct cstate *cs, PyObject *ast, const char *name, conv_fn fn, struct node ***ret,
                uint32_t *ret_n)
 {
-    PyObject *v = PyObject_GetAttrString(ast, name);
+    PyObject *v = exec_ast_field(ast, name);
     if (!v)
         return -1;
     if (!PyList_Check(v)) {
@@ -184,7 +227,7 @@ static const char *const cmpop_names[_CMP_MAX] = {
 static int
 field_op(PyObject *ast, const char *field, const char *const *names, size_t n)
 {
-    PyObject *v = PyObject_GetAttrString(ast, field);
+    PyObject *v = exec_ast_field(ast, field);
     if (!v)
         return -1;
     int op = find_name(names, n, exec_ast_type(v));
@@ -203,7 +246,7 @@ exec_field_binop(PyObject *ast, const char *field)
 static int
 set_ctx(struct node *n, PyObject *ast)
 {
-    PyObject *ctx = PyObject_GetAttrString(ast, "ctx");
+    PyObject *ctx = exec_ast_field(ast, "ctx");
     if (!ctx)
         return -1;
     const char *c = exec_ast_type(ctx);
@@ -321,7 +364,7 @@ conv_compare(struct cstate *cs, PyObject *ast, struct node *n)
     if (exec_conv_field(cs, ast, "left", exec_conv_expr, &n->a) < 0 ||
         exec_conv_list(cs, ast, "comparators", exec_conv_expr, &n->v, &n->nv) < 0)
         return NULL;
-    PyObject *ops = PyObject_GetAttrString(ast, "ops");
+    PyObject *ops = exec_ast_field(ast, "ops");
     if (!ops)
         return NULL;
     n->iv = exec_arena_alloc(cs->t, sizeof(int32_t) * (n->nv ? n->nv : 1));
@@ -384,7 +427,7 @@ conv_comp(struct cstate *cs, PyObject *ast, struct node *n, const char *type)
             : type[0] == 'S' ? COMP_SET
             : type[0] == 'D' ? COMP_DICT
                              : COMP_GEN;
-    PyObject *gens = PyObject_GetAttrString(ast, "generators");
+    PyObject *gens = exec_ast_field(ast, "generators");
     if (!gens)
         return NULL;
     struct node *first_iter = NULL;
@@ -440,7 +483,7 @@ conv_lambda(struct cstate *cs, PyObject *ast, struct node *n)
 {
     n->kind = NK_E_LAMBDA;
     PyObject *name = exec_keep(cs, PyUnicode_InternFromString("<lambda>"));
-    PyObject *args = name ? PyObject_GetAttrString(ast, "args") : NULL;
+    PyObject *args = name ? exec_ast_field(ast, "args") : NULL;
     struct node *ret = NULL;
     if (!args || !(n->code = exec_code_new(cs, CODE_LAMBDA, name, n->lineno)) ||
         exec_conv_defaults(cs, args, n) < 0 || !exec_scope_push(cs, CODE_LAMBDA))
@@ -475,7 +518,7 @@ conv_namedexpr(struct cstate *cs, PyObject *ast, struct node *n)
     n->kind = NK_E_NAMEDEXPR;
     if (exec_conv_field(cs, ast, "value", exec_conv_expr, &n->b) < 0)
         return NULL;
-    PyObject *target = PyObject_GetAttrString(ast, "target");
+    PyObject *target = exec_ast_field(ast, "target");
     if (!target)
         return NULL;
     struct node *t = exec_node_new(cs, target, NK_E_NAME);
@@ -528,7 +571,7 @@ conv_expr_simple(struct cstate *cs, PyObject *ast, const char *type, struct node
 {
     if (strcmp(type, "Constant") == 0) {
         n->kind = NK_E_CONST;
-        n->obj = exec_keep(cs, PyObject_GetAttrString(ast, "value"));
+        n->obj = exec_keep(cs, exec_ast_field(ast, "value"));
         return n->obj ? n : NULL;
     }
     if (strcmp(type, "Subscript") == 0) {

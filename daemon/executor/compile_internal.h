@@ -46,6 +46,8 @@ PyObject *exec_keep(struct cstate *cs, PyObject *obj);
 const char *exec_ast_type(PyObject *ast);
 /* "async def" for AsyncFunctionDef: what a refusal names (the AST type name otherwise). */
 const char *exec_construct_name(const char *ast_type);
+/* ast.<name> (a new reference), looked up by an interned name made once per process. */
+PyObject *exec_ast_field(PyObject *ast, const char *name);
 int exec_field_int(PyObject *ast, const char *name, long *ret);
 PyObject *exec_field_str(struct cstate *cs, PyObject *ast, const char *name);
 struct node *exec_node_new(struct cstate *cs, PyObject *ast, enum node_kind kind);

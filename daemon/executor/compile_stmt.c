@@ -54,7 +54,7 @@ exec_conv_defaults(struct cstate *cs, PyObject *args, struct node *n)
 static int
 bind_param_list(struct cstate *cs, PyObject *args, const char *field, uint32_t *ret_count)
 {
-    PyObject *list = PyObject_GetAttrString(args, field);
+    PyObject *list = exec_ast_field(args, field);
     if (!list)
         return -1;
     int rc = 0;
@@ -111,7 +111,7 @@ conv_funcdef(struct cstate *cs, PyObject *ast, struct node *n)
     n->kind = NK_S_FUNCDEF;
     PyObject *name = exec_field_str(cs, ast, "name");
     PyObject *bound = exec_mangle(cs, name);
-    PyObject *args = name ? PyObject_GetAttrString(ast, "args") : NULL;
+    PyObject *args = name ? exec_ast_field(ast, "args") : NULL;
     struct node *ret = NULL;
     if (!args || exec_conv_list(cs, ast, "decorator_list", exec_conv_expr, &n->v, &n->nv) < 0 ||
         !(n->code = exec_code_new(cs, CODE_FUNCTION, name, n->lineno)) ||
@@ -231,7 +231,7 @@ conv_pattern_inner(struct cstate *cs, PyObject *ast, const char *type, struct no
     }
     if (strcmp(type, "MatchSingleton") == 0) {
         n->kind = NK_P_SINGLETON;
-        return (n->obj = exec_keep(cs, PyObject_GetAttrString(ast, "value"))) ? n : NULL;
+        return (n->obj = exec_keep(cs, exec_ast_field(ast, "value"))) ? n : NULL;
     }
     if (strcmp(type, "MatchSequence") == 0 || strcmp(type, "MatchOr") == 0) {
         n->kind = type[5] == 'S' ? NK_P_SEQUENCE : NK_P_OR;
@@ -252,7 +252,7 @@ conv_pattern_inner(struct cstate *cs, PyObject *ast, const char *type, struct no
             exec_conv_list(cs, ast, "patterns", conv_pattern, &n->v, &n->nv) < 0 ||
             exec_conv_list(cs, ast, "kwd_patterns", conv_pattern, &n->w, &n->nw) < 0)
             return NULL;
-        PyObject *attrs = PyObject_GetAttrString(ast, "kwd_attrs");
+        PyObject *attrs = exec_ast_field(ast, "kwd_attrs");
         n->obj = attrs ? exec_keep(cs, PySequence_Tuple(attrs)) : NULL;
         Py_XDECREF(attrs);
         return n->obj ? n : NULL;
@@ -303,7 +303,7 @@ conv_declaration(struct cstate *cs, PyObject *ast, bool global)
         cs->scope->decl_line = cs->lineno;
         cs->scope->decl_col = cs->col;
     }
-    PyObject *names = PyObject_GetAttrString(ast, "names");
+    PyObject *names = exec_ast_field(ast, "names");
     if (!names)
         return NULL;
     int rc = 0;
@@ -363,7 +363,7 @@ conv_stmt_compound(struct cstate *cs, PyObject *ast, const char *type, struct no
         n->kind = NK_S_TRY;
         if (type[3] == 'S')
             n->flags |= NF_TRY_STAR;
-        PyObject *fin = PyObject_GetAttrString(ast, "finalbody");
+        PyObject *fin = exec_ast_field(ast, "finalbody");
         bool has_fin = fin && PyList_GET_SIZE(fin) > 0;
         Py_XDECREF(fin);
         return exec_conv_list(cs, ast, "body", exec_conv_stmt, &n->v, &n->nv) == 0 &&
@@ -399,7 +399,7 @@ conv_stmt_compound(struct cstate *cs, PyObject *ast, const char *type, struct no
              exec_field_int(ast, "level", &level) < 0))
             return NULL;
         n->op = (int32_t) level;
-        PyObject *names = PyObject_GetAttrString(ast, "names");
+        PyObject *names = exec_ast_field(ast, "names");
         if (!names)
             return NULL;
         n->nv = (uint32_t) PyList_GET_SIZE(names);

@@ -49,8 +49,16 @@ find_random(struct zygote_python *zp, struct pf_error **err)
         Py_XDECREF(seed);
         goto fail;
     }
+    /* Interned here, once: a worker that made the name would copy the pages it touched. */
+    PyObject *gauss_next = PyUnicode_InternFromString("gauss_next");
+    if (!gauss_next) {
+        Py_DECREF(inst);
+        Py_DECREF(seed);
+        goto fail;
+    }
     zp->random_inst = inst;
     zp->random_seed = seed;
+    zp->gauss_next = gauss_next;
     return 0;
 fail:
     PyErr_Clear();
@@ -63,6 +71,7 @@ zygote_python_prepare(struct zygote_python *zp, struct pf_error **err)
 {
     zp->random_inst = NULL;
     zp->random_seed = NULL;
+    zp->gauss_next = NULL;
     zp->spare_env = NULL;
     if (find_random(zp, err) < 0 || !(zp->spare_env = exec_env_prebuild(err)))
         return -1;
@@ -78,7 +87,7 @@ zygote_python_after_fork(const struct zygote_python *zp, struct pf_error **err)
     /* The C seed() with no argument reads the kernel's random bytes; random.Random.seed()
      * also drops the spare value gauss() keeps. */
     PyObject *r = PyObject_CallOneArg(zp->random_seed, zp->random_inst);
-    if (!r || PyObject_SetAttrString(zp->random_inst, "gauss_next", Py_None) < 0) {
+    if (!r || PyObject_SetAttr(zp->random_inst, zp->gauss_next, Py_None) < 0) {
         Py_XDECREF(r);
         PyErr_Clear();
         return pf_error_set(err, PF_E_INTERNAL, "cannot reseed the random module");
@@ -92,7 +101,9 @@ zygote_python_release(struct zygote_python *zp)
 {
     Py_XDECREF((PyObject *) zp->random_inst);
     Py_XDECREF((PyObject *) zp->random_seed);
+    Py_XDECREF((PyObject *) zp->gauss_next);
     zp->random_inst = NULL;
     zp->random_seed = NULL;
+    zp->gauss_next = NULL;
     zp->spare_env = exec_env_free(zp->spare_env);
 }

@@ -26,6 +26,7 @@ struct exec_env;
 struct zygote_python {
     void *random_inst;          /* PyObject *: random._inst, NULL when random is not loaded */
     void *random_seed;          /* PyObject *: _random.Random.seed, the C method */
+    void *gauss_next;           /* PyObject *: the interned name "gauss_next" */
     struct exec_env *spare_env; /* never used here: each worker takes over its own copy */
 };
 
