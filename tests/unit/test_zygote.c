@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -25,6 +24,7 @@
 #include "harden_params.h"
 #include "msg.h"
 #include "pf_cleanup.h"
+#include "worker_fixture.h"
 #include "zygote.h"
 
 static char zygote_path[PATH_MAX];
@@ -67,27 +67,6 @@ count_fds(void)
         n += de->d_name[0] != '.';
     closedir(d);
     return n - 1; /* the directory's own fd */
-}
-
-static void
-on_tick(uv_timer_t *t)
-{
-    (void) t;
-}
-
-/* Runs the loop until *flag or timeout_ms. */
-static bool
-run_until(uv_loop_t *loop, const bool *flag, uint64_t timeout_ms)
-{
-    uv_timer_t tick;
-    uv_timer_init(loop, &tick);
-    uv_timer_start(&tick, on_tick, 20, 20);
-    uint64_t deadline = uv_now(loop) + timeout_ms;
-    while (!*flag && uv_now(loop) < deadline)
-        uv_run(loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *) &tick, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-    return *flag;
 }
 
 struct frames {
@@ -229,7 +208,7 @@ test_run_snippet(void **state)
     struct frames f = {0};
     read_frames(fd, &f);
     close(fd);
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_true(j.spawned && !j.spawn_failed);
 
     assert_non_null(f.result);
@@ -268,13 +247,13 @@ test_kill_spinning_job(void **state)
     int fd = spawn(z, 7, &j);
     send_run(fd, "while True: pass",
              "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
-    assert_true(run_until(&loop, &j.spawned, 10000));
+    assert_true(wfx_run_until(&loop, &j.spawned, 10000));
     assert_false(j.spawn_failed);
     assert_int_equal(zygote_live_workers(z), 1);
     usleep(100000); /* let it spin */
     assert_false(j.exited);
     assert_int_equal(zygote_kill(z, 7), 0);
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_int_equal(j.exit.signal, SIGKILL);
     assert_true(j.exit.killed_by_request);
     assert_true(j.exit.cpu_ms > 0);
@@ -301,9 +280,9 @@ test_zygote_death_and_restart(void **state)
     int fd = spawn(z, 3, &j);
     send_run(fd, "while True: pass",
              "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
-    assert_true(run_until(&loop, &j.spawned, 10000));
+    assert_true(wfx_run_until(&loop, &j.spawned, 10000));
     assert_int_equal(kill(old, SIGKILL), 0);
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_int_equal(j.exit.signal, SIGKILL);
     assert_false(j.exit.killed_by_request);
     close(fd);
@@ -322,7 +301,7 @@ test_zygote_death_and_restart(void **state)
     /* A new zygote after the back-off; it serves jobs. */
     bool restarted = false;
     for (int i = 0; i < 100 && !restarted; i++) {
-        run_until(&loop, &restarted, 50);
+        wfx_run_until(&loop, &restarted, 50);
         restarted = zygote_restarts(z) == 1 && zygote_pid(z) > 0;
     }
     assert_true(restarted);
@@ -333,7 +312,7 @@ test_zygote_death_and_restart(void **state)
     struct frames f = {0};
     read_frames(fd, &f);
     close(fd);
-    assert_true(run_until(&loop, &k.exited, 10000));
+    assert_true(wfx_run_until(&loop, &k.exited, 10000));
     assert_non_null(f.result);
     assert_int_equal(msg_get_int(f.result, "output", 0), 42);
     cJSON_Delete(f.result);
@@ -392,7 +371,7 @@ test_stop_with_live_worker(void **state)
     pid_t zpid = zygote_pid(z);
     struct job j = {0};
     int fd = spawn(z, 9, &j);
-    assert_true(run_until(&loop, &j.spawned, 10000));
+    assert_true(wfx_run_until(&loop, &j.spawned, 10000));
     /* The worker waits for its run frame; stopping must still end it, and report it. */
     stop(&loop, z);
     assert_true(j.exited);
@@ -441,7 +420,7 @@ test_cpu_limit(void **state)
     int fd = spawn_with(z, 11, &p, &j);
     send_run(fd, "while True: pass",
              "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_int_equal(j.exit.signal, SIGXCPU);
     assert_false(j.exit.killed_by_request);
     assert_true(j.exit.cpu_ms >= 500);
@@ -462,7 +441,7 @@ test_result_over_max_result_bytes(void **state)
     struct frames f = {0};
     read_frames(fd, &f);
     close(fd);
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_non_null(f.result);
     assert_string_equal(msg_get_string(f.result, "outcome", ""), "output_limit");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(f.result, "output")));
@@ -494,7 +473,7 @@ test_required_layer_missing_fails_closed(void **state)
     struct frames f = {0};
     read_frames(fd, &f);
     close(fd);
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_int_equal(j.exit.exit_code, 70);
     assert_int_equal(f.data_len, 0);
     assert_non_null(f.result);
@@ -518,7 +497,7 @@ test_output_batching(void **state)
     struct frames f = {0};
     read_frames(fd, &f);
     close(fd);
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_non_null(f.result);
     assert_string_equal(msg_get_string(f.result, "outcome", ""), "ok");
     cJSON_Delete(f.result);
@@ -561,7 +540,7 @@ test_many_jobs(void **state)
         cJSON_Delete(f.result);
     }
     for (int i = 0; i < N; i++) {
-        assert_true(run_until(&loop, &jobs[i].exited, 10000));
+        assert_true(wfx_run_until(&loop, &jobs[i].exited, 10000));
         assert_int_equal(jobs[i].exit.job_id, 100 + (uint64_t) i);
         assert_int_equal(jobs[i].exit.pid, jobs[i].pid);
         assert_int_equal(jobs[i].exit.exit_code, 0);
@@ -722,7 +701,7 @@ test_required_cgroup_without_cgroups(void **state)
     struct frames f = {0};
     read_frames(fd, &f);
     close(fd);
-    assert_true(run_until(&loop, &j.exited, 10000));
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_int_equal(j.exit.exit_code, 70);
     assert_int_equal(f.data_len, 0);
     assert_non_null(f.result);
@@ -739,7 +718,7 @@ test_required_cgroup_without_cgroups(void **state)
     memset(&f, 0, sizeof(f));
     read_frames(fd, &f);
     close(fd);
-    assert_true(run_until(&loop, &k.exited, 10000));
+    assert_true(wfx_run_until(&loop, &k.exited, 10000));
     assert_false(k.spawn_failed);
     assert_false(k.exit.have_cgroup);
     assert_non_null(f.result);
@@ -748,31 +727,11 @@ test_required_cgroup_without_cgroups(void **state)
     stop(&loop, z);
 }
 
-static bool
-find_zygote(const char *argv0)
-{
-    const char *env = getenv("PYFENCE_ZYGOTE");
-    if (env) {
-        snprintf(zygote_path, sizeof(zygote_path), "%s", env);
-    } else {
-        char self[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n < 0)
-            return false;
-        self[n] = '\0';
-        /* build/tests/unit/test_zygote -> build/daemon/worker/pyfence-zygote */
-        snprintf(zygote_path, sizeof(zygote_path), "%s/../../daemon/worker/pyfence-zygote",
-                 dirname(self));
-    }
-    (void) argv0;
-    return access(zygote_path, X_OK) == 0;
-}
-
 int
 main(int argc, char **argv)
 {
-    (void) argc;
-    if (!find_zygote(argv[0])) {
+    (void) argc, (void) argv;
+    if (!wfx_find_zygote(zygote_path, sizeof(zygote_path))) {
         printf("SKIP: no pyfence-zygote at %s (set PYFENCE_ZYGOTE, or build the executor)\n",
                zygote_path);
         return 77;
