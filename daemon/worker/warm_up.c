@@ -45,8 +45,12 @@ worker_warm_up_wanted(int fd)
 int
 worker_warm_up(int fd)
 {
-    if (!worker_warm_up_wanted(fd))
-        return 0;
+    return worker_warm_up_wanted(fd) ? worker_warm_up_run() : 0;
+}
+
+int
+worker_warm_up_run(void)
+{
     struct pf_error *err = NULL;
     struct exec_env *env = exec_env_new(&warm_up_policy, &err);
     if (!env) {

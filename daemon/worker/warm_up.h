@@ -23,4 +23,8 @@ bool worker_warm_up_wanted(int fd);
  * takes the faults itself; the tests check that the warm-up snippet still runs). */
 int worker_warm_up(int fd);
 
+/* The warm-up itself, whatever is waiting: 1 when its result was ok, -1 otherwise. The zygote
+ * also runs it in the child that finds the code a worker runs (zygote_mem_share_code). */
+int worker_warm_up_run(void);
+
 #endif

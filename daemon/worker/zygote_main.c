@@ -23,6 +23,7 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "warm_up.h"
 #include "worker.h"
 #include "zygote_mem.h"
 #include "zygote_python.h"
@@ -590,6 +591,47 @@ warm_up(void)
     PyGC_Collect();
 }
 
+/* zygote_mem_share_code's probe: a pool worker's warm-up is the path every worker runs. The
+ * probe child lets go of the control channel first: pyfenced must see it close when the
+ * zygote dies, whether or not the probe is still running. */
+static void
+probe_worker_code(void *userdata)
+{
+    struct zygote *z = userdata;
+    z->ctl = pf_close(z->ctl);
+    (void) worker_warm_up_run();
+}
+
+/* Once, before the zygote says it is ready: what it writes per job from then on stays out of
+ * the pages its workers share, and forks copy the entries of the code workers run
+ * (zygote_mem.h). Only the control packets' buffer is required; the rest makes forks cheaper. */
+static int
+lay_out_memory(struct zygote *z)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    z->rx = zygote_mem_private_alloc(CONTROL_MAX_PACKET, &err);
+    if (!z->rx) {
+        pf_log_crit(ZYGOTE, "%s", err->msg);
+        return -1;
+    }
+    size_t settled = zygote_mem_settle_heap(8u << 20);
+    struct zygote_mem_code_stats code;
+    bool shared = zygote_mem_share_code(probe_worker_code, z, &code) == 0;
+    pf_log_info(ZYGOTE,
+                "memory laid out for forks: %zu bytes of free heap chunks out of use; forks copy "
+                "the entries of %zu code pages in %zu of %zu code mappings (%zu mapped before)",
+                settled, code.pages_shared, code.shared, code.mappings, code.pages_before);
+    if (!shared)
+        pf_log_warning(ZYGOTE, "cannot read /proc/self/maps or write /proc/self/mem: every "
+                               "worker faults its code in again (slower jobs, same safety)");
+    else if (!code.probed)
+        pf_log_warning(ZYGOTE, "the probe of a worker's code failed: forks copy the entries of "
+                               "all the code the zygote ran (slower jobs, same safety)");
+    if (zygote_mem_arena_init(CJSON_ARENA_BYTES, &err) < 0)
+        pf_log_warning(ZYGOTE, "%s; control messages use malloc (slower forks)", err->msg);
+    return 0;
+}
+
 static int
 send_ready(struct zygote *z)
 {
@@ -667,33 +709,12 @@ main(int argc, char **argv)
         return 1;
     }
     harden_expect_parent(getpid());
-    if (send_ready(&z) < 0) {
+    if (lay_out_memory(&z) < 0 || send_ready(&z) < 0) {
         harden_zygote_finish();
         return 1;
     }
     pf_log_info(ZYGOTE, "ready: python %s, %zu of %zu modules preloaded", Py_GetVersion(),
                 preloaded, o.n_preload);
-    /* From here on, what the zygote writes per job stays out of the pages its workers share. */
-    z.rx = zygote_mem_private_alloc(CONTROL_MAX_PACKET, &err);
-    if (!z.rx) {
-        pf_log_crit(ZYGOTE, "%s", err->msg);
-        harden_zygote_finish();
-        return 1;
-    }
-    size_t settled = zygote_mem_settle_heap(8u << 20);
-    size_t shared = zygote_mem_share_code();
-    pf_log_info(ZYGOTE,
-                "memory laid out for forks: %zu bytes of free heap chunks out of use, %zu code "
-                "mappings shared",
-                settled, shared);
-    if (shared == 0)
-        pf_log_warning(ZYGOTE, "cannot write /proc/self/mem: every worker faults its code in "
-                               "again (slower jobs, same safety)");
-    if (zygote_mem_arena_init(CJSON_ARENA_BYTES, &err) < 0) {
-        pf_log_warning(ZYGOTE, "%s; control messages use malloc (slower forks)", err->msg);
-        err = pf_error_free(err);
-    }
-
     serve(&z);
 
     /* Control channel gone: the daemon stopped or died. No worker outlives it. */

@@ -5,11 +5,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* malloc's alignment: a cJSON node holds doubles and pointers. */
@@ -172,39 +175,189 @@ zygote_mem_settle_heap(size_t max_bytes)
     return pinned;
 }
 
-/* Whether a /proc/self/maps line is a file-backed code mapping; its start in *ret_lo. */
-static bool
-is_code_mapping(const char *line, unsigned long *ret_lo)
-{
-    unsigned long lo, hi;
-    char perms[5];
-    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || strcmp(perms, "r-xp") != 0)
-        return false;
-    /* A path, not [vdso] or an anonymous executable mapping. */
-    if (!strchr(line, '/'))
-        return false;
-    *ret_lo = lo;
-    return true;
-}
+/* A file-backed code mapping of this process: [lo, hi). */
+struct code_map {
+    uintptr_t lo, hi;
+};
 
-size_t
-zygote_mem_share_code(void)
+/* Up to max code mappings from /proc/self/maps (file-backed, r-xp: not [vdso], not anonymous
+ * executable memory). Returns how many, -1 when maps cannot be read. */
+static ssize_t
+read_code_maps(struct code_map *maps, size_t max)
 {
-    FILE *maps = fopen("/proc/self/maps", "re");
-    if (!maps)
-        return 0;
-    int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
     size_t n = 0;
     char line[4096 + 128]; /* PATH_MAX and the fields before it */
-    while (mem >= 0 && fgets(line, sizeof(line), maps)) {
-        unsigned long lo;
-        unsigned char b;
-        if (is_code_mapping(line, &lo) && pread(mem, &b, 1, (off_t) lo) == 1 &&
-            pwrite(mem, &b, 1, (off_t) lo) == 1)
-            n++;
+    while (n < max && fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        char perms[5];
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && strcmp(perms, "r-xp") == 0 &&
+            strchr(line, '/'))
+            maps[n++] = (struct code_map){.lo = lo, .hi = hi};
     }
-    if (mem >= 0)
-        close(mem);
-    fclose(maps);
+    fclose(f);
+    return (ssize_t) n;
+}
+
+static size_t
+page_size(void)
+{
+    return (size_t) sysconf(_SC_PAGESIZE);
+}
+
+static size_t
+map_pages(const struct code_map *m)
+{
+    return (m->hi - m->lo) / page_size();
+}
+
+static bool
+bit_get(const unsigned char *bits, size_t i)
+{
+    return bits[i / 8] & (1u << (i % 8));
+}
+
+/* Counts the pages of m that have a page-table entry in this process, read from its
+ * /proc/self/pagemap (pagemap_fd): bit 63 of each page's entry; with bits, also sets one bit
+ * for each of them, from offset on. -1 on a read error. */
+static ssize_t
+mark_present_pages(int pagemap_fd, const struct code_map *m, unsigned char *bits, size_t offset)
+{
+    uint64_t entries[512];
+    size_t pages = map_pages(m), done = 0, present = 0;
+    while (done < pages) {
+        size_t want = pages - done < 512 ? pages - done : 512;
+        off_t at = (off_t) ((m->lo / page_size() + done) * sizeof(uint64_t));
+        ssize_t got = pread(pagemap_fd, entries, want * sizeof(uint64_t), at);
+        if (got <= 0 || got % (ssize_t) sizeof(uint64_t) != 0)
+            return -1;
+        for (size_t i = 0; i < (size_t) got / sizeof(uint64_t); i++, done++)
+            if (entries[i] >> 63) {
+                size_t b = offset + done;
+                if (bits)
+                    bits[b / 8] |= (unsigned char) (1u << (b % 8));
+                present++;
+            }
+    }
+    return (ssize_t) present;
+}
+
+/* Gives the mapping at lo one private page holding the bytes it had (read and written back
+ * through /proc/self/mem: no permission change), which makes each fork copy the mapping's
+ * page-table entries. */
+static bool
+give_private_page(int mem_fd, uintptr_t lo)
+{
+    unsigned char b;
+    return pread(mem_fd, &b, 1, (off_t) lo) == 1 && pwrite(mem_fd, &b, 1, (off_t) lo) == 1;
+}
+
+/* In the probe child: runs the probe, then records which code pages it has. Never returns. */
+static _Noreturn void
+probe_child(pid_t parent, void (*probe)(void *), void *userdata, const struct code_map *maps,
+            size_t n_maps, unsigned char *bits)
+{
+    /* It dies with its parent: nobody would read its answer. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+        _exit(3);
+    probe(userdata);
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    size_t offset = 0;
+    for (size_t m = 0; fd >= 0 && m < n_maps; offset += map_pages(&maps[m]), m++)
+        if (mark_present_pages(fd, &maps[m], bits, offset) < 0)
+            _exit(2);
+    _exit(fd >= 0 ? 0 : 1);
+}
+
+/* Runs the probe in a child and fills bits (one per page of maps, in order) with the code
+ * pages the child had when it finished. false when the child could not say. */
+static bool
+probe_code_pages(void (*probe)(void *), void *userdata, const struct code_map *maps, size_t n_maps,
+                 unsigned char *bits)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0)
+        probe_child(parent, probe, userdata, maps, n_maps, bits);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Keeps, of the pages of m the zygote has mapped, only those the probe ran (bits from offset
+ * on), so that forks copy no entries a worker would not use. */
+static void
+trim_to_probed_pages(const struct code_map *m, const unsigned char *bits, size_t offset)
+{
+    if (madvise((void *) m->lo, m->hi - m->lo, MADV_DONTNEED) < 0)
+        return; /* then it keeps all it had: more to copy, nothing wrong */
+    for (size_t i = 0; i < map_pages(m); i++)
+        if (bit_get(bits, offset + i))
+            (void) *(volatile const unsigned char *) (m->lo + i * page_size());
+}
+
+#define MAX_CODE_MAPS 512
+
+/* The code pages this process has mapped in maps (all of them, or those with a bit in only). */
+static size_t
+count_present_pages(const struct code_map *maps, size_t n_maps, const bool *only)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    size_t n = 0;
+    for (size_t m = 0; fd >= 0 && m < n_maps; m++) {
+        ssize_t r = only && !only[m] ? 0 : mark_present_pages(fd, &maps[m], NULL, 0);
+        n += r > 0 ? (size_t) r : 0;
+    }
+    if (fd >= 0)
+        close(fd);
     return n;
+}
+
+int
+zygote_mem_share_code(void (*probe)(void *), void *userdata, struct zygote_mem_code_stats *ret)
+{
+    *ret = (struct zygote_mem_code_stats){0};
+    struct code_map maps[MAX_CODE_MAPS];
+    bool shared[MAX_CODE_MAPS] = {false};
+    ssize_t n_maps = read_code_maps(maps, MAX_CODE_MAPS);
+    if (n_maps <= 0)
+        return -1;
+    ret->mappings = (size_t) n_maps;
+    ret->pages_before = count_present_pages(maps, (size_t) n_maps, NULL);
+    size_t total_pages = 0;
+    for (ssize_t m = 0; m < n_maps; m++)
+        total_pages += map_pages(&maps[m]);
+    /* Shared with the probe child, which writes its answer there. */
+    size_t bits_size = round_to_pages(total_pages / 8 + 1);
+    unsigned char *bits =
+            probe ? mmap(NULL, bits_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                  : MAP_FAILED;
+    ret->probed =
+            bits != MAP_FAILED && probe_code_pages(probe, userdata, maps, (size_t) n_maps, bits);
+    int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+    size_t offset = 0;
+    for (ssize_t m = 0; mem >= 0 && m < n_maps; offset += map_pages(&maps[m]), m++) {
+        size_t ran = 0;
+        for (size_t i = 0; ret->probed && i < map_pages(&maps[m]); i++)
+            ran += bit_get(bits, offset + i);
+        if (ret->probed && ran == 0)
+            continue; /* a worker that ever runs it faults in what it runs */
+        if (ret->probed)
+            trim_to_probed_pages(&maps[m], bits, offset);
+        shared[m] = give_private_page(mem, maps[m].lo);
+        ret->shared += shared[m];
+    }
+    if (bits != MAP_FAILED)
+        munmap(bits, bits_size);
+    if (mem < 0)
+        return -1;
+    close(mem);
+    ret->pages_shared = count_present_pages(maps, (size_t) n_maps, shared);
+    return 0;
 }

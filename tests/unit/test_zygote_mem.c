@@ -1,7 +1,7 @@
 /* The zygote's fork-private memory (daemon/worker/zygote_mem.h): cJSON's trees go to the
  * arena and it rewinds once they are freed; what does not fit goes to malloc; a forked child
  * does not have the arena at all; the heap settles so that new allocations stop landing in
- * old holes; a fork gets the page-table entries of the code its parent ran. */
+ * old holes; a fork gets the page-table entries of the code a probe child ran, and no others. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -196,25 +196,179 @@ page_present(uintptr_t addr)
     return n == (ssize_t) sizeof(entry) ? (int) (entry >> 63) : -1;
 }
 
-static void
-test_a_fork_gets_the_code_pages_the_parent_ran(void **state)
+/* A file-backed r-x mapping of the test's own, every page of it in the page cache: the pages
+ * below are 512 KiB apart, so no fault-around window (64 KiB: a fault on a file page maps its
+ * cached neighbours in that window too) holds both, and nothing but the test reads them. */
+#define TEST_CODE_BYTES (1024 * 1024)
+#define PROBED_OFFSET   (128 * 1024)
+#define UNPROBED_OFFSET (640 * 1024)
+#ifndef MFD_EXEC
+#    define MFD_EXEC 0x0010U
+#endif
+static unsigned char *test_code;
+
+static unsigned char *
+map_test_code(void)
 {
-    (void) state;
-    /* Code of a library the child does not run before it looks: cJSON's. */
-    assert_non_null(cJSON_Version());
-    uintptr_t code = (uintptr_t) cJSON_Version;
-    assert_int_equal(page_present(code), 1);
-    assert_true(zygote_mem_share_code() > 0);
+    /* MFD_EXEC where vm.memfd_noexec would seal it otherwise; kernels before 6.3 refuse it. */
+    int fd = memfd_create("pf-test-code", MFD_CLOEXEC | MFD_EXEC);
+    if (fd < 0)
+        fd = memfd_create("pf-test-code", MFD_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    static unsigned char ret[TEST_CODE_BYTES];
+    memset(ret, 0xc3, sizeof(ret)); /* any bytes: the test only reads them */
+    void *p = pwrite(fd, ret, sizeof(ret), 0) == (ssize_t) sizeof(ret)
+                      ? mmap(NULL, TEST_CODE_BYTES, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0)
+                      : MAP_FAILED;
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static unsigned char
+read_byte(size_t offset)
+{
+    return *(volatile const unsigned char *) (test_code + offset);
+}
+
+static void
+probe_reads_probed_page(void *userdata)
+{
+    (void) userdata;
+    (void) read_byte(PROBED_OFFSET);
+}
+
+static void
+probe_fails(void *userdata)
+{
+    (void) userdata;
+    _exit(7);
+}
+
+/* 0 when the probed and unprobed pages and cJSON's code are (or are not) in this process's
+ * page tables as wanted, else code. */
+static int
+expect_pages(int want_probed, int want_unprobed, int want_cjson, int code)
+{
+    if (page_present((uintptr_t) (test_code + PROBED_OFFSET)) != want_probed)
+        return code;
+    if (page_present((uintptr_t) (test_code + UNPROBED_OFFSET)) != want_unprobed)
+        return code + 1;
+    if (page_present((uintptr_t) cJSON_Version) != want_cjson)
+        return code + 2;
+    return 0;
+}
+
+/* A fork's view of the three pages: 0 when as wanted, else the failed check's code. */
+static int
+fork_sees(int want_probed, int want_unprobed, int want_cjson)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return 90;
+    if (pid == 0)
+        _exit(expect_pages(want_probed, want_unprobed, want_cjson, 60));
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return 91;
+    return WEXITSTATUS(status);
+}
+
+/* zygote_mem_share_code is once per process: each scenario runs in a child of its own, and
+ * returns 0 or the code of the check that failed. */
+static void
+assert_scenario(int (*scenario)(void))
+{
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        /* Without the private page in its mapping, fork copies none of its entries and the
-         * child would fault this page in when it first ran it. */
-        _exit(page_present(code) == 1 ? 0 : 10 + page_present(code));
+        _exit(scenario());
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Both pages and cJSON's code are read or run here first, as the zygote's start-up runs far
+ * more code than its workers will. */
+static int
+run_all_three(void)
+{
+    if (!(test_code = map_test_code()))
+        return 10;
+    if (read_byte(PROBED_OFFSET) != 0xc3 || read_byte(UNPROBED_OFFSET) != 0xc3 || !cJSON_Version())
+        return 11;
+    return expect_pages(1, 1, 1, 12);
+}
+
+static int
+scenario_probed(void)
+{
+    int r = run_all_three();
+    if (r)
+        return r;
+    struct zygote_mem_code_stats st;
+    if (zygote_mem_share_code(probe_reads_probed_page, NULL, &st) < 0)
+        return 20;
+    if (!st.probed || st.shared == 0 || st.shared >= st.mappings || st.pages_shared == 0 ||
+        st.pages_shared >= st.pages_before)
+        return 21;
+    /* The zygote keeps the probed page and drops the other of the same mapping; cJSON's
+     * mapping, which the probe never ran, keeps its pages but is not shared. */
+    if ((r = expect_pages(1, 0, 1, 30)))
+        return r;
+    /* A fork copies the probed page's entry, and neither of the others. */
+    return fork_sees(1, 0, 0);
+}
+
+static int
+scenario_probe_failed(void)
+{
+    int r = run_all_three();
+    if (r)
+        return r;
+    struct zygote_mem_code_stats st;
+    if (zygote_mem_share_code(probe_fails, NULL, &st) < 0)
+        return 20;
+    if (st.probed || st.shared != st.mappings)
+        return 21;
+    /* As without a probe: every mapping shared with every entry the zygote had. */
+    return fork_sees(1, 1, 1);
+}
+
+static int
+scenario_no_probe(void)
+{
+    int r = run_all_three();
+    if (r)
+        return r;
+    struct zygote_mem_code_stats st;
+    if (zygote_mem_share_code(NULL, NULL, &st) < 0)
+        return 20;
+    if (st.probed || st.shared != st.mappings)
+        return 21;
+    return fork_sees(1, 1, 1);
+}
+
+static void
+test_a_fork_gets_the_code_pages_the_probe_ran_and_only_those(void **state)
+{
+    (void) state;
+    assert_scenario(scenario_probed);
+}
+
+static void
+test_a_failed_probe_shares_all_the_code_the_parent_ran(void **state)
+{
+    (void) state;
+    assert_scenario(scenario_probe_failed);
+}
+
+static void
+test_without_a_probe_a_fork_gets_all_the_code_the_parent_ran(void **state)
+{
+    (void) state;
+    assert_scenario(scenario_no_probe);
 }
 
 int
@@ -227,7 +381,9 @@ main(void)
             cmocka_unit_test_setup_teardown(test_release_waits_for_live_blocks, setup, teardown),
             cmocka_unit_test_setup_teardown(test_a_forked_child_has_no_arena, setup, teardown),
             cmocka_unit_test(test_heap_settles_new_allocations_leave_old_holes_alone),
-            cmocka_unit_test(test_a_fork_gets_the_code_pages_the_parent_ran),
+            cmocka_unit_test(test_a_fork_gets_the_code_pages_the_probe_ran_and_only_those),
+            cmocka_unit_test(test_a_failed_probe_shares_all_the_code_the_parent_ran),
+            cmocka_unit_test(test_without_a_probe_a_fork_gets_all_the_code_the_parent_ran),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
