@@ -301,15 +301,23 @@ run_all_three(void)
     return expect_pages(1, 1, 1, 12);
 }
 
+/* run_all_three, then zygote_mem_share_code with probe: 0 or the failed step's code. */
 static int
-scenario_probed(void)
+run_all_three_and_share(void (*probe)(void *), struct zygote_mem_code_stats *st)
 {
     int r = run_all_three();
     if (r)
         return r;
+    return zygote_mem_share_code(probe, NULL, st) < 0 ? 20 : 0;
+}
+
+static int
+scenario_probed(void)
+{
     struct zygote_mem_code_stats st;
-    if (zygote_mem_share_code(probe_reads_probed_page, NULL, &st) < 0)
-        return 20;
+    int r = run_all_three_and_share(probe_reads_probed_page, &st);
+    if (r)
+        return r;
     if (!st.probed || st.shared == 0 || st.shared >= st.mappings || st.pages_shared == 0 ||
         st.pages_shared >= st.pages_before)
         return 21;
@@ -321,33 +329,29 @@ scenario_probed(void)
     return fork_sees(1, 0, 0);
 }
 
+/* Without a probe's answer, every mapping is shared with every entry the zygote had. */
+static int
+shares_everything_with(void (*probe)(void *))
+{
+    struct zygote_mem_code_stats st;
+    int r = run_all_three_and_share(probe, &st);
+    if (r)
+        return r;
+    if (st.probed || st.shared != st.mappings)
+        return 21;
+    return fork_sees(1, 1, 1);
+}
+
 static int
 scenario_probe_failed(void)
 {
-    int r = run_all_three();
-    if (r)
-        return r;
-    struct zygote_mem_code_stats st;
-    if (zygote_mem_share_code(probe_fails, NULL, &st) < 0)
-        return 20;
-    if (st.probed || st.shared != st.mappings)
-        return 21;
-    /* As without a probe: every mapping shared with every entry the zygote had. */
-    return fork_sees(1, 1, 1);
+    return shares_everything_with(probe_fails);
 }
 
 static int
 scenario_no_probe(void)
 {
-    int r = run_all_three();
-    if (r)
-        return r;
-    struct zygote_mem_code_stats st;
-    if (zygote_mem_share_code(NULL, NULL, &st) < 0)
-        return 20;
-    if (st.probed || st.shared != st.mappings)
-        return 21;
-    return fork_sees(1, 1, 1);
+    return shares_everything_with(NULL);
 }
 
 static void
