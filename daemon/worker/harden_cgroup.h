@@ -66,7 +66,8 @@ enum cgroup_file {
 struct cgroup_slot {
     bool created;
     char *dir[_CGROUP_DIR_MAX];
-    int procs_fd[_CGROUP_DIR_MAX]; /* cgroup.procs, O_WRONLY|O_CLOEXEC: the worker joins by it */
+    int procs_fd[_CGROUP_DIR_MAX]; /* O_WRONLY|O_CLOEXEC: the worker joins by it (v2 cgroup.procs,
+                                    * v1 tasks) */
     int file_fd[_CGROUP_FILE_MAX]; /* the kept files above; -1 */
     bool peak_resettable;          /* v2: file_fd[CGROUP_FILE_PEAK] resets per fd */
     struct cgroup_limits applied;  /* what the slot's files hold; zero = unknown */

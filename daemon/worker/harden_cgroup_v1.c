@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harden_cgroup.h"
@@ -62,12 +63,13 @@ v1_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf
             return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
         if (cgroup_mkdir(slot->dir[d], err) < 0)
             return -1;
-        _cleanup_free_ char *procs = NULL;
-        if (asprintf(&procs, "%s/cgroup.procs", slot->dir[d]) < 0)
+        /* The worker joins by `tasks`, not cgroup.procs: see v1_attach. */
+        _cleanup_free_ char *tasks = NULL;
+        if (asprintf(&tasks, "%s/tasks", slot->dir[d]) < 0)
             return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
-        slot->procs_fd[d] = harden_fd_move_high(open(procs, O_WRONLY | O_CLOEXEC));
+        slot->procs_fd[d] = harden_fd_move_high(open(tasks, O_WRONLY | O_CLOEXEC));
         if (slot->procs_fd[d] < 0)
-            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
+            return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", tasks);
     }
     /* What v1_read_events and v1_reset use after every job. */
     const char *mem = slot->dir[CGROUP_DIR_MEMORY], *pids = slot->dir[CGROUP_DIR_PIDS];
@@ -85,9 +87,36 @@ v1_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf
     return 0;
 }
 
+/* The threads of the calling process, from the link count of /proc/self/task (2 + threads):
+ * one stat, where /proc/self/status would be an open, a read and a parse. */
+static int
+count_own_threads(struct pf_error **err)
+{
+    struct stat st;
+    if (stat("/proc/self/task", &st) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "cgroup: counting the worker's threads in /proc/self/task");
+    return st.st_nlink > 2 ? (int) (st.st_nlink - 2) : 0;
+}
+
+/* The worker writes "0" (itself) to each slot's `tasks`, which moves the calling thread only.
+ * Moving a whole process (cgroup.procs) write-locks the kernel's global threadgroup rwsem, whose
+ * first writer waits for an RCU grace period while holding the global cgroup mutex: under load
+ * the joining workers queued behind each other there (~0.45 of them at any moment with 16
+ * clients; see README, Benchmarks). Moving the current thread alone takes neither. It moves the
+ * whole worker only while the worker has one thread, so that is checked first: a second thread
+ * would stay outside the slot's limits. */
 static int
 v1_attach(const struct cgroup_slot *slot, struct pf_error **err)
 {
+    int threads = count_own_threads(err);
+    if (threads < 0)
+        return -1;
+    if (threads != 1)
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "cgroup: the worker has %d threads when it joins its slot, where "
+                            "v1 moves only the calling one (a thread started before hardening?)",
+                            threads);
     for (int d = 0; d < _CGROUP_DIR_MAX; d++) {
         if (slot->procs_fd[d] < 0)
             continue;

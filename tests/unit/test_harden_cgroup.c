@@ -1,8 +1,9 @@
 /* The cgroup layer on this host's backend (v1 here, v2 under systemd), and the `none` backend
- * forced: a worker joins its slot's cgroup; hitting the memory limit is seen as an OOM kill,
- * hitting the pids limit as pids_limited; leftovers are killed when the slot is given back; a
- * reused slot starts clean; peak memory and CPU time are reported, job after job, through the
- * files a slot keeps open (high, close-on-exec, never seen by a worker). */
+ * forced: a worker joins its slot's cgroup, as a whole process (v1, which moves the calling
+ * thread, refuses a worker with a second thread); hitting the memory limit is seen as an OOM
+ * kill, hitting the pids limit as pids_limited; leftovers are killed when the slot is given
+ * back; a reused slot starts clean; peak memory and CPU time are reported, job after job,
+ * through the files a slot keeps open (high, close-on-exec, never seen by a worker). */
 /* cmocka.h needs these first, in this order. */
 /* clang-format off */
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 /* clang-format on */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -225,6 +227,111 @@ test_pids_limit(void **state)
     char pids_current[4096];
     slot0_path(CGROUP_DIR_PIDS, "pids.current", pids_current, sizeof(pids_current));
     reap_orphans(pids_current);
+}
+
+/* Slot 0's cgroup.procs in every hierarchy the backend uses, for a child to read. */
+struct slot_procs {
+    char path[_CGROUP_DIR_MAX][4096];
+    int n;
+};
+
+static void
+slot0_procs_paths(struct slot_procs *sp)
+{
+    memset(sp, 0, sizeof(*sp));
+    if (strcmp(harden_cgroup_backend_name(), "v2") == 0) {
+        slot0_path(CGROUP_DIR_MEMORY, "cgroup.procs", sp->path[sp->n++], sizeof(sp->path[0]));
+        return;
+    }
+    struct cgroup_host host;
+    assert_int_equal(cgroup_host_detect(&host, NULL), 0);
+    for (int d = 0; d < _CGROUP_DIR_MAX; d++)
+        if (host.v1_dir[d] && access(host.v1_dir[d], W_OK) == 0)
+            slot0_path(d, "cgroup.procs", sp->path[sp->n++], sizeof(sp->path[0]));
+    cgroup_host_finish(&host);
+}
+
+/* Whether pid is listed in the cgroup.procs at path. */
+static bool
+procs_lists(const char *path, pid_t pid)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool found = false;
+    for (int p; !found && fscanf(f, "%d", &p) == 1;)
+        found = p == pid;
+    fclose(f);
+    return found;
+}
+
+/* Joins, then says in how many of the slot's hierarchies the process (not just this thread) is
+ * listed. */
+static int
+join_and_count(void *arg)
+{
+    const struct slot_procs *sp = arg;
+    if (join())
+        return 2;
+    int listed = 0;
+    for (int i = 0; i < sp->n; i++)
+        listed += procs_lists(sp->path[i], getpid());
+    char msg[64];
+    snprintf(msg, sizeof(msg), "listed=%d/%d", listed, sp->n);
+    child_say(msg);
+    return 0;
+}
+
+static void
+test_join_moves_the_worker(void **state)
+{
+    struct child_result r;
+    struct harden_outcome out;
+    struct slot_procs sp;
+    slot0_procs_paths(&sp);
+    assert_true(sp.n >= 1);
+    reset_params(64, 16);
+    run_job(join_and_count, &sp, &r, &out);
+    char want[64];
+    snprintf(want, sizeof(want), "listed=%d/%d", sp.n, sp.n);
+    assert_string_equal(r.out, want);
+}
+
+static void *
+idle_thread(void *arg)
+{
+    (void) arg;
+    pause();
+    return NULL;
+}
+
+/* A worker with a second thread: v1 moves only the calling thread, so the join must refuse;
+ * v2 moves the whole process and may go on. */
+static int
+join_with_two_threads(void *arg)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, idle_thread, NULL) != 0)
+        return 5;
+    return join_and_count(arg);
+}
+
+static void
+test_join_refused_with_a_second_thread(void **state)
+{
+    struct child_result r;
+    struct harden_outcome out;
+    struct slot_procs sp;
+    slot0_procs_paths(&sp);
+    reset_params(64, 16);
+    run_job(join_with_two_threads, &sp, &r, &out);
+    assert_true(WIFEXITED(r.status));
+    if (strcmp(harden_cgroup_backend_name(), "v1") == 0) {
+        assert_int_equal(WEXITSTATUS(r.status), 2);
+        assert_non_null(strstr(r.out, "the worker has 2 threads"));
+    } else {
+        assert_int_equal(WEXITSTATUS(r.status), 0);
+    }
 }
 
 /* The fds of this process that point at a file of a pool slot ("/pyfence-<pid>/w<N>/<file>"),
@@ -447,6 +554,8 @@ main(void)
             cmocka_unit_test(test_memory_limit_is_oom),
             cmocka_unit_test(test_slot_reused_clean),
             cmocka_unit_test(test_pids_limit),
+            cmocka_unit_test(test_join_moves_the_worker),
+            cmocka_unit_test(test_join_refused_with_a_second_thread),
             cmocka_unit_test(test_kept_fds_high_and_not_in_worker),
             cmocka_unit_test(test_counters_per_job_in_one_slot),
             cmocka_unit_test(test_stale_pool_removed),
