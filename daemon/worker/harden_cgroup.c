@@ -181,6 +181,7 @@ cgroup_slot_init_fds(struct cgroup_slot *slot)
         slot->procs_fd[d] = -1;
     for (int f = 0; f < _CGROUP_FILE_MAX; f++)
         slot->file_fd[f] = -1;
+    slot->dir_fd = -1;
 }
 
 void
@@ -190,6 +191,7 @@ cgroup_slot_close_fds(struct cgroup_slot *slot)
         slot->procs_fd[d] = pf_close(slot->procs_fd[d]);
     for (int f = 0; f < _CGROUP_FILE_MAX; f++)
         slot->file_fd[f] = pf_close(slot->file_fd[f]);
+    slot->dir_fd = pf_close(slot->dir_fd);
 }
 
 void
@@ -553,6 +555,15 @@ harden_cgroup_slot_prepare(unsigned index, const struct harden_params *p, struct
     return 0;
 }
 
+int
+harden_cgroup_slot_dir_fd(unsigned index)
+{
+    if (the_pool.backend != &cgroup_backend_v2 || index >= the_pool.n_slots ||
+        !the_pool.slots[index].created)
+        return -1;
+    return the_pool.slots[index].dir_fd;
+}
+
 void
 harden_cgroup_slot_finish(unsigned index, struct harden_outcome *out)
 {
@@ -631,6 +642,11 @@ harden_cgroup_apply(const struct harden_params *p, struct pf_error **err)
     if (index < 0 || (unsigned) index >= the_pool.n_slots || !the_pool.slots[index].created)
         return pf_error_set(err, PF_E_INTERNAL,
                             "cgroup: no pool slot was prepared for this worker");
+    /* Forked into the slot (v2, clone3): already there, and moving again would only cost. */
+    if (harden_job_forked_into_slot()) {
+        joined = true;
+        return 0;
+    }
     int r = the_pool.backend->attach(&the_pool.slots[index], err);
     joined = r >= 0;
     return r;

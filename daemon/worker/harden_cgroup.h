@@ -68,6 +68,7 @@ struct cgroup_slot {
     char *dir[_CGROUP_DIR_MAX];
     int procs_fd[_CGROUP_DIR_MAX]; /* O_WRONLY|O_CLOEXEC: the worker joins by it (v2 cgroup.procs,
                                     * v1 tasks) */
+    int dir_fd;                    /* v2: the directory, O_PATH, to fork into (clone3); else -1 */
     int file_fd[_CGROUP_FILE_MAX]; /* the kept files above; -1 */
     bool peak_resettable;          /* v2: file_fd[CGROUP_FILE_PEAK] resets per fd */
     struct cgroup_limits applied;  /* what the slot's files hold; zero = unknown */
@@ -157,6 +158,9 @@ const char *harden_cgroup_backend_name(void);
 /* Creates slot `index` if needed and writes its limits from p. */
 int harden_cgroup_slot_prepare(unsigned index, const struct harden_params *p,
                                struct pf_error **err);
+/* Slot `index`'s cgroup v2 directory (O_PATH) for harden_job_fork(), or -1 (v1, none, or a
+ * slot not created). */
+int harden_cgroup_slot_dir_fd(unsigned index);
 /* Fills the cgroup part of *out (may be NULL), kills leftovers, resets the slot. */
 void harden_cgroup_slot_finish(unsigned index, struct harden_outcome *out);
 void harden_cgroup_finish(void);

@@ -134,6 +134,8 @@ v2_create(char *const *root, unsigned index, struct cgroup_slot *slot, struct pf
     slot->procs_fd[0] = harden_fd_move_high(open(procs, O_WRONLY | O_CLOEXEC));
     if (slot->procs_fd[0] < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", procs);
+    /* Workers are forked into the slot through this (harden_job_fork); without it they join. */
+    slot->dir_fd = harden_fd_move_high(open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC));
     cgroup_slot_open(slot, CGROUP_FILE_PEAK, dir, "memory.peak", O_RDWR);
     if (slot->file_fd[CGROUP_FILE_PEAK] < 0)
         cgroup_slot_open(slot, CGROUP_FILE_PEAK, dir, "memory.peak", O_RDONLY);

@@ -14,6 +14,7 @@
 
 struct harden_job {
     unsigned slot;
+    bool cgroup_ready; /* the cgroup layer is on and the slot's limits are written */
 };
 
 /* Slots are numbered from 0; a slot is a cgroup of the pool and an identity of the range. */
@@ -21,7 +22,9 @@ static struct {
     struct harden_zygote_config config;
     bool *busy;
     unsigned n_busy;
-    int current_slot; /* the prepared job's slot: what a fork carries into the worker */
+    int current_slot;        /* the prepared job's slot: what a fork carries into the worker */
+    bool forked_into_slot;   /* in a worker: harden_job_fork() started it in its slot's cgroup */
+    bool told_no_clone_into; /* the zygote logged that it cannot fork into a cgroup */
 } the_zygote = {.current_slot = -1};
 
 static uint32_t
@@ -144,7 +147,9 @@ harden_job_prepare(const struct harden_params *p, struct harden_job **ret, struc
         return -1;
     }
     struct pf_error *cerr = NULL;
-    if (harden_cgroup_slot_prepare(job->slot, p, &cerr) < 0) {
+    int cr = harden_cgroup_slot_prepare(job->slot, p, &cerr);
+    job->cgroup_ready = cr == 0 && p->level[HARDEN_LAYER_CGROUP] != HARDEN_OFF;
+    if (cr < 0) {
         if (p->level[HARDEN_LAYER_CGROUP] == HARDEN_REQUIRED) {
             *err = cerr;
             harden_job_finish(job, NULL);
@@ -199,6 +204,37 @@ harden_job_finish(struct harden_job *job, struct harden_outcome *ret_outcome)
         *ret_outcome = out;
     free(job);
     return NULL;
+}
+
+pid_t
+harden_job_fork(struct harden_job *job)
+{
+    /* Only into a slot whose limits this job's profile wrote. */
+    int cgroup_fd = job && job->cgroup_ready ? harden_cgroup_slot_dir_fd(job->slot) : -1;
+    bool placed = false;
+    pid_t pid = harden_fork_into_cgroup(cgroup_fd, &placed);
+    if (pid == 0) {
+        the_zygote.forked_into_slot = placed;
+        return 0;
+    }
+    if (pid > 0 && cgroup_fd >= 0 && !placed && !the_zygote.told_no_clone_into) {
+        char why[160];
+        harden_fork_into_cgroup_usable(why, sizeof(why));
+        pf_log_notice(CGROUP,
+                      "a worker could not be forked into its cgroup v2 slot (%s): it joins by "
+                      "cgroup.procs, as does every worker the kernel refuses so, which "
+                      "serializes them on the kernel's global cgroup lock under load (logged "
+                      "once)",
+                      why);
+        the_zygote.told_no_clone_into = true;
+    }
+    return pid;
+}
+
+bool
+harden_job_forked_into_slot(void)
+{
+    return the_zygote.forked_into_slot;
 }
 
 void

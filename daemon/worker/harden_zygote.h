@@ -81,6 +81,21 @@ int harden_job_prepare(const struct harden_params *p, struct harden_job **ret,
  * returns NULL. */
 struct harden_job *harden_job_finish(struct harden_job *job, struct harden_outcome *ret_outcome);
 
+/* Forks the worker of a prepared job: on cgroup v2 straight into its slot (clone3 with
+ * CLONE_INTO_CGROUP), so that the worker need not move itself there; otherwise, or when the
+ * kernel refuses, with fork() (the worker then joins by cgroup.procs or tasks). Returns what
+ * fork() returns. Logs once when the kernel cannot fork into a cgroup. */
+pid_t harden_job_fork(struct harden_job *job);
+
+/* clone3(CLONE_INTO_CGROUP) into the cgroup v2 directory cgroup_fd (O_PATH is enough), with the
+ * thread-id bookkeeping glibc's fork() does; fork() when cgroup_fd is -1, when it cannot be used
+ * here, or when the kernel refuses this one. *ret_placed says, in parent and child, whether the
+ * child started in that cgroup. Single-threaded callers only, as for fork() in the zygote. */
+pid_t harden_fork_into_cgroup(int cgroup_fd, bool *ret_placed);
+/* Whether harden_fork_into_cgroup() may place children on this host (false once the kernel
+ * said it has no clone3 or CLONE_INTO_CGROUP); why, or the last refusal, in why. */
+bool harden_fork_into_cgroup_usable(char *why, size_t why_len);
+
 /* ---- used by the layers (in the worker, after the fork) ---------------------------------- */
 
 /* The uid/gid of the prepared job's slot in the configured range; the range's first ids when no
@@ -88,6 +103,8 @@ struct harden_job *harden_job_finish(struct harden_job *job, struct harden_outco
 void harden_job_ids(uid_t *ret_uid, gid_t *ret_gid);
 /* The pool slot of the prepared job, or -1. */
 int harden_job_slot(void);
+/* In the worker: whether harden_job_fork() started it inside its slot's cgroup already. */
+bool harden_job_forked_into_slot(void);
 
 /* Compiles the two seccomp filters (with and without threads) and the SIGSYS frames; idempotent.
  * *ret_unknown: allow-listed names unknown on this architecture (skipped unless strict). */

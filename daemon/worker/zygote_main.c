@@ -197,7 +197,7 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
         return reply_spawn_failed(z, id, "out of memory");
     }
     z->jobs[z->n_jobs - 1].hj = hj;
-    pid_t pid = fork();
+    pid_t pid = harden_job_fork(hj);
     if (pid == 0)
         become_worker(z, channel_fd, params);
     int saved = errno;

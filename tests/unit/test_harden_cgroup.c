@@ -295,6 +295,11 @@ test_join_moves_the_worker(void **state)
     char want[64];
     snprintf(want, sizeof(want), "listed=%d/%d", sp.n, sp.n);
     assert_string_equal(r.out, want);
+    /* Only a v2 slot can be forked into (clone3 takes a cgroup2 directory). */
+    if (strcmp(harden_cgroup_backend_name(), "v2") == 0)
+        assert_true(harden_cgroup_slot_dir_fd(0) >= 0);
+    else
+        assert_int_equal(harden_cgroup_slot_dir_fd(0), -1);
 }
 
 static void *

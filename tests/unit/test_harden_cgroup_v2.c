@@ -103,6 +103,16 @@ test_pool_limits_events(void **state)
     assert_int_equal(cgroup_backend_v2.create(roots, 0, &slot, &err), 0);
     assert_string_equal(slot.dir[0], w0);
     assert_true(slot.procs_fd[0] >= HARDEN_HIGH_FD_MIN);
+    /* The directory itself, for forking workers into it (harden_job_fork), high and O_PATH. */
+    assert_true(slot.dir_fd >= HARDEN_HIGH_FD_MIN);
+    assert_true(fcntl(slot.dir_fd, F_GETFD) & FD_CLOEXEC);
+    assert_true(fcntl(slot.dir_fd, F_GETFL) & O_PATH);
+    char link[64], target[700];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", slot.dir_fd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    assert_true(n > 0);
+    target[n] = '\0';
+    assert_string_equal(target, w0);
     /* The files read after every job are open for the slot's lifetime, high and close-on-exec;
      * pids.current is missing from this fake, and stays -1. */
     static const enum cgroup_file kept[] = {CGROUP_FILE_OOM, CGROUP_FILE_PEAK,

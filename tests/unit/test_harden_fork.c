@@ -1,0 +1,206 @@
+/* harden_fork_into_cgroup() against this host's real cgroup2 mount (on this project's CI hosts
+ * it has no memory or pids controller, but a child can still be created inside one of its
+ * directories): the child starts in the directory, and glibc's thread-id slot in it holds its
+ * own id, as after glibc's fork(); without a directory, with a directory clone3 refuses, the child
+ * is an ordinary fork in the parent's cgroup. */
+/* cmocka.h needs these first, in this order. */
+/* clang-format off */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+/* clang-format on */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harden_zygote.h"
+
+static char cgroup2_mnt[4096]; /* "" when this host has no cgroup2 mount */
+static char test_dir[4200];    /* a directory of ours in it */
+
+/* The first cgroup2 mount point in /proc/self/mountinfo. */
+static void
+find_cgroup2(void)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    assert_non_null(f);
+    char line[8192];
+    while (fgets(line, sizeof(line), f)) {
+        char *sep = strstr(line, " - cgroup2 ");
+        if (!sep)
+            continue;
+        char mnt[4096];
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
+            snprintf(cgroup2_mnt, sizeof(cgroup2_mnt), "%s", mnt);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* "ok" when glibc's thread-id slot (the clear_child_tid address) holds this thread's id. */
+static const char *
+tid_slot_state(void)
+{
+    int *slot = NULL;
+    if (prctl(PR_GET_TID_ADDRESS, &slot, 0, 0, 0) < 0)
+        return "unreadable";
+    if (!slot)
+        return "unregistered";
+    return *slot == (int) syscall(SYS_gettid) ? "ok" : "stale";
+}
+
+/* In the child: writes "<its cgroup v2 path>;tid=<state>" to fd and exits. */
+static void
+child_report(int fd)
+{
+    char cg[4096] = "";
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[4096];
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(cg, sizeof(cg), "%s", line + 3);
+        }
+    if (f)
+        fclose(f);
+    char out[4200];
+    int n = snprintf(out, sizeof(out), "%s;tid=%s", cg, tid_slot_state());
+    ssize_t w = write(fd, out, (size_t) n);
+    _exit(w == n ? 0 : 1);
+}
+
+/* Forks with harden_fork_into_cgroup(cgroup_fd) and returns what the child reported. */
+static void
+fork_and_report(int cgroup_fd, bool *ret_placed, char *out, size_t out_len)
+{
+    int p[2];
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    fflush(NULL);
+    bool placed = false;
+    pid_t pid = harden_fork_into_cgroup(cgroup_fd, &placed);
+    if (pid == 0) {
+        close(p[0]);
+        child_report(p[1]);
+    }
+    assert_true(pid > 0);
+    close(p[1]);
+    ssize_t n = read(p[0], out, out_len - 1);
+    close(p[0]);
+    out[n > 0 ? n : 0] = '\0';
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    *ret_placed = placed;
+}
+
+/* This process's own cgroup v2 path. */
+static void
+own_cgroup(char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    assert_non_null(f);
+    char line[4096];
+    buf[0] = '\0';
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(buf, len, "%s", line + 3);
+        }
+    fclose(f);
+}
+
+static void
+test_child_starts_in_the_cgroup(void **state)
+{
+    char why[256];
+    if (!cgroup2_mnt[0] || !harden_fork_into_cgroup_usable(why, sizeof(why)))
+        skip();
+    int fd = open(test_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    char out[4200];
+    bool placed = false;
+    fork_and_report(fd, &placed, out, sizeof(out));
+    close(fd);
+    print_message("# child: %s\n", out);
+    assert_true(placed);
+    /* The path is relative to the mount's root: it ends with our directory's name. */
+    char want[128];
+    snprintf(want, sizeof(want), "/pyfence-forktest-%d;tid=ok", (int) getpid());
+    size_t lo = strlen(out), lw = strlen(want);
+    assert_true(lo >= lw);
+    assert_string_equal(out + lo - lw, want);
+}
+
+static void
+test_no_directory_is_a_plain_fork(void **state)
+{
+    char own[4096], out[4200], want[4200];
+    own_cgroup(own, sizeof(own));
+    bool placed = true;
+    fork_and_report(-1, &placed, out, sizeof(out));
+    assert_false(placed);
+    snprintf(want, sizeof(want), "%s;tid=ok", own);
+    assert_string_equal(out, want);
+}
+
+static void
+test_refused_directory_falls_back_to_fork(void **state)
+{
+    char why[256];
+    if (!harden_fork_into_cgroup_usable(why, sizeof(why)))
+        skip();
+    /* Not a cgroup directory: clone3 refuses (EBADF), the child is forked all the same. */
+    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    char own[4096], out[4200], want[4200];
+    own_cgroup(own, sizeof(own));
+    bool placed = true;
+    fork_and_report(fd, &placed, out, sizeof(out));
+    close(fd);
+    assert_false(placed);
+    snprintf(want, sizeof(want), "%s;tid=ok", own);
+    assert_string_equal(out, want);
+    /* One refusal of that kind does not disable forking into cgroups; it is named. */
+    assert_true(harden_fork_into_cgroup_usable(why, sizeof(why)));
+    print_message("# after the refusal: %s\n", why);
+    assert_non_null(strstr(why, "clone3(CLONE_INTO_CGROUP): "));
+}
+
+int
+main(void)
+{
+    if (geteuid() != 0) {
+        printf("making a cgroup needs root: skipping\n");
+        return 77;
+    }
+    find_cgroup2();
+    if (cgroup2_mnt[0]) {
+        snprintf(test_dir, sizeof(test_dir), "%s/pyfence-forktest-%d", cgroup2_mnt, (int) getpid());
+        if (mkdir(test_dir, 0755) < 0) {
+            printf("# cannot make %s: %m\n", test_dir);
+            cgroup2_mnt[0] = '\0';
+        }
+    }
+    char why[256];
+    printf("# cgroup2 mount: %s; fork into a cgroup: %s\n", cgroup2_mnt[0] ? cgroup2_mnt : "none",
+           harden_fork_into_cgroup_usable(why, sizeof(why)) ? "usable" : why);
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_child_starts_in_the_cgroup),
+            cmocka_unit_test(test_no_directory_is_a_plain_fork),
+            cmocka_unit_test(test_refused_directory_falls_back_to_fork),
+    };
+    int r = cmocka_run_group_tests(tests, NULL, NULL);
+    if (cgroup2_mnt[0] && rmdir(test_dir) < 0)
+        printf("# rmdir %s: %m\n", test_dir);
+    return r;
+}
