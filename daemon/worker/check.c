@@ -32,6 +32,35 @@ try_unshare(int flag)
     return WEXITSTATUS(status);
 }
 
+/* Whether workers can be forked straight into a v2 slot: a throw-away child forked into this
+ * process's own v2 cgroup (where it would be born anyway), so nothing is created or moved. */
+static void
+check_fork_into(const char *v2_dir, bool v2_backend, FILE *out)
+{
+    int fd = open(v2_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int open_errno = errno;
+    bool placed = false;
+    fflush(out);
+    pid_t pid = fd < 0 ? -1 : harden_fork_into_cgroup(fd, &placed);
+    if (pid == 0)
+        _exit(0);
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    if (fd >= 0)
+        close(fd);
+    char why[160] = "";
+    harden_fork_into_cgroup_usable(why, sizeof(why));
+    if (!v2_backend)
+        fprintf(out, "  v2 fork:   clone3 CLONE_INTO_CGROUP %s (unused: the backend is not v2)\n",
+                placed ? "works" : "does not work");
+    else if (placed)
+        fprintf(out, "  v2 fork:   workers start in their slots (clone3 CLONE_INTO_CGROUP)\n");
+    else
+        fprintf(out, "  v2 fork:   workers join their slots after the fork (%s)\n",
+                fd < 0 ? strerror(open_errno) : why);
+}
+
 static void
 check_cgroup(FILE *out)
 {
@@ -43,9 +72,11 @@ check_cgroup(FILE *out)
     char why[600];
     const struct cgroup_backend *b = cgroup_choose(&host, "auto", why, sizeof(why), NULL);
     fprintf(out, "cgroup:      %s (%s)\n", b ? b->name : "none", why);
-    if (host.v2_dir)
+    if (host.v2_dir) {
         fprintf(out, "  v2:        '%s', controllers '%s'\n", host.v2_dir,
                 host.v2_controllers ? host.v2_controllers : "");
+        check_fork_into(host.v2_dir, b == &cgroup_backend_v2, out);
+    }
     static const char *const names[_CGROUP_DIR_MAX] = {"memory", "pids", "cpu", "cpuacct"};
     for (int d = 0; d < _CGROUP_DIR_MAX; d++)
         if (host.v1_dir[d])

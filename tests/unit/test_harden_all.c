@@ -140,6 +140,9 @@ test_check_host(void **state)
     assert_int_equal(r, 0);
     assert_non_null(strstr(text, "seccomp:     yes"));
     assert_non_null(strstr(text, have_cgroup ? "cgroup:      v" : "cgroup:      none"));
+    /* With a cgroup2 mount, whether workers can be forked straight into a v2 slot. */
+    if (strstr(text, "  v2:        "))
+        assert_non_null(strstr(text, "  v2 fork:   "));
     assert_non_null(strstr(text, "namespaces:"));
     assert_non_null(strstr(text, "landlock:"));
     assert_non_null(strstr(text, "workers as uid/gid 600000+"));
