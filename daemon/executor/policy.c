@@ -87,13 +87,17 @@ exec_import_allowed(const struct exec_env *env, const char *name)
 void
 exec_raise_import_refused(const struct exec_env *env, const char *name)
 {
-    PyObject *list = PyList_New(0);
-    for (size_t i = 0; list && i < env->policy.n_imports; i++) {
+    /* Each name once, sorted, as smolagents prints it: the profile's list usually repeats the
+     * base modules every environment has. */
+    PyObject *set = PySet_New(NULL);
+    for (size_t i = 0; set && i < env->policy.n_imports; i++) {
         PyObject *s = PyUnicode_FromString(env->policy.imports[i]);
-        if (!s || PyList_Append(list, s) < 0)
-            Py_CLEAR(list);
+        if (!s || PySet_Add(set, s) < 0)
+            Py_CLEAR(set);
         Py_XDECREF(s);
     }
+    PyObject *list = set ? PySequence_List(set) : NULL;
+    Py_XDECREF(set);
     if (!list || PyList_Sort(list) < 0) {
         Py_XDECREF(list);
         return;

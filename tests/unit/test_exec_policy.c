@@ -33,6 +33,13 @@ test_import_allow_list(void **state)
     struct exec_policy p = {.imports = json_only, .n_imports = 1};
     assert_policy(&p, "import json\njson.dumps([1])", "'[1]'");
     assert_policy(&p, "import json.decoder", "Import of json.decoder is not allowed");
+    /* A profile that repeats base modules: each is listed once. */
+    const char *with_base[] = {"math", "json", "re"};
+    struct exec_policy pb = {.imports = with_base, .n_imports = 3};
+    assert_policy(&pb, "import os",
+                  "Authorized imports are: ['collections', 'datetime', 'itertools', 'json', "
+                  "'math', 'queue', 'random', 're', 'stat', 'statistics', 'time', "
+                  "'unicodedata']");
 
     const char *json_tree[] = {"json.*"};
     p.imports = json_tree;
