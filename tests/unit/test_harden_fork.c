@@ -59,21 +59,28 @@ tid_slot_state(void)
     return *slot == (int) syscall(SYS_gettid) ? "ok" : "stale";
 }
 
-/* In the child: writes "<its cgroup v2 path>;tid=<state>" to fd and exits. */
+/* The calling process's cgroup v2 path ("" when it has none), from /proc/self/cgroup. */
 static void
-child_report(int fd)
+own_cgroup(char *buf, size_t len)
 {
-    char cg[4096] = "";
+    buf[0] = '\0';
     FILE *f = fopen("/proc/self/cgroup", "re");
     char line[4096];
     while (f && fgets(line, sizeof(line), f))
         if (strncmp(line, "0::", 3) == 0) {
             line[strcspn(line, "\n")] = '\0';
-            snprintf(cg, sizeof(cg), "%s", line + 3);
+            snprintf(buf, len, "%s", line + 3);
         }
     if (f)
         fclose(f);
-    char out[4200];
+}
+
+/* In the child: writes "<its cgroup v2 path>;tid=<state>" to fd and exits. */
+static void
+child_report(int fd)
+{
+    char cg[4096], out[4200];
+    own_cgroup(cg, sizeof(cg));
     int n = snprintf(out, sizeof(out), "%s;tid=%s", cg, tid_slot_state());
     ssize_t w = write(fd, out, (size_t) n);
     _exit(w == n ? 0 : 1);
@@ -101,22 +108,6 @@ fork_and_report(int cgroup_fd, bool *ret_placed, char *out, size_t out_len)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     *ret_placed = placed;
-}
-
-/* This process's own cgroup v2 path. */
-static void
-own_cgroup(char *buf, size_t len)
-{
-    FILE *f = fopen("/proc/self/cgroup", "re");
-    assert_non_null(f);
-    char line[4096];
-    buf[0] = '\0';
-    while (fgets(line, sizeof(line), f))
-        if (strncmp(line, "0::", 3) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            snprintf(buf, len, "%s", line + 3);
-        }
-    fclose(f);
 }
 
 static void
