@@ -82,13 +82,21 @@ kill_worker(struct job *j, enum job_kill_reason reason)
         zygote_kill(z, j->id);
 }
 
+/* j's request needs nothing more from it: answered, or handed to another job. */
+static void
+mark_replied(struct job *j)
+{
+    j->replied = true;
+    pools_request_answered(&j->d->pools, j);
+}
+
 /* Sends the reply that ends the request (once), counts the outcome, lets go of the conn. */
 static void
 send_reply(struct job *j, const cJSON *reply, int code)
 {
     if (j->replied)
         return;
-    j->replied = true;
+    mark_replied(j);
     daemon_count_outcome(j->d, code);
     latency_record(&j->d->latency, daemon_elapsed_ms(j->arrival_ns));
     if (j->conn)
@@ -145,7 +153,7 @@ reply_failure(struct job *j, int code, const char *message)
         /* Out of memory: the request still ends, the connection cannot be trusted to. */
         if (j->conn)
             conn_close(j->conn);
-        j->replied = true;
+        mark_replied(j);
         daemon_count_outcome(j->d, code);
         detach_conn(j);
         return;
@@ -188,7 +196,7 @@ job_conn_gone(struct job *j)
 {
     detach_conn(j);
     if (!j->replied) {
-        j->replied = true;
+        mark_replied(j);
         daemon_count_outcome(j->d, PF_E_CANCELLED);
         kill_worker(j, JOB_KILL_CANCEL);
     }
@@ -415,7 +423,7 @@ retry_elsewhere(struct job *j)
                 "another worker",
                 (unsigned long long) j->id, (int) j->pid);
     detach_conn(j);
-    j->replied = true; /* q owes the reply now */
+    mark_replied(j); /* q owes the reply now */
     sched_pump(&d->sched);
     pools_kick(&d->pools);
     return true;

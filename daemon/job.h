@@ -108,6 +108,7 @@ struct job {
     struct dlist pool_link; /* in pool->idle while idle */
     bool launched;          /* it has a worker (spawned, or bound from the pool) */
     bool from_pool;         /* its worker came from the pool */
+    bool serving;           /* counted in pools.serving until its request is answered */
     bool evicted;           /* killed idle to make room: in pools.evicting until its exit */
     bool cancel_requested;  /* cancel: asked to stop, killed after JOB_CANCEL_GRACE_MS */
     bool heard;             /* its worker sent a frame since it got the job */

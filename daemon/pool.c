@@ -16,6 +16,7 @@
 static void on_check(uv_check_t *h);
 
 static void on_sweep(uv_timer_t *t);
+static void on_hold_end(uv_timer_t *t);
 
 void
 pools_init(struct pools *ps, struct daemon *d)
@@ -25,11 +26,14 @@ pools_init(struct pools *ps, struct daemon *d)
     dlist_init(&ps->list);
     uv_check_init(d->loop, &ps->check);
     uv_timer_init(d->loop, &ps->sweep);
+    uv_timer_init(d->loop, &ps->hold);
     ps->check.data = ps;
     ps->sweep.data = ps;
-    /* Neither keeps the loop alive: they only matter while something else does. */
+    ps->hold.data = ps;
+    /* None keeps the loop alive: they only matter while something else does. */
     uv_unref((uv_handle_t *) &ps->check);
     uv_unref((uv_handle_t *) &ps->sweep);
+    uv_unref((uv_handle_t *) &ps->hold);
     uv_timer_start(&ps->sweep, on_sweep, POOL_SWEEP_MS, POOL_SWEEP_MS);
 }
 
@@ -102,6 +106,7 @@ pools_stop(struct pools *ps)
     ps->check_active = false;
     uv_close((uv_handle_t *) &ps->check, NULL);
     uv_close((uv_handle_t *) &ps->sweep, NULL);
+    uv_close((uv_handle_t *) &ps->hold, NULL);
 }
 
 /* The hardening a job of profile p gets when its request tightens nothing. */
@@ -278,6 +283,7 @@ pools_start_job(void *ctx, struct sched_entry *e)
             home->hits++;
         w->pool->failures = 0; /* its workers do come up */
         detach(w);
+        pools_request_begun(ps, w); /* before the bind, which may answer at once */
         job_bind(w, q);
         pools_kick(ps); /* refill */
         return SCHED_STARTED;
@@ -287,6 +293,7 @@ pools_start_job(void *ctx, struct sched_entry *e)
         return SCHED_NO_SLOT;
     }
     struct pf_error *err = NULL;
+    pools_request_begun(ps, q);
     if (job_launch(q, &err) < 0) {
         /* Its release takes it out of the scheduler. */
         job_fail(q, err && err->code > 0 && err->code < _PF_E_MAX ? err->code : PF_E_INTERNAL,
@@ -322,6 +329,43 @@ spawn_one(struct pools *ps, struct pool *p)
     return 0;
 }
 
+void
+pools_request_begun(struct pools *ps, struct job *j)
+{
+    if (j->serving)
+        return;
+    j->serving = true;
+    ps->serving++;
+    uv_timer_start(&ps->hold, on_hold_end, POOL_HOLD_MS, 0);
+}
+
+void
+pools_request_answered(struct pools *ps, struct job *j)
+{
+    if (!j->serving)
+        return;
+    j->serving = false;
+    if (--ps->serving == 0)
+        pools_kick(ps);
+}
+
+static void
+on_hold_end(uv_timer_t *t)
+{
+    pools_kick(t->data);
+}
+
+/* pool.h says why. */
+static bool
+refill_held(struct pools *ps, struct pool *p)
+{
+    bool held = p->n_idle > 0 && ps->serving > 0 && uv_is_active((uv_handle_t *) &ps->hold);
+    if (held && !p->holding)
+        p->held++;
+    p->holding = held;
+    return held;
+}
+
 /* Tops the pools up while no job waits and max_workers allows. True when one is still short. */
 static bool
 refill(struct pools *ps)
@@ -334,7 +378,8 @@ refill(struct pools *ps)
     struct dlist *pos;
     for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
         struct pool *p = pf_container_of(pos, struct pool, link);
-        while (p->n_idle < p->size && d->sched.queued == 0 && slot_free(d) && now >= p->retry_at_ms)
+        while (p->n_idle < p->size && d->sched.queued == 0 && slot_free(d) &&
+               now >= p->retry_at_ms && !refill_held(ps, p))
             if (spawn_one(ps, p) < 0) {
                 p->retry_at_ms = now + POOL_BACKOFF_MS;
                 break;
@@ -424,6 +469,7 @@ pools_stats_json(const struct pools *ps)
             !cJSON_AddNumberToObject(e, "hits", (double) p->hits) ||
             !cJSON_AddNumberToObject(e, "misses", (double) p->misses) ||
             !cJSON_AddNumberToObject(e, "spawned", (double) p->spawned) ||
+            !cJSON_AddNumberToObject(e, "held", (double) p->held) ||
             !cJSON_AddNumberToObject(e, "recycled", (double) p->recycled) ||
             !cJSON_AddNumberToObject(e, "lost", (double) p->lost)) {
             cJSON_Delete(o);

@@ -249,6 +249,75 @@ def test_pool_hits_for_repeated_ephemeral_jobs(daemon):
         assert r.stats["queue_ms"] < 5, r.stats
 
 
+def read_pool_soon_after(d, t0, within=0.2):
+    """The pool's stats when they could be read within `within` s of t0, else None (a stalled
+    test machine: the caller tries again)."""
+    p = pool(d)
+    return p if time.monotonic() - t0 < within else None
+
+
+def test_pool_refill_waits_for_the_request_it_serves(daemon):
+    """A pool that still has an idle worker is refilled after the request that took one is
+    answered, not while it runs (pool.h: the refill's fork and warm-up would compete with it)."""
+    seen = None
+    for _ in range(5):
+        wait_pool_full(daemon)
+        before = pool(daemon)
+        with daemon.client() as c:
+            t0 = time.monotonic()
+            rid = c.submit("import time\ntime.sleep(0.15)\n1")
+            time.sleep(0.05)
+            seen = read_pool_soon_after(daemon, t0)
+            assert c.wait(rid).ok
+        if seen:
+            break
+    assert seen, "stats never read within 0.2 s of a submit"
+    assert seen["idle"] == before["size"] - 1 and seen["spawned"] == before["spawned"], (before, seen)
+    assert seen["held"] == before["held"] + 1, (before, seen)
+    # Answered: now it refills.
+    assert wait_for(lambda: pool(daemon)["spawned"] == before["spawned"] + 1), pool(daemon)
+    wait_pool_full(daemon)
+
+
+def test_pool_refill_waits_at_most_pool_hold_ms(daemon):
+    """A long snippet does not keep its pool short: the refill runs POOL_HOLD_MS (250 ms) after
+    the request began, while it still runs."""
+    wait_pool_full(daemon)
+    before = pool(daemon)
+    with daemon.client() as c:
+        t0 = time.monotonic()
+        rid = c.submit("import time\ntime.sleep(3)\n1")
+        refilled = wait_for(lambda: pool(daemon)["spawned"] > before["spawned"], timeout=2)
+        took = time.monotonic() - t0
+        assert c.wait(rid).ok
+    assert refilled and took < 2.5, (before, pool(daemon), took)
+
+
+def test_an_empty_pool_refills_at_once(daemon):
+    """Requests being served hold back only the refill of a pool that still has an idle worker:
+    one they emptied starts refilling as soon as its last worker is taken."""
+    seen = None
+    for _ in range(5):
+        wait_pool_full(daemon)
+        before = pool(daemon)
+        clients = [daemon.client() for _ in range(before["size"])]
+        try:
+            rids = [c.submit("import time\ntime.sleep(1)\n1") for c in clients]
+            t0 = time.monotonic()
+            wait_for(lambda: pool(daemon)["hits"] >= before["hits"] + before["size"], timeout=0.2)
+            seen = read_pool_soon_after(daemon, t0)
+            for c, rid in zip(clients, rids):
+                assert c.wait(rid).ok
+        finally:
+            for c in clients:
+                c.close()
+        if seen and seen["hits"] >= before["hits"] + before["size"]:
+            break
+        seen = None
+    assert seen, "the pool was never seen emptied within 0.2 s of the submits"
+    assert seen["spawned"] > before["spawned"], (before, seen)
+
+
 def test_pool_warm_up_leaves_no_trace(daemon):
     """An idle pool worker runs a warm-up snippet in a scratch environment before its request
     comes (daemon/worker/warm_up.h): its job sees none of its names, output or operations."""
