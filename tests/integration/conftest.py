@@ -145,6 +145,29 @@ def descendants(pid):
     return out
 
 
+def settled_family(d, sample=None, timeout=20):
+    """Waits until nothing runs but the zygotes and the warm pools: no worker busy, every pool
+    full, and the daemon's descendants exactly the zygotes plus the idle workers the pools
+    report. A pool counts a worker from the moment it asks for it, and a worker is busy until
+    it is reaped, so a sample taken while a refill's fork or a reap is under way disagrees and
+    is taken again; a worker that outlives its job never lets it agree. Returns what
+    sample() (if given) returned in the agreeing sample (True without one), or None."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with d.client() as c:
+            st = c.stats()
+        got = sample() if sample else True
+        pools = st["pools"].values()
+        zygotes = 1 + ("preload_pid" in st["zygote"])
+        idle = sum(p["idle"] for p in pools)
+        if (st["workers"]["busy"] == 0 and all(p["idle"] >= p["size"] for p in pools)
+                and len(descendants(d.pid)) == zygotes + idle):
+            return got
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+
+
 def pid_alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:

@@ -161,22 +161,16 @@ def test_close_mid_reply(daemon):
 
 def test_close_with_job_in_flight(daemon):
     """The worker of an abandoned job is killed, not left running."""
-    from conftest import descendants
-    from test_sched import wait_pool_full
+    from conftest import descendants, settled_family
 
-    # Counted with the pool full: a pool worker being replaced would skew the count.
-    wait_pool_full(daemon)
-    before = len(descendants(daemon.pid))
     for _ in range(5):
         s = daemon.raw()
         s.sendall(frame({"id": 1, "op": "exec", "code": "import time\ntime.sleep(25)"}))
         time.sleep(0.05)
         s.close()
-    wait_pool_full(daemon)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and len(descendants(daemon.pid)) > before:
-        time.sleep(0.05)
-    assert len(descendants(daemon.pid)) <= before, "workers of abandoned jobs still running"
+    # Well before the sleeps end.
+    assert settled_family(daemon, timeout=15), ("workers of abandoned jobs still running",
+                                                descendants(daemon.pid))
     daemon.assert_serving()
 
 

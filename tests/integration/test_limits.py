@@ -3,7 +3,7 @@ then still serves another client."""
 
 import pytest
 
-from conftest import PYFENCED, descendants, is_asan_build
+from conftest import PYFENCED, descendants, is_asan_build, settled_family
 
 
 def need_memory_limit(daemon):
@@ -105,34 +105,11 @@ def test_ops_budget(daemon, client):
     daemon.assert_serving()
 
 
-def wait_pool_full(client, seconds=10):
-    """Until the default profile's warm pool holds all its idle workers (they are descendants
-    too, and refill in the background after every job)."""
-    import time
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        pool = client.stats()["pools"]["default"]
-        if pool["idle"] >= pool["size"]:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"the warm pool did not refill in {seconds} s: {pool}")
-
-
 def test_workers_do_not_outlive_their_jobs(daemon, client):
-    # Counted with the pool full both times: a slow build (ASan) may still be refilling it
-    # from the previous test when this one starts.
-    wait_pool_full(client)
-    before = len(descendants(daemon.pid))
     for code in ("x = 'a' * 10**10", "print('x' * 10_000_000)", "1/0", "1"):
         client.exec(code, timeout=2)
     client.exec("for i in range(10**12): sorted(range(1000))", timeout=0.2)
-    import time
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and len(descendants(daemon.pid)) > before:
-        time.sleep(0.05)
-    wait_pool_full(client)
-    assert len(descendants(daemon.pid)) <= before
+    assert settled_family(daemon), descendants(daemon.pid)
 
 
 def test_worker_killed_by_a_signal(daemon, client):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import descendants, fd_count, pyfence
+from conftest import descendants, fd_count, pyfence, settled_family
 
 
 def stats(d):
@@ -478,22 +478,10 @@ def test_nothing_left_after_5000_jobs(daemon_factory):
                 cgroup_pool_dirs(d))
 
     def settled_counts():
-        # Compare like with like: no worker busy, the warm pool full, and every idle worker
-        # the pool reports alive in /proc (a refill between the stats call and the /proc
-        # walk would otherwise count one process more or less than the state it reports).
-        box = []
-
-        def sample():
-            p = pool(d, "default")
-            c = counts()
-            zygotes = 1 + ("preload_pid" in stats(d)["zygote"])
-            if (stats(d)["workers"]["busy"] == 0 and p and p["idle"] >= p["size"]
-                    and c[2] == zygotes + p["idle"]):
-                box[:] = [c]
-                return True
-            return False
-        assert wait_for(sample, timeout=20), (pool(d, "default"), counts())
-        return box[0]
+        # Compare like with like: taken when nothing runs but the zygotes and a full pool.
+        got = settled_family(d, counts)
+        assert got, (pool(d, "default"), counts())
+        return got
 
     run(400)
     before = settled_counts()
