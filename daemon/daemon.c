@@ -259,9 +259,9 @@ daemon_start(struct daemon *d, struct pf_error **err)
         return -1;
     if (!d->privileged)
         pf_log_warning(MAIN,
-                       "running as uid %u, not root: workers keep this uid and the full "
-                       "bounding set, so the identity and privileges layers are best-effort "
-                       "whatever the profiles say",
+                       "running as uid %u, not root: workers keep this uid, so the identity "
+                       "and privileges layers are best-effort whatever the profiles say; the "
+                       "zygotes make their namespaces inside a user namespace of their own",
                        (unsigned) geteuid());
     if (listener_start(&d->listener, d->loop, d->opts.socket_path, d->opts.socket_mode,
                        conn_on_connection, d, err) < 0)

@@ -121,8 +121,9 @@ resolve_spec(struct daemon *d, const struct policy_profile *p, const cJSON *req,
         spec->levels[HARDEN_LAYER_RLIMITS] = HARDEN_REQUIRED;
         spec->levels[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
     }
-    /* Without root there is no other uid to become and no CAP_SETPCAP to shrink the bounding
-     * set (user namespaces are not used yet): required, these layers would fail every job.
+    /* Without root there is no other uid to become (the zygote's user namespace maps the
+     * daemon's alone): required, identity would fail every job. The privileges layer holds
+     * inside that namespace, but only if the kernel let the zygote make it: best-effort too.
      * daemon_start warned about it once. */
     if (!d->privileged) {
         static const enum harden_layer need_root[] = {HARDEN_LAYER_IDENTITY,

@@ -41,7 +41,7 @@ check_fork_into(const char *v2_dir, bool v2_backend, FILE *out)
     int open_errno = errno;
     bool placed = false;
     fflush(out);
-    pid_t pid = fd < 0 ? -1 : harden_fork_into_cgroup(fd, &placed);
+    pid_t pid = fd < 0 ? -1 : harden_fork_into_cgroup(fd, 0, &placed);
     if (pid == 0)
         _exit(0);
     if (pid > 0)
@@ -96,9 +96,12 @@ check_namespaces(FILE *out)
     } ns[] = {{"net", CLONE_NEWNET}, {"pid", CLONE_NEWPID},  {"ipc", CLONE_NEWIPC},
               {"uts", CLONE_NEWUTS}, {"mount", CLONE_NEWNS}, {"user", CLONE_NEWUSER}};
     bool all = true;
+    /* Without root the zygote makes every other namespace inside a user namespace of its own:
+     * each is tried the same way. */
+    int in_userns = geteuid() == 0 ? 0 : CLONE_NEWUSER;
     fprintf(out, "namespaces: ");
     for (size_t i = 0; i < PF_ELEMENTSOF(ns); i++) {
-        int e = try_unshare(ns[i].flag);
+        int e = try_unshare(ns[i].flag | in_userns);
         fprintf(out, " %s=%s", ns[i].name, e ? strerror(e) : "yes");
         if (e && ns[i].flag != CLONE_NEWUSER)
             all = false;
@@ -113,7 +116,7 @@ check_namespaces(FILE *out)
     }
     fprintf(out, "  user namespaces: max_user_namespaces=%ld (%s)\n", max,
             geteuid() == 0 ? "not needed: pyfenced runs as root"
-                           : "needed: pyfenced does not run as root");
+                           : "needed: pyfenced does not run as root, each zygote makes one");
     return all;
 }
 
@@ -159,8 +162,11 @@ check_identity(FILE *out)
             "CAP_SETUID %s, CAP_SETGID %s\n",
             base, taken, taken ? ": pick another range" : "", setuid ? "yes" : "NO",
             setgid ? "yes" : "NO");
-    fprintf(out, "privileges:  CAP_SETPCAP %s (needed to empty the bounding set)\n",
-            setpcap ? "yes" : "NO");
+    fprintf(out, "privileges:  CAP_SETPCAP %s (needed to empty the bounding set%s)\n",
+            setpcap ? "yes" : "NO",
+            geteuid() == 0 ? ""
+                           : "; not root, a worker has it inside its zygote's user namespace "
+                             "when user=yes above, so the layer is best-effort");
     return setuid && setgid && setpcap;
 }
 

@@ -71,20 +71,23 @@ harden_fork_into_cgroup_usable(char *why, size_t why_len)
 }
 
 pid_t
-harden_fork_into_cgroup(int cgroup_fd, bool *ret_placed)
+harden_fork_into_cgroup(int cgroup_fd, uint64_t ns_flags, bool *ret_placed)
 {
     *ret_placed = false;
     probe();
-    if (cgroup_fd >= 0 && the_fork.usable) {
+    if ((cgroup_fd >= 0 || ns_flags) && the_fork.usable) {
         struct clone_args args = {
-                .flags = CLONE_INTO_CGROUP | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID,
+                .flags = ns_flags | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID,
                 .child_tid = (uint64_t) (uintptr_t) the_fork.tid_slot,
                 .exit_signal = SIGCHLD,
-                .cgroup = (uint64_t) cgroup_fd,
         };
+        if (cgroup_fd >= 0) {
+            args.flags |= CLONE_INTO_CGROUP;
+            args.cgroup = (uint64_t) cgroup_fd;
+        }
         long pid = syscall(SYS_clone3, &args, sizeof(args));
         if (pid >= 0) {
-            *ret_placed = true;
+            *ret_placed = cgroup_fd >= 0;
             return (pid_t) pid;
         }
         /* The kernel lacks clone3 or CLONE_INTO_CGROUP: never again. Any other failure (a bad
@@ -93,6 +96,16 @@ harden_fork_into_cgroup(int cgroup_fd, bool *ret_placed)
         the_fork.clone3_errno = errno;
         if (errno == ENOSYS || errno == E2BIG)
             the_fork.usable = false;
+        /* Still a namespace to make: without the cgroup, once more. */
+        if (cgroup_fd >= 0 && ns_flags && the_fork.usable) {
+            args.flags &= ~(uint64_t) CLONE_INTO_CGROUP;
+            args.cgroup = 0;
+            pid = syscall(SYS_clone3, &args, sizeof(args));
+            if (pid >= 0)
+                return (pid_t) pid;
+        }
     }
+    /* fork() makes no namespace: a worker that needed one finds it missing (its namespaces
+     * layer checks that it is the init of a pid namespace of its own). */
     return fork();
 }

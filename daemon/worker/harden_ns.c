@@ -5,7 +5,10 @@
  * and /tmp mount points. Per worker (harden_namespaces_apply): setns into the three, a fresh ipc
  * namespace, a private copy of the mount view with its own size-limited tmpfs on /tmp and, as
  * the init of the fresh pid namespace the zygote prepared (harden_ns_prefork), a /proc showing
- * only its own processes. */
+ * only its own processes.
+ *
+ * Without root (harden_ns_prepare), all of this happens inside a user namespace the zygote makes
+ * first, in which it holds the capabilities the rest needs: see enter_own_userns. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -31,6 +34,8 @@ static struct {
     int spare_ipcns_fd; /* a fresh ipc namespace that no process uses, made between jobs */
     int next_ipcns_fd;  /* the spare handed to the next fork: its worker's alone */
     bool children_in_new_pidns;
+    bool in_userns;       /* the zygote made a user namespace of its own (daemon not root) */
+    bool fork_new_pidns;  /* in a user namespace: the next fork makes the worker's pid namespace */
     bool private_scratch; /* in the worker: /tmp is its own tmpfs */
 } the_ns = {.netns_fd = -1,
             .utsns_fd = -1,
@@ -222,12 +227,59 @@ make_spare_ipcns(void)
     the_ns.spare_ipcns_fd = fd;
 }
 
+static int
+write_proc_self(const char *name, const char *text, struct pf_error **err)
+{
+    char path[48];
+    snprintf(path, sizeof(path), "/proc/self/%s", name);
+    _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+    size_t len = strlen(text);
+    if (fd < 0 || write(fd, text, len) != (ssize_t) len)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: writing '%s' to %s", text,
+                                  path);
+    return 0;
+}
+
+/* Without root, a process may make namespaces only inside a user namespace it owns, where it
+ * holds every capability. The zygote makes one in which the daemon's uid and gid are the only
+ * ids, each mapped to itself (no other can be mapped without privileges; the identity layer
+ * then keeps that uid), and its own mount, ipc, uts and network namespaces inside it at once:
+ * setns back into them after preparing the workers' ones needs the capability in the user
+ * namespace that owns them, which the host's own do not grant. The zygote's pid namespace stays
+ * the host's, since setns cannot bring it back either: each worker's is made by its fork
+ * (clone3 with CLONE_NEWPID, harden_ns_fork_flags). Nothing in it reaches past the daemon's uid:
+ * the capabilities hold over these namespaces only, and files are checked against the uid. */
+static int
+enter_own_userns(struct pf_error **err)
+{
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno,
+                                  "namespaces: unshare(CLONE_NEWUSER) as uid %u, which a daemon "
+                                  "that is not root needs (see `pyfenced --check`, "
+                                  "user.max_user_namespaces)",
+                                  (unsigned) uid);
+    the_ns.in_userns = true;
+    /* setgroups must be refused for good before an unprivileged process may write gid_map. */
+    char map[64];
+    if (write_proc_self("setgroups", "deny", err) < 0)
+        return -1;
+    snprintf(map, sizeof(map), "%u %u 1", (unsigned) uid, (unsigned) uid);
+    if (write_proc_self("uid_map", map, err) < 0)
+        return -1;
+    snprintf(map, sizeof(map), "%u %u 1", (unsigned) gid, (unsigned) gid);
+    return write_proc_self("gid_map", map, err);
+}
+
 int
 harden_ns_prepare(struct pf_error **err)
 {
     if (the_ns.prepared)
         return 0;
     the_ns.prepared = true;
+    if (geteuid() != 0 && enter_own_userns(err) < 0)
+        return -1;
     the_ns.own_pidns_fd = harden_fd_move_high(open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
     the_ns.own_ipcns_fd = harden_fd_move_high(open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC));
     make_spare_ipcns();
@@ -279,6 +331,7 @@ harden_ns_prefork(bool new_pid_ns, struct pf_error **err)
     /* The previous fork's ipc namespace is its worker's alone: the zygote's copy goes before
      * the next fork could inherit it. */
     the_ns.next_ipcns_fd = pf_close(the_ns.next_ipcns_fd);
+    the_ns.fork_new_pidns = false;
     if (children_in_own_pidns(err) < 0)
         return -1;
     if (!new_pid_ns) {
@@ -286,13 +339,30 @@ harden_ns_prefork(bool new_pid_ns, struct pf_error **err)
         return 0;
     }
     /* Each worker is the init of its own pid namespace: it sees no other process, and when it
-     * dies the kernel kills everything it left behind. */
-    if (unshare(CLONE_NEWPID) < 0)
+     * dies the kernel kills everything it left behind. In a user namespace of its own the
+     * zygote could not return its children to its pid namespace afterwards (setns), so the fork
+     * makes it instead. */
+    if (the_ns.in_userns)
+        the_ns.fork_new_pidns = true;
+    else if (unshare(CLONE_NEWPID) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: unshare(CLONE_NEWPID)");
-    the_ns.children_in_new_pidns = true;
+    else
+        the_ns.children_in_new_pidns = true;
     the_ns.next_ipcns_fd = the_ns.spare_ipcns_fd;
     the_ns.spare_ipcns_fd = -1;
     return 0;
+}
+
+uint64_t
+harden_ns_fork_flags(void)
+{
+    return the_ns.fork_new_pidns ? CLONE_NEWPID : 0;
+}
+
+bool
+harden_ns_in_userns(void)
+{
+    return the_ns.in_userns;
 }
 
 static int
@@ -308,8 +378,18 @@ mount_scratch_and_proc(const struct harden_params *p, struct pf_error **err)
     the_ns.private_scratch = true;
     if (chdir("/tmp") < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: chdir /tmp");
-    /* /proc only as the init of a fresh pid namespace: then it shows this worker alone. */
-    if (getpid() != 1)
+    /* The worker's pid namespace was made for it: being its init is checked, not assumed (a
+     * fork() that fell back from clone3 makes none). */
+    bool own_pidns = the_ns.children_in_new_pidns || the_ns.fork_new_pidns;
+    if (own_pidns && getpid() != 1)
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "namespaces: the worker is pid %d, not the init of a pid namespace of "
+                            "its own",
+                            (int) getpid());
+    /* /proc only as the init of a fresh pid namespace: then it shows this worker alone. In a
+     * user namespace the kernel mounts a proc only where one is fully visible already, and the
+     * view has none: /proc stays an empty directory there. */
+    if (getpid() != 1 || the_ns.in_userns)
         return 0;
     unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
     if (mount("proc", "/proc", "proc", flags, "hidepid=invisible,subset=pid") < 0 &&

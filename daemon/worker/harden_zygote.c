@@ -92,9 +92,12 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
                                "the landlock layer is skipped where best-effort, and a profile "
                                "that requires it refuses its jobs");
     pf_log_notice(ZYGOTE,
-                  "hardening: cgroup %s; network namespace %s; mount view %s; seccomp %u/%u BPF "
-                  "instructions (no threads/threads); Landlock %s%d; worker ids from %u",
-                  harden_cgroup_backend_name(), harden_ns_have_netns() ? "ready" : "UNAVAILABLE",
+                  "hardening: cgroup %s; %snetwork namespace %s; mount view %s; seccomp %u/%u "
+                  "BPF instructions (no threads/threads); Landlock %s%d; worker ids from %u",
+                  harden_cgroup_backend_name(),
+                  harden_ns_in_userns() ? "not root: in a user namespace of the zygote's own, "
+                                        : "",
+                  harden_ns_have_netns() ? "ready" : "UNAVAILABLE",
                   harden_ns_have_mount_view() ? "ready" : "UNAVAILABLE",
                   harden_seccomp_instructions(false), harden_seccomp_instructions(true),
                   abi > 0 ? "ABI " : "UNAVAILABLE, ABI ", abi, uid_base());
@@ -212,7 +215,7 @@ harden_job_fork(struct harden_job *job)
     /* Only into a slot whose limits this job's profile wrote. */
     int cgroup_fd = job && job->cgroup_ready ? harden_cgroup_slot_dir_fd(job->slot) : -1;
     bool placed = false;
-    pid_t pid = harden_fork_into_cgroup(cgroup_fd, &placed);
+    pid_t pid = harden_fork_into_cgroup(cgroup_fd, harden_ns_fork_flags(), &placed);
     if (pid == 0) {
         the_zygote.forked_into_slot = placed;
         return 0;

@@ -87,11 +87,13 @@ struct harden_job *harden_job_finish(struct harden_job *job, struct harden_outco
  * fork() returns. Logs once when the kernel cannot fork into a cgroup. */
 pid_t harden_job_fork(struct harden_job *job);
 
-/* clone3(CLONE_INTO_CGROUP) into the cgroup v2 directory cgroup_fd (O_PATH is enough), with the
- * thread-id bookkeeping glibc's fork() does; fork() when cgroup_fd is -1, when it cannot be used
- * here, or when the kernel refuses this one. *ret_placed says, in parent and child, whether the
- * child started in that cgroup. Single-threaded callers only, as for fork() in the zygote. */
-pid_t harden_fork_into_cgroup(int cgroup_fd, bool *ret_placed);
+/* clone3(CLONE_INTO_CGROUP) into the cgroup v2 directory cgroup_fd (O_PATH is enough), and with
+ * the namespace flags ns_flags (CLONE_NEW*, 0 for none), with the thread-id bookkeeping glibc's
+ * fork() does; fork() when cgroup_fd is -1 and ns_flags 0, when clone3 cannot be used here, or
+ * when the kernel refuses this one (refused into the cgroup, it is tried once more without it if
+ * there are ns_flags). *ret_placed says, in parent and child, whether the child started in that
+ * cgroup. Single-threaded callers only, as for fork() in the zygote. */
+pid_t harden_fork_into_cgroup(int cgroup_fd, uint64_t ns_flags, bool *ret_placed);
 /* Whether harden_fork_into_cgroup() may place children on this host (false once the kernel
  * said it has no clone3 or CLONE_INTO_CGROUP); why, or the last refusal, in why. */
 bool harden_fork_into_cgroup_usable(char *why, size_t why_len);
@@ -112,14 +114,20 @@ int harden_seccomp_prepare(bool strict, unsigned *ret_unknown, struct pf_error *
 const char *const *harden_seccomp_allowed(size_t *ret_n);
 unsigned harden_seccomp_instructions(bool threads);
 
-/* Makes the empty network namespace and the read-only mount view; idempotent. Best effort: what
- * cannot be made is reported through ret_* and the namespaces layer fails later, per job. */
+/* Makes the empty network namespace and the read-only mount view, first entering a user
+ * namespace of the zygote's own when it is not root; idempotent. Best effort: what cannot be
+ * made is reported through ret_* and the namespaces layer fails later, per job. */
 int harden_ns_prepare(struct pf_error **err);
 /* Makes the next fork()ed child of the calling process the init of a fresh pid namespace (or,
  * with new_pid_ns false, a member of the caller's own), and hands it the fresh ipc namespace made
  * ahead of time; with new_pid_ns false (between jobs), makes that spare. Once per fork: two
  * children forked after one call would share the ipc namespace. */
 int harden_ns_prefork(bool new_pid_ns, struct pf_error **err);
+/* The clone flags the next worker's fork needs (CLONE_NEWPID when the zygote is in a user
+ * namespace of its own and the job gets a pid namespace; else 0). */
+uint64_t harden_ns_fork_flags(void);
+/* Whether harden_ns_prepare made the zygote a user namespace of its own (not root). */
+bool harden_ns_in_userns(void);
 /* What harden_ns_prepare could make, for the start-up line and `pyfenced --check`. */
 bool harden_ns_have_netns(void);
 bool harden_ns_have_mount_view(void);

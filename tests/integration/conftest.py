@@ -194,16 +194,21 @@ def fd_count(pid):
 
 
 class Daemon:
-    def __init__(self, workdir, extra_args=()):
+    def __init__(self, workdir, extra_args=(), binaries=None, user=None):
+        """binaries: (pyfenced, pyfence-zygote) paths instead of the built ones; user: a uid
+        to run pyfenced as (its gid the same, no supplementary groups)."""
         self.socket_path = str(workdir / "pyfence.sock")
         self.log_path = workdir / "pyfenced.log"
-        args = [require_binary(PYFENCED), "--socket", self.socket_path]
-        if os.environ.get("PYFENCE_ZYGOTE"):
-            args += ["--zygote", os.environ["PYFENCE_ZYGOTE"]]
+        pyfenced, zygote = binaries or (require_binary(PYFENCED),
+                                        os.environ.get("PYFENCE_ZYGOTE"))
+        args = [pyfenced, "--socket", self.socket_path]
+        if zygote:
+            args += ["--zygote", zygote]
         args += shlex.split(os.environ.get("PYFENCED_ARGS", "")) + list(extra_args)
         self.log = open(self.log_path, "w")
+        ids = {} if user is None else {"user": user, "group": user, "extra_groups": []}
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, **ids)
         self.pid = self.proc.pid
         self._wait_ready()
 

@@ -2,7 +2,8 @@
  * it has no memory or pids controller, but a child can still be created inside one of its
  * directories): the child starts in the directory, and glibc's thread-id slot in it holds its
  * own id, as after glibc's fork(); without a directory, with a directory clone3 refuses, the child
- * is an ordinary fork in the parent's cgroup. */
+ * is an ordinary fork in the parent's cgroup. With CLONE_NEWPID (the zygote in a user namespace
+ * of its own) the child is the init of a new pid namespace, with or without the directory. */
 /* cmocka.h needs these first, in this order. */
 /* clang-format off */
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 /* clang-format on */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,26 +77,27 @@ own_cgroup(char *buf, size_t len)
         fclose(f);
 }
 
-/* In the child: writes "<its cgroup v2 path>;tid=<state>" to fd and exits. */
+/* In the child: writes "<its cgroup v2 path>;tid=<state>;pid=<1 or other>" to fd and exits. */
 static void
 child_report(int fd)
 {
     char cg[4096], out[4200];
     own_cgroup(cg, sizeof(cg));
-    int n = snprintf(out, sizeof(out), "%s;tid=%s", cg, tid_slot_state());
+    int n = snprintf(out, sizeof(out), "%s;tid=%s;pid=%s", cg, tid_slot_state(),
+                     getpid() == 1 ? "1" : "other");
     ssize_t w = write(fd, out, (size_t) n);
     _exit(w == n ? 0 : 1);
 }
 
-/* Forks with harden_fork_into_cgroup(cgroup_fd) and returns what the child reported. */
+/* Forks with harden_fork_into_cgroup(cgroup_fd, ns_flags) and returns what the child reported. */
 static void
-fork_and_report(int cgroup_fd, bool *ret_placed, char *out, size_t out_len)
+fork_and_report(int cgroup_fd, uint64_t ns_flags, bool *ret_placed, char *out, size_t out_len)
 {
     int p[2];
     assert_int_equal(pipe2(p, O_CLOEXEC), 0);
     fflush(NULL);
     bool placed = false;
-    pid_t pid = harden_fork_into_cgroup(cgroup_fd, &placed);
+    pid_t pid = harden_fork_into_cgroup(cgroup_fd, ns_flags, &placed);
     if (pid == 0) {
         close(p[0]);
         child_report(p[1]);
@@ -120,13 +123,13 @@ test_child_starts_in_the_cgroup(void **state)
     assert_true(fd >= 0);
     char out[4200];
     bool placed = false;
-    fork_and_report(fd, &placed, out, sizeof(out));
+    fork_and_report(fd, 0, &placed, out, sizeof(out));
     close(fd);
     print_message("# child: %s\n", out);
     assert_true(placed);
     /* The path is relative to the mount's root: it ends with our directory's name. */
     char want[128];
-    snprintf(want, sizeof(want), "/pyfence-forktest-%d;tid=ok", (int) getpid());
+    snprintf(want, sizeof(want), "/pyfence-forktest-%d;tid=ok;pid=other", (int) getpid());
     size_t lo = strlen(out), lw = strlen(want);
     assert_true(lo >= lw);
     assert_string_equal(out + lo - lw, want);
@@ -138,9 +141,9 @@ test_no_directory_is_a_plain_fork(void **state)
     char own[4096], out[4200], want[4200];
     own_cgroup(own, sizeof(own));
     bool placed = true;
-    fork_and_report(-1, &placed, out, sizeof(out));
+    fork_and_report(-1, 0, &placed, out, sizeof(out));
     assert_false(placed);
-    snprintf(want, sizeof(want), "%s;tid=ok", own);
+    snprintf(want, sizeof(want), "%s;tid=ok;pid=other", own);
     assert_string_equal(out, want);
 }
 
@@ -156,15 +159,68 @@ test_refused_directory_falls_back_to_fork(void **state)
     char own[4096], out[4200], want[4200];
     own_cgroup(own, sizeof(own));
     bool placed = true;
-    fork_and_report(fd, &placed, out, sizeof(out));
+    fork_and_report(fd, 0, &placed, out, sizeof(out));
     close(fd);
     assert_false(placed);
-    snprintf(want, sizeof(want), "%s;tid=ok", own);
+    snprintf(want, sizeof(want), "%s;tid=ok;pid=other", own);
     assert_string_equal(out, want);
     /* One refusal of that kind does not disable forking into cgroups; it is named. */
     assert_true(harden_fork_into_cgroup_usable(why, sizeof(why)));
     print_message("# after the refusal: %s\n", why);
     assert_non_null(strstr(why, "clone3(CLONE_INTO_CGROUP): "));
+}
+
+static void
+test_new_pid_namespace_without_a_directory(void **state)
+{
+    char why[256];
+    if (!harden_fork_into_cgroup_usable(why, sizeof(why)))
+        skip();
+    char own[4096], out[4200], want[4200];
+    own_cgroup(own, sizeof(own));
+    bool placed = true;
+    fork_and_report(-1, CLONE_NEWPID, &placed, out, sizeof(out));
+    assert_false(placed);
+    snprintf(want, sizeof(want), "%s;tid=ok;pid=1", own);
+    assert_string_equal(out, want);
+}
+
+static void
+test_new_pid_namespace_in_the_cgroup(void **state)
+{
+    char why[256];
+    if (!cgroup2_mnt[0] || !harden_fork_into_cgroup_usable(why, sizeof(why)))
+        skip();
+    int fd = open(test_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    char out[4200], want[128];
+    bool placed = false;
+    fork_and_report(fd, CLONE_NEWPID, &placed, out, sizeof(out));
+    close(fd);
+    assert_true(placed);
+    snprintf(want, sizeof(want), "/pyfence-forktest-%d;tid=ok;pid=1", (int) getpid());
+    size_t lo = strlen(out), lw = strlen(want);
+    assert_true(lo >= lw);
+    assert_string_equal(out + lo - lw, want);
+}
+
+static void
+test_refused_directory_still_makes_the_namespace(void **state)
+{
+    char why[256];
+    if (!harden_fork_into_cgroup_usable(why, sizeof(why)))
+        skip();
+    /* clone3 refuses the directory; the namespace is not given up with it. */
+    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    char own[4096], out[4200], want[4200];
+    own_cgroup(own, sizeof(own));
+    bool placed = true;
+    fork_and_report(fd, CLONE_NEWPID, &placed, out, sizeof(out));
+    close(fd);
+    assert_false(placed);
+    snprintf(want, sizeof(want), "%s;tid=ok;pid=1", own);
+    assert_string_equal(out, want);
 }
 
 int
@@ -189,6 +245,9 @@ main(void)
             cmocka_unit_test(test_child_starts_in_the_cgroup),
             cmocka_unit_test(test_no_directory_is_a_plain_fork),
             cmocka_unit_test(test_refused_directory_falls_back_to_fork),
+            cmocka_unit_test(test_new_pid_namespace_without_a_directory),
+            cmocka_unit_test(test_new_pid_namespace_in_the_cgroup),
+            cmocka_unit_test(test_refused_directory_still_makes_the_namespace),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     if (cgroup2_mnt[0] && rmdir(test_dir) < 0)

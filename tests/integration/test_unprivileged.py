@@ -1,0 +1,121 @@
+"""pyfenced run by a user that is not root (DESIGN.md, hardening layer 2: "user namespace when
+the daemon is not root"). Each zygote then makes a user namespace of its own, mapping the
+daemon's uid and gid alone, and makes the workers' namespaces inside it: the workers get the same
+empty network namespace, pid namespace of their own, read-only view and private /tmp as under
+root, and an empty capability bounding set. They keep the daemon's uid (no other is mapped) and
+get no /proc (the kernel mounts one in a user namespace only where one is fully visible).
+
+The checks look at the warm pool's idle workers from outside: they are hardened before any
+request, exactly as the worker of the next job will be."""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import PYFENCED, Daemon, descendants, require_binary, settled_family
+
+NOBODY = 65534
+
+
+def host_ns(kind):
+    return os.readlink(f"/proc/self/ns/{kind}")
+
+
+def status(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            out[key] = value.split()
+    return out
+
+
+@pytest.fixture
+def unprivileged():
+    """pyfenced as uid 65534, from copies of the binaries in a directory that uid can reach (the
+    checkout may sit below a directory only root may enter)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to start pyfenced as another uid")
+    pyfenced = require_binary(PYFENCED)
+    zygote = os.environ.get("PYFENCE_ZYGOTE") or str(Path(pyfenced).parent / "worker" / "pyfence-zygote")
+    top = Path(tempfile.mkdtemp(prefix="pf-u-"))
+    try:
+        top.chmod(0o755)
+        bindir = top / "bin"
+        bindir.mkdir(mode=0o755)
+        copies = (str(bindir / "pyfenced"), str(bindir / "pyfence-zygote"))
+        shutil.copy2(pyfenced, copies[0])
+        shutil.copy2(zygote, copies[1])
+        run = top / "run"
+        run.mkdir(mode=0o755)
+        os.chown(run, NOBODY, NOBODY)
+        d = Daemon(run, binaries=copies, user=NOBODY)
+        try:
+            yield d
+        finally:
+            if d.proc.returncode is None:
+                d.stop()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def idle_workers(d):
+    assert settled_family(d), d.logs()
+    with d.client() as c:
+        zygotes = {c.stats()["zygote"]["pid"]} | {c.stats()["zygote"].get("preload_pid")}
+    workers = [p for p in descendants(d.pid) if p not in zygotes]
+    assert workers, "the warm pools hold no worker to look at"
+    return workers
+
+
+def test_jobs_run(unprivileged):
+    with unprivileged.client() as c:
+        r = c.exec("import math\nprint('up')\nmath.sqrt(16)")
+    assert r.ok, (r, unprivileged.logs())
+    assert r.output == 4.0 and r.logs == "up\n", r.reply
+    logs = unprivileged.logs()
+    assert ("not root: in a user namespace of the zygote's own, network namespace ready; "
+            "mount view ready") in logs, logs
+    assert "will fail per job" not in logs, logs
+
+
+def test_workers_get_their_namespaces_in_a_user_namespace(unprivileged):
+    workers = idle_workers(unprivileged)
+    pid_namespaces = set()
+    for w in workers:
+        for kind in ("user", "net", "pid", "mnt", "ipc", "uts"):
+            assert os.readlink(f"/proc/{w}/ns/{kind}") != host_ns(kind), (w, kind)
+        pid_namespaces.add(os.readlink(f"/proc/{w}/ns/pid"))
+        # The init of its own pid namespace.
+        assert status(w)["NSpid"][-1] == "1", status(w)["NSpid"]
+        # The network namespace is the empty one: a loopback interface only, down.
+        with open(f"/proc/{w}/net/dev") as f:
+            interfaces = [line.split(":")[0].strip() for line in f.readlines()[2:]]
+        assert interfaces == ["lo"], interfaces
+    assert len(pid_namespaces) == len(workers), "two workers share a pid namespace"
+
+
+def test_workers_see_the_view_and_a_private_tmp(unprivileged):
+    for w in idle_workers(unprivileged):
+        root = f"/proc/{w}/root"
+        names = set(os.listdir(root))
+        assert {"usr", "etc", "dev", "tmp", "proc"} <= names, names
+        assert not names & {"home", "root", "var", "run", "srv", "opt"}, names
+        assert sorted(os.listdir(f"{root}/dev")) == ["fd", "null", "stderr", "stdin", "stdout",
+                                                       "urandom", "zero"]
+        assert os.listdir(f"{root}/proc") == []
+        with open(f"/proc/{w}/mountinfo") as f:
+            tmp = [line for line in f if line.split()[4] == "/tmp"]
+        assert tmp and " - tmpfs pyfence-scratch " in tmp[-1], tmp
+
+
+def test_workers_drop_every_capability_in_it(unprivileged):
+    for w in idle_workers(unprivileged):
+        st = status(w)
+        assert st["Uid"] == [str(NOBODY)] * 4 and st["Gid"] == [str(NOBODY)] * 4, st
+        for caps in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+            assert int(st[caps][0], 16) == 0, (caps, st[caps])
+        assert st["NoNewPrivs"] == ["1"] and st["Seccomp"] == ["2"], st
