@@ -113,58 +113,80 @@ fork_and_report(int cgroup_fd, uint64_t ns_flags, bool *ret_placed, char *out, s
     *ret_placed = placed;
 }
 
+/* Forks with (cgroup_fd, ns_flags); the child must have started in the caller's own cgroup,
+ * with glibc's thread-id slot right, as pid `pid` ("1" or "other"). */
 static void
-test_child_starts_in_the_cgroup(void **state)
+expect_in_own_cgroup(int cgroup_fd, uint64_t ns_flags, const char *pid)
 {
-    char why[256];
-    if (!cgroup2_mnt[0] || !harden_fork_into_cgroup_usable(why, sizeof(why)))
-        skip();
+    char own[4096], out[4200], want[4200];
+    own_cgroup(own, sizeof(own));
+    bool placed = true;
+    fork_and_report(cgroup_fd, ns_flags, &placed, out, sizeof(out));
+    assert_false(placed);
+    snprintf(want, sizeof(want), "%s;tid=ok;pid=%s", own, pid);
+    assert_string_equal(out, want);
+}
+
+/* The same, forked into our test directory of the cgroup2 mount. */
+static void
+expect_in_test_dir(uint64_t ns_flags, const char *pid)
+{
     int fd = open(test_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     assert_true(fd >= 0);
     char out[4200];
     bool placed = false;
-    fork_and_report(fd, 0, &placed, out, sizeof(out));
+    fork_and_report(fd, ns_flags, &placed, out, sizeof(out));
     close(fd);
     print_message("# child: %s\n", out);
     assert_true(placed);
     /* The path is relative to the mount's root: it ends with our directory's name. */
     char want[128];
-    snprintf(want, sizeof(want), "/pyfence-forktest-%d;tid=ok;pid=other", (int) getpid());
+    snprintf(want, sizeof(want), "/pyfence-forktest-%d;tid=ok;pid=%s", (int) getpid(), pid);
     size_t lo = strlen(out), lw = strlen(want);
     assert_true(lo >= lw);
     assert_string_equal(out + lo - lw, want);
 }
 
+/* Not a cgroup directory: clone3 refuses it (EBADF). */
+static void
+expect_refused_directory(uint64_t ns_flags, const char *pid)
+{
+    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    expect_in_own_cgroup(fd, ns_flags, pid);
+    close(fd);
+}
+
+static bool
+clone3_usable(void)
+{
+    char why[256];
+    return harden_fork_into_cgroup_usable(why, sizeof(why));
+}
+
+static void
+test_child_starts_in_the_cgroup(void **state)
+{
+    if (!cgroup2_mnt[0] || !clone3_usable())
+        skip();
+    expect_in_test_dir(0, "other");
+}
+
 static void
 test_no_directory_is_a_plain_fork(void **state)
 {
-    char own[4096], out[4200], want[4200];
-    own_cgroup(own, sizeof(own));
-    bool placed = true;
-    fork_and_report(-1, 0, &placed, out, sizeof(out));
-    assert_false(placed);
-    snprintf(want, sizeof(want), "%s;tid=ok;pid=other", own);
-    assert_string_equal(out, want);
+    expect_in_own_cgroup(-1, 0, "other");
 }
 
 static void
 test_refused_directory_falls_back_to_fork(void **state)
 {
-    char why[256];
-    if (!harden_fork_into_cgroup_usable(why, sizeof(why)))
+    if (!clone3_usable())
         skip();
-    /* Not a cgroup directory: clone3 refuses (EBADF), the child is forked all the same. */
-    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    assert_true(fd >= 0);
-    char own[4096], out[4200], want[4200];
-    own_cgroup(own, sizeof(own));
-    bool placed = true;
-    fork_and_report(fd, 0, &placed, out, sizeof(out));
-    close(fd);
-    assert_false(placed);
-    snprintf(want, sizeof(want), "%s;tid=ok;pid=other", own);
-    assert_string_equal(out, want);
+    /* The child is forked all the same. */
+    expect_refused_directory(0, "other");
     /* One refusal of that kind does not disable forking into cgroups; it is named. */
+    char why[256];
     assert_true(harden_fork_into_cgroup_usable(why, sizeof(why)));
     print_message("# after the refusal: %s\n", why);
     assert_non_null(strstr(why, "clone3(CLONE_INTO_CGROUP): "));
@@ -173,54 +195,26 @@ test_refused_directory_falls_back_to_fork(void **state)
 static void
 test_new_pid_namespace_without_a_directory(void **state)
 {
-    char why[256];
-    if (!harden_fork_into_cgroup_usable(why, sizeof(why)))
+    if (!clone3_usable())
         skip();
-    char own[4096], out[4200], want[4200];
-    own_cgroup(own, sizeof(own));
-    bool placed = true;
-    fork_and_report(-1, CLONE_NEWPID, &placed, out, sizeof(out));
-    assert_false(placed);
-    snprintf(want, sizeof(want), "%s;tid=ok;pid=1", own);
-    assert_string_equal(out, want);
+    expect_in_own_cgroup(-1, CLONE_NEWPID, "1");
 }
 
 static void
 test_new_pid_namespace_in_the_cgroup(void **state)
 {
-    char why[256];
-    if (!cgroup2_mnt[0] || !harden_fork_into_cgroup_usable(why, sizeof(why)))
+    if (!cgroup2_mnt[0] || !clone3_usable())
         skip();
-    int fd = open(test_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    assert_true(fd >= 0);
-    char out[4200], want[128];
-    bool placed = false;
-    fork_and_report(fd, CLONE_NEWPID, &placed, out, sizeof(out));
-    close(fd);
-    assert_true(placed);
-    snprintf(want, sizeof(want), "/pyfence-forktest-%d;tid=ok;pid=1", (int) getpid());
-    size_t lo = strlen(out), lw = strlen(want);
-    assert_true(lo >= lw);
-    assert_string_equal(out + lo - lw, want);
+    expect_in_test_dir(CLONE_NEWPID, "1");
 }
 
 static void
 test_refused_directory_still_makes_the_namespace(void **state)
 {
-    char why[256];
-    if (!harden_fork_into_cgroup_usable(why, sizeof(why)))
+    if (!clone3_usable())
         skip();
-    /* clone3 refuses the directory; the namespace is not given up with it. */
-    int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    assert_true(fd >= 0);
-    char own[4096], out[4200], want[4200];
-    own_cgroup(own, sizeof(own));
-    bool placed = true;
-    fork_and_report(fd, CLONE_NEWPID, &placed, out, sizeof(out));
-    close(fd);
-    assert_false(placed);
-    snprintf(want, sizeof(want), "%s;tid=ok;pid=1", own);
-    assert_string_equal(out, want);
+    /* The namespace is not given up with the directory. */
+    expect_refused_directory(CLONE_NEWPID, "1");
 }
 
 int
