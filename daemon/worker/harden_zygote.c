@@ -91,16 +91,22 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
         pf_log_warning(ZYGOTE, "Landlock is not available in this kernel (or disabled at boot): "
                                "the landlock layer is skipped where best-effort, and a profile "
                                "that requires it refuses its jobs");
+    /* Without root no other id can be taken: workers keep the daemon's. */
+    char ids[48];
+    if (geteuid() == 0)
+        snprintf(ids, sizeof(ids), "from %u", uid_base());
+    else
+        snprintf(ids, sizeof(ids), "the daemon's, %u (not root)", (unsigned) geteuid());
     pf_log_notice(ZYGOTE,
                   "hardening: cgroup %s; %snetwork namespace %s; mount view %s; seccomp %u/%u "
-                  "BPF instructions (no threads/threads); Landlock %s%d; worker ids from %u",
+                  "BPF instructions (no threads/threads); Landlock %s%d; worker ids %s",
                   harden_cgroup_backend_name(),
                   harden_ns_in_userns() ? "not root: in a user namespace of the zygote's own, "
                                         : "",
                   harden_ns_have_netns() ? "ready" : "UNAVAILABLE",
                   harden_ns_have_mount_view() ? "ready" : "UNAVAILABLE",
                   harden_seccomp_instructions(false), harden_seccomp_instructions(true),
-                  abi > 0 ? "ABI " : "UNAVAILABLE, ABI ", abi, uid_base());
+                  abi > 0 ? "ABI " : "UNAVAILABLE, ABI ", abi, ids);
     return 0;
 }
 

@@ -80,6 +80,7 @@ def test_jobs_run(unprivileged):
     assert ("not root: in a user namespace of the zygote's own, network namespace ready; "
             "mount view ready") in logs, logs
     assert "will fail per job" not in logs, logs
+    assert f"worker ids the daemon's, {NOBODY} (not root)" in logs, logs
 
 
 def test_workers_get_their_namespaces_in_a_user_namespace(unprivileged):
