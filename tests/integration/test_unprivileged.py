@@ -65,7 +65,8 @@ def unprivileged():
 def idle_workers(d):
     assert settled_family(d), d.logs()
     with d.client() as c:
-        zygotes = {c.stats()["zygote"]["pid"]} | {c.stats()["zygote"].get("preload_pid")}
+        zygote = c.stats()["zygote"]
+    zygotes = {zygote["pid"], zygote.get("preload_pid")}
     workers = [p for p in descendants(d.pid) if p not in zygotes]
     assert workers, "the warm pools hold no worker to look at"
     return workers
