@@ -215,6 +215,36 @@ test_concurrent_workers_each_get_a_pid_namespace(void **state)
     assert_string_not_equal(r.out, "pid=1");
 }
 
+/* A process whose children were to get a pid namespace, applying the layer itself, as a worker
+ * that a fork() fallback left in the zygote's namespace would: the layer refuses. */
+static int
+apply_outside_own_pidns(void *arg)
+{
+    (void) arg;
+    struct pf_error *err = NULL;
+    if (harden_ns_prefork(true, &err) < 0) {
+        child_say("prefork failed");
+        return 3;
+    }
+    if (harden_namespaces_apply(&params, &err) < 0) {
+        child_say(err->msg);
+        return 2;
+    }
+    return 0;
+}
+
+static void
+test_a_worker_outside_its_pid_namespace_is_refused(void **state)
+{
+    if (!harden_ns_have_mount_view())
+        skip();
+    struct child_result r;
+    assert_int_equal(run_child(apply_outside_own_pidns, NULL, &r), 0);
+    print_message("# %s\n", r.out);
+    assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2);
+    assert_non_null(strstr(r.out, "not the init of a pid namespace of its own"));
+}
+
 /* A worker that applies the namespaces layer, writes its ipc namespace's name on fd 3, and
  * stays alive (so that its namespace cannot be freed and its number reused) until fd 3 reads
  * EOF. Returns the parent's end of the channel, or -1. */
@@ -320,6 +350,7 @@ main(void)
             cmocka_unit_test(test_landlock_alone),
             cmocka_unit_test(test_namespaces_then_landlock),
             cmocka_unit_test(test_concurrent_workers_each_get_a_pid_namespace),
+            cmocka_unit_test(test_a_worker_outside_its_pid_namespace_is_refused),
             cmocka_unit_test(test_each_worker_has_its_own_ipc_namespace),
             cmocka_unit_test(test_zygote_untouched),
     };
