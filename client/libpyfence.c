@@ -30,9 +30,6 @@ _Static_assert((int) PYFENCE_E_SESSION_LOST == (int) PF_E_SESSION_LOST &&
                        (int) PYFENCE_E_INTERNAL == (int) PF_E_INTERNAL,
                "enum pyfence_code must mirror enum pf_code");
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
-#define _cleanup_json_ _cleanup_(cJSON_Deletep)
-
 /* One frame received for an id in flight, kept until pyfence_wait() of that id reads it. */
 struct inbox_msg {
     struct inbox_msg *next;

@@ -5,11 +5,9 @@
 #include <string.h>
 
 #include "json_write.h"
+#include "msg.h"
 #include "pf_cleanup.h"
 #include "pyfence.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
-#define _cleanup_json_ _cleanup_(cJSON_Deletep)
 
 static int
 set_error(struct pyfence_error *err, int code, const char *message)

@@ -57,4 +57,11 @@ int pf_error_prefix(struct pf_error **err, const char *fmt, ...)
 /* Frees e; accepts NULL; returns NULL so `e = pf_error_free(e);` always works. */
 struct pf_error *pf_error_free(struct pf_error *e);
 
+static inline void
+pf_error_freep(struct pf_error **e)
+{
+    pf_error_free(*e);
+}
+#define _cleanup_pf_error_ __attribute__((cleanup(pf_error_freep)))
+
 #endif

@@ -8,9 +8,6 @@
 #include "config.h"
 #include "pf_cleanup.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
-#define _cleanup_json_ _cleanup_(cJSON_Deletep)
-
 /* cJSON's own nesting limit is 1000; our walk recurses once per level too, so a caller asking
  * for more than this is clamped rather than trusted. */
 #define MAX_DEPTH_CEILING 512

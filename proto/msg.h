@@ -9,7 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pf_cleanup.h"
 #include "pf_error.h"
+
+/* A cJSON tree owned by a scope. */
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
+#define _cleanup_json_ _cleanup_(cJSON_Deletep)
 
 #define MSG_PROTOCOL_VERSION      1
 #define MSG_MAX_DEPTH             256 /* JSON levels, below cJSON's 1000: see msg_parse */

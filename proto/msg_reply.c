@@ -9,9 +9,6 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
-#define _cleanup_json_ _cleanup_(cJSON_Deletep)
-
 /* ---- replies and events -------------------------------------------------------------- */
 
 static cJSON *

@@ -25,20 +25,6 @@
 #define OUTPUT_FLUSH_MS    20
 #define OUTPUT_CHUNK_BYTES (64 * 1024) /* one output frame's data, at most (before escaping) */
 
-static inline void
-cjson_deletep(cJSON **p)
-{
-    cJSON_Delete(*p);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
-
-static inline void
-pf_error_freep(struct pf_error **e)
-{
-    pf_error_free(*e);
-}
-#define _cleanup_pf_error_ _cleanup_(pf_error_freep)
-
 /* ---- cancellation ------------------------------------------------------------------------
  * The daemon numbers the runs it sends a worker (CHANNEL.md, "run"): 1 for an ephemeral job;
  * 1, 2, 3... for a session's run frames. A cancel is SIGUSR1 that the zygote queues with
@@ -600,7 +586,7 @@ session_request(int fd, struct exec_env *env, const struct run_job *job, int *ru
                 const char *payload, size_t len)
 {
     _cleanup_pf_error_ struct pf_error *err = NULL;
-    _cleanup_cjson_ cJSON *req = NULL;
+    _cleanup_json_ cJSON *req = NULL;
     if (msg_parse(payload, len, MSG_MAX_DEPTH, &req, &err) < 0 ||
         msg_check_fields(req, session_req_fields, PF_ELEMENTSOF(session_req_fields), "session",
                          &err) < 0)
@@ -630,7 +616,7 @@ static _Noreturn void
 run_session(int fd, struct run_job *job)
 {
     struct exec_env *env = new_env(fd, job);
-    _cleanup_cjson_ cJSON *ready = cJSON_CreateObject();
+    _cleanup_json_ cJSON *ready = cJSON_CreateObject();
     if (!ready || !cJSON_AddStringToObject(ready, "event", "ready"))
         _exit(1);
     send_or_die(fd, ready);

@@ -71,20 +71,6 @@ struct zygote {
     int open_handles; /* the timer's and every zproc's: z is freed at zero once stopping */
 };
 
-static inline void
-cjson_deletep(cJSON **p)
-{
-    cJSON_Delete(*p);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
-
-static inline void
-pf_error_freep(struct pf_error **e)
-{
-    pf_error_free(*e);
-}
-#define _cleanup_pf_error_ _cleanup_(pf_error_freep)
-
 static void proc_lost(struct zproc *p, const char *why);
 static void schedule_restart(struct zygote *z);
 
@@ -322,7 +308,7 @@ drain_control(struct zproc *p)
         if (n <= 0)
             return -1;
         _cleanup_pf_error_ struct pf_error *err = NULL;
-        _cleanup_cjson_ cJSON *msg = NULL;
+        _cleanup_json_ cJSON *msg = NULL;
         if (msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &msg, &err) < 0 || on_event(p, msg, &err) < 0)
             pf_log_error(ZYGOTE, "zygote pid %d: %s, ignoring", (int) p->pid, err->msg);
     }
@@ -708,7 +694,7 @@ zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *para
     if ((double) job_id > MAX_JSON_INT || job_find(z, job_id))
         return pf_error_set(err, PF_E_INTERNAL, "job id %llu is invalid or already in use",
                             (unsigned long long) job_id);
-    _cleanup_cjson_ cJSON *msg = cJSON_CreateObject();
+    _cleanup_json_ cJSON *msg = cJSON_CreateObject();
     cJSON *harden = harden_params_to_json(params);
     if (!msg || !harden) {
         cJSON_Delete(harden);

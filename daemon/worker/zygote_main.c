@@ -63,13 +63,6 @@ __lsan_default_suppressions(void)
 }
 #endif
 
-static inline void
-cjson_deletep(cJSON **p)
-{
-    cJSON_Delete(*p);
-}
-#define _cleanup_cjson_ _cleanup_(cjson_deletep)
-
 /* cJSON's own free: its strings may live in the zygote's arena, not in malloc's heap. */
 static inline void
 cjson_freep(char **p)
@@ -78,18 +71,11 @@ cjson_freep(char **p)
 }
 #define _cleanup_cjson_free_ _cleanup_(cjson_freep)
 
-static inline void
-pf_error_freep(struct pf_error **e)
-{
-    pf_error_free(*e);
-}
-#define _cleanup_pf_error_ _cleanup_(pf_error_freep)
-
 /* Sends one event. A failure means the daemon is gone: the caller shuts down. */
 static int
 send_event(struct zygote *z, cJSON *obj)
 {
-    _cleanup_cjson_ cJSON *owned = obj;
+    _cleanup_json_ cJSON *owned = obj;
     _cleanup_cjson_free_ char *s = obj ? cJSON_PrintUnformatted(obj) : NULL;
     if (!s) {
         pf_log_error(ZYGOTE, "out of memory encoding an event");
@@ -265,7 +251,7 @@ static int
 handle_packet(struct zygote *z, const char *buf, size_t len, int *fds, size_t n_fds)
 {
     _cleanup_pf_error_ struct pf_error *err = NULL;
-    _cleanup_cjson_ cJSON *msg = NULL;
+    _cleanup_json_ cJSON *msg = NULL;
     int r = 0;
     if (msg_parse(buf, len, MSG_MAX_DEPTH, &msg, &err) < 0) {
         pf_log_error(ZYGOTE, "control channel: %s, ignoring", err->msg);
