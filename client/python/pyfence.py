@@ -306,6 +306,21 @@ def default_socket_path():
 
 # ---- results ---------------------------------------------------------------------------------
 
+def _job_fields(imports, limits, timeout, variables):
+    """The request fields an exec and a session.open share, from the Client methods' arguments."""
+    fields = {}
+    if imports:
+        fields["imports"] = list(imports)
+    lim = dict(limits or {})
+    if timeout is not None:
+        lim["timeout_ms"] = max(1, math.ceil(timeout * 1000))
+    if lim:
+        fields["limits"] = lim
+    if variables:
+        fields["variables"] = {str(k): encode_value(v) for k, v in variables.items()}
+    return fields
+
+
 class ExecResult:
     """The reply to an exec: ok, outcome, output (decoded), output_repr, logs, is_final_answer,
     error (dict with code, message, type, line, source; None on success), stats, reply (raw),
@@ -581,17 +596,8 @@ class Client:
 
     def submit(self, code, timeout=None, imports=(), limits=None, variables=None, stream=False):
         """Sends an exec request and returns its id (see wait())."""
-        fields = {"code": code, "stream": bool(stream)}
-        if imports:
-            fields["imports"] = list(imports)
-        lim = dict(limits or {})
-        if timeout is not None:
-            lim["timeout_ms"] = max(1, math.ceil(timeout * 1000))
-        if lim:
-            fields["limits"] = lim
-        if variables:
-            fields["variables"] = {str(k): encode_value(v) for k, v in variables.items()}
-        return self.submit_request("exec", **fields)
+        fields = _job_fields(imports, limits, timeout, variables)
+        return self.submit_request("exec", code=code, stream=bool(stream), **fields)
 
     def wait(self, rid, on_output=None):
         """The ExecResult of exec request `rid`; on_output(text) gets its output as it comes."""
@@ -627,18 +633,9 @@ class Client:
         the session's life and may only tighten the profile's; `variables` are defined before
         the first snippet. detach=True keeps the session when this connection closes (until its
         idle timeout), so another connection of the same user can resume it with session(id)."""
-        fields = {}
+        fields = _job_fields(imports, limits, timeout, variables)
         if profile is not None:
             fields["profile"] = profile
-        if imports:
-            fields["imports"] = list(imports)
-        lim = dict(limits or {})
-        if timeout is not None:
-            lim["timeout_ms"] = max(1, math.ceil(timeout * 1000))
-        if lim:
-            fields["limits"] = lim
-        if variables:
-            fields["variables"] = {str(k): encode_value(v) for k, v in variables.items()}
         if detach:
             fields["detach"] = True
         reply = self.request("session.open", **fields)
