@@ -520,6 +520,22 @@ simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply, struct 
     return 0;
 }
 
+/* simple_request, with the reply handed back as exact JSON text (the caller frees it). */
+static int
+request_reply_text(struct pyfence_conn *conn, cJSON *req, char **ret_json,
+                   struct pyfence_error *err)
+{
+    _cleanup_json_ cJSON *reply = NULL;
+    int r = simple_request(conn, req, &reply, err);
+    if (r < 0)
+        return r;
+    char *s = exact_json(reply);
+    if (!s)
+        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
+    *ret_json = s;
+    return 0;
+}
+
 static void
 copy_string_field(char *dst, size_t size, const cJSON *obj, const char *name)
 {
@@ -582,15 +598,7 @@ pyfence_stats(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *
     _cleanup_json_ cJSON *req = cJSON_CreateObject();
     if (!req || !cJSON_AddStringToObject(req, "op", "stats"))
         return fail(err, PYFENCE_E_INTERNAL, "out of memory");
-    _cleanup_json_ cJSON *reply = NULL;
-    int r = simple_request(conn, req, &reply, err);
-    if (r < 0)
-        return r;
-    char *s = exact_json(reply);
-    if (!s)
-        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
-    *ret_json = s;
-    return 0;
+    return request_reply_text(conn, req, ret_json, err);
 }
 
 /* ---- exec ----------------------------------------------------------------------------- */
@@ -832,13 +840,5 @@ pyfence_request(struct pyfence_conn *conn, const char *request_json, char **ret_
         cJSON_HasObjectItem(req, "id"))
         return fail(err, PYFENCE_E_BAD_REQUEST,
                     "request not sent: it needs an \"op\" string and no \"id\" (one is added)");
-    _cleanup_json_ cJSON *reply = NULL;
-    int r = simple_request(conn, req, &reply, err);
-    if (r < 0)
-        return r;
-    char *s = exact_json(reply);
-    if (!s)
-        return fail(err, PYFENCE_E_INTERNAL, "out of memory");
-    *ret_reply_json = s;
-    return 0;
+    return request_reply_text(conn, req, ret_reply_json, err);
 }

@@ -20,23 +20,28 @@ set_error(struct pyfence_error *err, int code, const char *message)
     return -code;
 }
 
-/* Sends req (a cJSON object, written exactly) through pyfence_request; *ret_reply (may be
- * NULL) receives the parsed reply. */
+/* Sends req (a cJSON object, NULL when building it ran out of memory), written exactly,
+ * through pyfence_request; *ret_reply_text receives the reply's text. */
+static int
+request_text(struct pyfence_conn *conn, const cJSON *req, char **ret_reply_text,
+             struct pyfence_error *err)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len;
+    _cleanup_pf_error_ struct pf_error *pe = NULL;
+    if (!req || json_write(req, 0, SIZE_MAX / 2, &text, &len, &pe) < 0)
+        return set_error(err, PYFENCE_E_BAD_REQUEST,
+                         pe && pe->msg ? pe->msg : "out of memory building the request");
+    return pyfence_request(conn, text, ret_reply_text, err);
+}
+
+/* request_text, with the reply parsed into *ret_reply (may be NULL: not wanted). */
 static int
 request_obj(struct pyfence_conn *conn, const cJSON *req, cJSON **ret_reply,
             struct pyfence_error *err)
 {
-    _cleanup_free_ char *text = NULL;
-    size_t len;
-    struct pf_error *pe = NULL;
-    if (!req || json_write(req, 0, SIZE_MAX / 2, &text, &len, &pe) < 0) {
-        int r = set_error(err, PYFENCE_E_BAD_REQUEST,
-                          pe && pe->msg ? pe->msg : "out of memory building the request");
-        pf_error_free(pe);
-        return r;
-    }
     _cleanup_free_ char *reply_text = NULL;
-    int r = pyfence_request(conn, text, &reply_text, err);
+    int r = request_text(conn, req, &reply_text, err);
     if (r < 0)
         return r;
     if (!ret_reply)
@@ -155,16 +160,7 @@ pyfence_session_get(struct pyfence_conn *conn, const char *session_id, const cha
     _cleanup_json_ cJSON *req = session_request("session.get", session_id);
     if (req && !add_strings(req, "names", names, n_names))
         return set_error(err, PYFENCE_E_BAD_REQUEST, "session.get: a name is NULL");
-    _cleanup_free_ char *text = NULL;
-    size_t len;
-    struct pf_error *pe = NULL;
-    if (!req || json_write(req, 0, SIZE_MAX / 2, &text, &len, &pe) < 0) {
-        int r = set_error(err, PYFENCE_E_BAD_REQUEST,
-                          pe && pe->msg ? pe->msg : "out of memory building the request");
-        pf_error_free(pe);
-        return r;
-    }
-    return pyfence_request(conn, text, ret_json, err);
+    return request_text(conn, req, ret_json, err);
 }
 
 int
