@@ -304,8 +304,6 @@ def default_socket_path():
     return os.path.join(rt, "pyfence.sock")
 
 
-# ---- results ---------------------------------------------------------------------------------
-
 def _job_fields(imports, limits, timeout, variables):
     """The request fields an exec and a session.open share, from the Client methods' arguments."""
     fields = {}
@@ -320,6 +318,8 @@ def _job_fields(imports, limits, timeout, variables):
         fields["variables"] = {str(k): encode_value(v) for k, v in variables.items()}
     return fields
 
+
+# ---- results ---------------------------------------------------------------------------------
 
 class ExecResult:
     """The reply to an exec: ok, outcome, output (decoded), output_repr, logs, is_final_answer,
