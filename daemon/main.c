@@ -44,6 +44,31 @@ static const struct {
         {0x107, POLICY_LIMIT_MAX_QUEUED_PER_UID, "--max-queued-per-uid"},
 };
 
+/* Help text from the limits table, wrapped to 80 columns under the description column: the
+ * table's sentences are written for pyfence-profile(5), not for a terminal. */
+static void
+print_wrapped(const char *text, int col)
+{
+    enum { INDENT = 25, WIDTH = 80 };
+    bool first = true;
+    while (*text) {
+        int word = (int) strcspn(text, " ");
+        if (!first && col + 1 + word > WIDTH) {
+            printf("\n%*s", INDENT, "");
+            col = INDENT;
+        } else if (!first) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", word, text);
+        col += word;
+        text += word;
+        text += strspn(text, " ");
+        first = false;
+    }
+    putchar('\n');
+}
+
 static void
 help(void)
 {
@@ -54,11 +79,13 @@ help(void)
            "                         /run/pyfence/pyfence.sock as root,\n"
            "                         $XDG_RUNTIME_DIR/pyfence.sock otherwise)\n"
            "  --socket-mode MODE     permissions of the socket, octal (default 0660)\n"
-           "  --log-level LEVEL      crit, err, warning, notice, info or debug (default notice)\n"
+           "  --log-level LEVEL      crit, err, warning, notice, info or debug\n"
+           "                         (default notice)\n"
            "  --zygote PATH          the pyfence-zygote binary (default: next to pyfenced,\n"
            "                         then worker/ below it, then " PYFENCE_LIBEXECDIR ")\n"
-           "  --policy DIR           load the profiles (*.json, pyfence-profile(5)) from DIR;\n"
-           "                         SIGHUP reloads them (default: the built-in profiles)\n"
+           "  --policy DIR           load the profiles (*.json, pyfence-profile(5)) from\n"
+           "                         DIR; SIGHUP reloads them (default: the built-in\n"
+           "                         profiles)\n"
            "  --cgroup MODE          the workers' cgroups: auto (default: v2, else v1, else\n"
            "                         none), v2, v1, or none (rlimits only: a loud warning)\n"
            "  --namespaces on|off    off: workers get no namespace (degraded runs; a loud\n"
@@ -70,8 +97,9 @@ help(void)
         const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
         char flag[40];
         snprintf(flag, sizeof(flag), "%s N", limit_options[i].flag);
-        printf("  %-22s %s\n  %-22s (default %lld, range %lld..%lld)\n", flag, def->help, "",
-               (long long) def->def, (long long) def->min, (long long) def->max);
+        print_wrapped(def->help, printf("  %-22s ", flag));
+        printf("  %-22s (default %lld, range %lld..%lld)\n", "", (long long) def->def,
+               (long long) def->min, (long long) def->max);
     }
     printf("  --version              print the version and exit\n"
            "  --help                 print this help and exit\n"

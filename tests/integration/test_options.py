@@ -44,6 +44,9 @@ def test_help_lists_the_options():
     out = run_pyfenced("--help").stdout
     for opt in ("--uid-range START:COUNT", "--cgroup MODE", "--namespaces on|off"):
         assert opt in out, out
+    # The limits' options come from the limits table, whose sentences are long: wrapped.
+    assert "--max-queued-per-uid N" in out and "(default 1024, range 0..1048576)" in out, out
+    assert not [line for line in out.splitlines() if len(line) > 80], out
 
 
 def worker_uids(daemon):
