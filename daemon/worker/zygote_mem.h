@@ -34,7 +34,13 @@
  * worker's warm-up reads or writes ~985 of those pages: faulted in one by one, they cost more
  * than the entries saved (131 faults per job instead of 99, throughput unchanged); kept
  * mapped for the ~985 a probe touched, a fork copies ~250 entries fewer, ~2% of a job's CPU,
- * not worth remapping CPython's memory under it. */
+ * not worth remapping CPython's memory under it. Nor transparent huge pages: pymalloc's
+ * arenas carved from a 2 MiB-aligned MADV_HUGEPAGE reservation (two huge pages, so a fork
+ * copies two entries for them instead of ~560) left faults per job unchanged, since a
+ * worker's first write splits each huge page back into 512 entries, and moved throughput by
+ * at most ~5% in six alternating pairs, within this host's noise. Code cannot be mapped huge
+ * at all: libpython's text is not 2 MiB aligned, and file THP needs a kernel option
+ * (READ_ONLY_THP_FOR_FS) distributions do not all set. */
 #ifndef DAEMON_WORKER_ZYGOTE_MEM_H
 #define DAEMON_WORKER_ZYGOTE_MEM_H
 
