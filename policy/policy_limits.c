@@ -1,6 +1,8 @@
 #include "policy_limits.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KiB (1024LL)
@@ -121,18 +123,58 @@ policy_limits_set(struct policy_limits *limits, enum policy_limit limit, int64_t
     return 0;
 }
 
-/* Reads an integral JSON number exactly (cJSON's valueint saturates). */
+/* Reads an integral JSON number (cJSON's valueint saturates). The value may lie outside any
+ * int64 (1e300): the caller compares it as a double, so an out-of-range value gets the same
+ * message as any other too large or too small one. */
 static int
-read_integral(const cJSON *item, const char *where, struct pf_error **err, int64_t *ret)
+read_integral(const cJSON *item, const char *where, struct pf_error **err, double *ret)
 {
     if (!cJSON_IsNumber(item))
         return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: must be an integer", where,
                             item->string);
     double d = item->valuedouble;
-    if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+    if (!isfinite(d) || d != floor(d))
         return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: %g is not an integer", where,
                             item->string, d);
-    *ret = (int64_t) d;
+    *ret = d;
+    return 0;
+}
+
+/* An integral double as a client would recognise it: all digits while they are exact, else
+ * the shortest %g form that reads back to it (1e+300, not 301 digits). */
+static void
+format_integral(double d, char *buf, size_t size)
+{
+    if (fabs(d) <= 9007199254740991.0) {
+        snprintf(buf, size, "%.0f", d);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return;
+    }
+}
+
+/* Checks one requested value against the table's minimum and the current (profile's) value;
+ * the comparisons are made on the double, so they hold whatever its magnitude. */
+static int
+check_tighten(const cJSON *item, enum policy_limit l, int64_t current, const char *where,
+              struct pf_error **err)
+{
+    double d = 0;
+    if (read_integral(item, where, err, &d) < 0)
+        return -1;
+    char text[40];
+    format_integral(d, text, sizeof(text));
+    if (d < (double) limit_defs[l].min)
+        return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: %s is below minimum %lld", where,
+                            item->string, text, (long long) limit_defs[l].min);
+    if (d > (double) current)
+        return pf_error_set(err, PF_E_BAD_REQUEST,
+                            "%s.%s: %s would loosen the profile's %lld (a request may only "
+                            "tighten limits)",
+                            where, item->string, text, (long long) current);
     return 0;
 }
 
@@ -151,18 +193,10 @@ policy_limits_tighten(struct policy_limits *limits, const cJSON *obj, const char
         if (l == _POLICY_LIMIT_INVALID || limit_defs[l].scope != POLICY_SCOPE_JOB)
             return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: not a per-job limit", where,
                                 item->string);
-        int64_t v = 0;
-        if (read_integral(item, where, err, &v) < 0)
+        if (check_tighten(item, l, next.v[l], where, err) < 0)
             return -1;
-        if (v < limit_defs[l].min)
-            return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: %lld is below minimum %lld", where,
-                                item->string, (long long) v, (long long) limit_defs[l].min);
-        if (v > next.v[l])
-            return pf_error_set(err, PF_E_BAD_REQUEST,
-                                "%s.%s: %lld would loosen the profile's %lld (a request may only "
-                                "tighten limits)",
-                                where, item->string, (long long) v, (long long) next.v[l]);
-        next.v[l] = v;
+        /* Within [min, current], so exact as an int64. */
+        next.v[l] = (int64_t) item->valuedouble;
     }
     *limits = next;
     return 0;

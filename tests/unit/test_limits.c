@@ -75,6 +75,44 @@ test_tighten_only(void **state)
     }
 }
 
+/* Past int64 (or past the 2^53 a double holds exactly), a value is still a number too large or
+ * too small, and gets the message any such value gets: not "is not an integer". */
+static void
+test_tighten_out_of_range(void **state)
+{
+    (void) state;
+    static const struct {
+        const char *json, *msg;
+    } cases[] = {
+            {"{\"timeout_ms\": 9223372036854775808}",
+             "limits.timeout_ms: 9.223372036854776e+18 would loosen the profile's 30000 (a request "
+             "may only tighten limits)"},
+            {"{\"timeout_ms\": 1e300}",
+             "limits.timeout_ms: 1e+300 would loosen the profile's 30000 (a request may only "
+             "tighten limits)"},
+            {"{\"timeout_ms\": 9007199254740993}",
+             "limits.timeout_ms: 9007199254740992 would loosen the profile's 30000 (a request may "
+             "only tighten limits)"},
+            {"{\"timeout_ms\": -9223372036854775809}",
+             "limits.timeout_ms: -9.223372036854776e+18 is below minimum 1"},
+            {"{\"max_ops\": -1e300}", "limits.max_ops: -1e+300 is below minimum 1"},
+            {"{\"timeout_ms\": 1.5}", "limits.timeout_ms: 1.5 is not an integer"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct policy_limits l;
+        struct pf_error *err = NULL;
+        policy_limits_init_defaults(&l);
+        cJSON *j = cJSON_Parse(cases[i].json);
+        assert_non_null(j);
+        assert_int_equal(policy_limits_tighten(&l, j, "limits", &err), -1);
+        assert_int_equal(err->code, PF_E_BAD_REQUEST);
+        assert_string_equal(err->msg, cases[i].msg);
+        assert_int_equal(l.v[POLICY_LIMIT_TIMEOUT_MS], 30000);
+        pf_error_free(err);
+        cJSON_Delete(j);
+    }
+}
+
 int
 main(void)
 {
@@ -82,6 +120,7 @@ main(void)
             cmocka_unit_test(test_defaults_within_bounds),
             cmocka_unit_test(test_set_names_the_limit),
             cmocka_unit_test(test_tighten_only),
+            cmocka_unit_test(test_tighten_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
