@@ -25,6 +25,12 @@ exec_audit_leave(void)
     active--;
 }
 
+bool
+exec_audit_active(void)
+{
+    return active > 0;
+}
+
 void
 exec_audit_own_compile(bool on)
 {

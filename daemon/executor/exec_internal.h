@@ -319,6 +319,8 @@ struct exec_run {
 int exec_audit_install(void);
 void exec_audit_enter(void);
 void exec_audit_leave(void);
+/* A snippet's run is in progress (the hook and str.format's check act only then). */
+bool exec_audit_active(void);
 void exec_audit_own_compile(bool on);
 
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
@@ -342,8 +344,9 @@ bool exec_is_allowed_dunder(const char *name);
 int exec_check_attr_name(struct exec_run *r, PyObject *name);
 /* "_x" that is not an allowed dunder: a module's private name. */
 bool exec_str_is_private(PyObject *name);
-/* Refuses values the snippet must never hold: modules outside the allow-list, frames, code
- * objects, tracebacks. Returns 0, or -1 with InterpreterError set. */
+/* Refuses values the snippet must never hold: modules outside the allow-list, functions of
+ * such modules (bound methods by their function), frames, code objects, tracebacks. Returns 0, or
+ * -1 with InterpreterError set. */
 int exec_check_value_slow(struct exec_run *r, PyObject *v);
 /* Values the checks never refuse, decided by exact type. */
 static inline bool
@@ -351,7 +354,7 @@ exec_value_is_plain(PyObject *v)
 {
     PyTypeObject *t = Py_TYPE(v);
     return t == &PyLong_Type || t == &PyUnicode_Type || t == &PyFloat_Type || t == &PyList_Type ||
-           t == &PyTuple_Type || t == &PyBool_Type || t == &PyMethod_Type || v == Py_None;
+           t == &PyTuple_Type || t == &PyBool_Type || v == Py_None;
 }
 
 static inline int
@@ -372,6 +375,9 @@ PyObject *exec_guard_getters(PyObject *v);
 /* obj.format / obj.format_map of a str (or str subclass): method gets a field-name check. */
 bool exec_is_format_method(PyObject *obj, PyObject *name);
 PyObject *exec_guard_format(PyObject *obj, PyObject *method);
+/* Once, before any run: str.format and format_map check their fields for every caller while a
+ * snippet runs (library code included). Returns -1 with an exception set. */
+int exec_guard_str_format_install(void);
 /* The unchecked attrgetter, methodcaller or Formatter class, update_wrapper or wraps function:
  * refused as values (wraps(f).func is the real update_wrapper). */
 bool exec_is_unguarded_class(PyObject *v);

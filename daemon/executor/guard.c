@@ -112,6 +112,85 @@ exec_is_format_method(PyObject *obj, PyObject *name)
            (PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *) obj, &PyUnicode_Type));
 }
 
+/* str.format and format_map as every caller sees them while a snippet runs. The guard above
+ * covers the walk's own attribute reads, but library code the snippet calls reads fields with
+ * CPython's getattr out of the walk's sight (collections.UserString.format calls
+ * self.data.format), and so does the method reached through super(S, s).format. So str's own
+ * type dict holds checking versions, installed once before any run: no route to the method
+ * reaches the unchecked one. Outside runs (imports, the daemon's own code) they only pass on. */
+static PyObject *real_str_format, *real_str_format_map; /* the method descriptors replaced */
+
+static PyObject *
+call_checked(PyObject *real, PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
+             PyObject *kwnames)
+{
+    if (exec_audit_active() && check_format_string(self, 0) < 0)
+        return NULL;
+    PyObject *bound = Py_TYPE(real)->tp_descr_get(real, self, (PyObject *) Py_TYPE(self));
+    if (!bound)
+        return NULL;
+    PyObject *v = PyObject_Vectorcall(bound, args, nargsf, kwnames);
+    Py_DECREF(bound);
+    return v;
+}
+
+static PyObject *
+checked_str_format(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    return call_checked(real_str_format, self, args, nargsf, kwnames);
+}
+
+static PyObject *
+checked_str_format_map(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    return call_checked(real_str_format_map, self, args, nargsf, kwnames);
+}
+
+static PyMethodDef checked_str_defs[] = {
+        {"format", (PyCFunction) (void (*)(void)) checked_str_format, METH_FASTCALL | METH_KEYWORDS,
+         "str.format with the executor's field-name checks while a snippet runs"},
+        {"format_map", (PyCFunction) (void (*)(void)) checked_str_format_map,
+         METH_FASTCALL | METH_KEYWORDS,
+         "str.format_map with the executor's field-name checks while a snippet runs"},
+};
+
+static int
+replace_str_method(PyObject *dict, const PyMethodDef *def, PyObject **ret_real)
+{
+    PyObject *real = PyDict_GetItemString(dict, def->ml_name);
+    if (!real || Py_TYPE(real) != &PyMethodDescr_Type) {
+        PyErr_Format(PyExc_RuntimeError, "str.%s is not CPython's method", def->ml_name);
+        return -1;
+    }
+    PyObject *checked = PyDescr_NewMethod(&PyUnicode_Type, (PyMethodDef *) def);
+    if (!checked)
+        return -1;
+    *ret_real = Py_NewRef(real);
+    int rc = PyDict_SetItemString(dict, def->ml_name, checked);
+    Py_DECREF(checked);
+    return rc;
+}
+
+int
+exec_guard_str_format_install(void)
+{
+    if (real_str_format)
+        return 0;
+    /* CPython 3.12 moved the dicts of static types out of tp_dict: fail closed there */
+    PyObject *dict = PyUnicode_Type.tp_dict;
+    if (load_string_helpers() < 0)
+        return -1;
+    if (!dict) {
+        PyErr_SetString(PyExc_RuntimeError, "str has no type dict to install str.format's check");
+        return -1;
+    }
+    if (replace_str_method(dict, &checked_str_defs[0], &real_str_format) < 0 ||
+        replace_str_method(dict, &checked_str_defs[1], &real_str_format_map) < 0)
+        return -1;
+    PyType_Modified(&PyUnicode_Type);
+    return 0;
+}
+
 /* operator.attrgetter("__class__") and methodcaller("__reduce__") would read dunders with
  * CPython's getattr: when a profile allows the operator module, the snippet gets checking
  * versions of the two classes instead. */

@@ -32,7 +32,7 @@ exec_policy_init_types(void)
     exec_FinalAnswerException = PyErr_NewExceptionWithDoc(
             "pyfence.FinalAnswerException", "Raised by final_answer(); .value is the answer.",
             PyExc_BaseException, NULL);
-    if (!exec_InterpreterError || !exec_FinalAnswerException)
+    if (!exec_InterpreterError || !exec_FinalAnswerException || exec_guard_str_format_install() < 0)
         return -1;
     return exec_audit_install();
 }
@@ -239,15 +239,86 @@ static const char *const refused_builtins[] = {
         "setattr", "delattr", "help",    "exit",  "quit",
 };
 
+/* C modules that are the implementation of a public one: allowing "os" allows posix.listdir,
+ * which os.listdir is. Otherwise a module "_x" counts as "x" (_collections, _datetime). */
+static const char *const implementation_of[][2] = {
+        {"posix", "os"},
+        {"_sre", "re"},
+        {"_io", "io"},
+        {"_thread", "threading"},
+};
+
+/* Whether functions of module `name` may be held by the snippet: the module, or the public
+ * module it implements, is in the profile's allow-list. */
+static bool
+module_functions_allowed(const struct exec_env *env, const char *name)
+{
+    if (exec_import_allowed(env, name))
+        return true;
+    for (size_t i = 0; i < sizeof(implementation_of) / sizeof(implementation_of[0]); i++)
+        if (strcmp(name, implementation_of[i][0]) == 0)
+            return exec_import_allowed(env, implementation_of[i][1]);
+    return name[0] == '_' && name[1] != '_' && exec_import_allowed(env, name + 1);
+}
+
+/* A function of a module the profile does not allow: the real open is _io.open, os.listdir is
+ * posix.listdir, importlib's helpers run their argument inside import frames the audit hook
+ * trusts. Reached through a leak (an exception's .obj, a library's return value), they would
+ * run with no policy at all. */
+static int
+refuse_module_function(struct exec_run *r, const char *module, const char *function)
+{
+    exec_fail(r, ABORT_NONE, "Forbidden access to %s.%s: module %s is not allowed", module,
+              function, module);
+    return -1;
+}
+
+/* The module whose namespace a Python function's globals are, or NULL (functions built by
+ * exec with their own globals, as namedtuple's). Borrowed. */
+static const char *
+function_module(PyObject *func)
+{
+    PyObject *globals = PyFunction_GET_GLOBALS(func);
+    PyObject *name = PyDict_Check(globals) ? PyDict_GetItemString(globals, "__name__") : NULL;
+    if (!name || !PyUnicode_Check(name))
+        return NULL;
+    PyObject *mod = PyImport_GetModule(name);
+    if (!mod) {
+        PyErr_Clear();
+        return NULL;
+    }
+    bool own = PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_DECREF(mod);
+    return own ? PyUnicode_AsUTF8(name) : NULL;
+}
+
+static int
+check_python_function(struct exec_run *r, PyObject *v)
+{
+    const char *module = function_module(v);
+    if (module && !module_functions_allowed(r->env, module))
+        return refuse_module_function(r, module,
+                                      PyUnicode_AsUTF8(((PyFunctionObject *) v)->func_qualname));
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 static int
 check_builtin_function(struct exec_run *r, PyObject *v)
 {
     static PyObject *builtins;
     if (!builtins && !(builtins = PyImport_ImportModule("builtins")))
         return -1;
-    if (PyCFunction_GET_SELF(v) != builtins)
-        return 0;
+    PyObject *self = PyCFunction_GET_SELF(v);
     const char *name = ((PyCFunctionObject *) v)->m_ml->ml_name;
+    if (self && self != builtins && PyModule_Check(self)) {
+        const char *module = PyModule_GetName(self);
+        if (!module)
+            return -1;
+        return module_functions_allowed(r->env, module) ? 0
+                                                        : refuse_module_function(r, module, name);
+    }
+    if (self != builtins)
+        return 0;
     for (size_t i = 0; i < sizeof(refused_builtins) / sizeof(refused_builtins[0]); i++)
         if (strcmp(refused_builtins[i], name) == 0) {
             exec_fail(r, ABORT_NONE, "Forbidden access to the builtin function %s", name);
@@ -279,6 +350,8 @@ check_dict(struct exec_run *r, PyObject *v)
 int
 exec_check_value_slow(struct exec_run *r, PyObject *v)
 {
+    if (PyMethod_Check(v))
+        return exec_check_value(r, PyMethod_GET_FUNCTION(v));
     if (PyCFunction_Check(v))
         return check_builtin_function(r, v);
     if (PyDict_Check(v))
@@ -305,6 +378,8 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
                       ((PyFunctionObject *) v)->func_name);
         return -1;
     }
+    if (PyFunction_Check(v))
+        return check_python_function(r, v);
     /* the classes that make code run: function(code, globals) runs any code object (marshal
      * and compile are refused, but one class less to reason about) */
     if (v == (PyObject *) &PyFunction_Type || v == (PyObject *) &PyCode_Type ||
