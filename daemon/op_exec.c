@@ -10,6 +10,7 @@
 #include "json_write.h"
 #include "ops.h"
 #include "pf_cleanup.h"
+#include "pf_quote.h"
 #include "profile.h"
 
 /* The policy's layers and levels, in harden.h's terms (same names, kept apart so that policy/
@@ -92,9 +93,9 @@ resolve_exec_fields(const struct policy_profile *p, const cJSON *requested, cJSO
         if (p && !profile_allows_import(p, item->valuestring)) {
             cJSON_Delete(fields);
             return pf_error_set(err, PF_E_BAD_REQUEST,
-                                "imports: '%s' is not allowed by profile '%s' (see its "
+                                "imports: '%.*s' is not allowed by profile '%s' (see its "
                                 "extra_imports)",
-                                item->valuestring, p->name);
+                                pf_quote_len(item->valuestring), item->valuestring, p->name);
         }
         cJSON_AddItemToArray(out, cJSON_CreateString(item->valuestring));
     }

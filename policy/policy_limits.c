@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pf_quote.h"
+
 #define KiB (1024LL)
 #define MiB (1024LL * 1024)
 
@@ -191,8 +193,8 @@ policy_limits_tighten(struct policy_limits *limits, const cJSON *obj, const char
     cJSON_ArrayForEach(item, obj) {
         enum policy_limit l = policy_limit_from_name(item->string);
         if (l == _POLICY_LIMIT_INVALID || limit_defs[l].scope != POLICY_SCOPE_JOB)
-            return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: not a per-job limit", where,
-                                item->string);
+            return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%.*s: not a per-job limit", where,
+                                pf_quote_len(item->string), item->string);
         if (check_tighten(item, l, next.v[l], where, err) < 0)
             return -1;
         /* Within [min, current], so exact as an int64. */

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "pf_cleanup.h"
+#include "pf_quote.h"
 
 /* cJSON's own nesting limit is 1000; our walk recurses once per level too, so a caller asking
  * for more than this is clamped rather than trusted. */
@@ -14,8 +15,6 @@
 /* 2^53: the largest range in which every integer is exactly representable as a double. */
 #define EXACT_INT_MAX 9007199254740992.0
 #define ID_MAX_BYTES  256
-/* User-supplied names quoted in messages are cut to this many bytes (on a UTF-8 boundary). */
-#define QUOTE_MAX_BYTES 64
 
 /* ---- UTF-8 ------------------------------------------------------------------------- */
 
@@ -80,20 +79,6 @@ bad:
     if (ret_offset)
         *ret_offset = i;
     return false;
-}
-
-/* Length of the longest prefix of s (at most max bytes) that ends on a character boundary, so
- * quoting a user string in a message never produces invalid UTF-8. */
-static int
-quote_len(const char *s)
-{
-    size_t n = strlen(s);
-    if (n <= QUOTE_MAX_BYTES)
-        return (int) n;
-    n = QUOTE_MAX_BYTES;
-    while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80)
-        n--;
-    return (int) n;
 }
 
 /* ---- strict parsing ---------------------------------------------------------------- */
@@ -216,9 +201,9 @@ check_object_keys(const cJSON *obj, const char *parent, struct pf_error **err)
             continue;
         if (parent)
             return pf_error_set(err, PF_E_BAD_FRAME, "duplicate key '%.*s' in object '%.*s'",
-                                quote_len(keys[i]), keys[i], quote_len(parent), parent);
+                                pf_quote_len(keys[i]), keys[i], pf_quote_len(parent), parent);
         return pf_error_set(err, PF_E_BAD_FRAME, "duplicate key '%.*s' in the top-level object",
-                            quote_len(keys[i]), keys[i]);
+                            pf_quote_len(keys[i]), keys[i]);
     }
     return 0;
 }
@@ -241,7 +226,7 @@ walk(const cJSON *node, int depth, int max_depth, const char *parent, struct pf_
         if (cJSON_IsNumber(child) && !isfinite(child->valuedouble)) {
             if (name)
                 return pf_error_set(err, PF_E_BAD_FRAME, "number out of range in '%.*s'",
-                                    quote_len(name), name);
+                                    pf_quote_len(name), name);
             return pf_error_set(err, PF_E_BAD_FRAME, "number out of range");
         }
         if (!cJSON_IsObject(child) && !cJSON_IsArray(child))
@@ -484,7 +469,7 @@ msg_check_fields(const cJSON *obj, const struct msg_field *fields, size_t n, con
             i++;
         if (i == n)
             return pf_error_set(err, PF_E_BAD_REQUEST, "field '%.*s' is not allowed in %s",
-                                quote_len(item->string), item->string, where);
+                                pf_quote_len(item->string), item->string, where);
     }
 
     for (size_t i = 0; i < n; i++) {
@@ -645,7 +630,7 @@ request_op(const cJSON *root, enum msg_op *ret_op, struct pf_error **err)
     const char *name = op_item->valuestring;
     enum msg_op op = op_from_name(name);
     if (op == _MSG_OP_INVALID)
-        return pf_error_set(err, PF_E_UNKNOWN_OP, "unknown op '%.*s'", quote_len(name), name);
+        return pf_error_set(err, PF_E_UNKNOWN_OP, "unknown op '%.*s'", pf_quote_len(name), name);
     if (!ops[op].fields)
         return pf_error_set(err, PF_E_UNKNOWN_OP, "op '%s' is not supported by this daemon yet",
                             ops[op].name);

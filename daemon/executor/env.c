@@ -4,6 +4,7 @@
 
 #include "exec_internal.h"
 #include "pf_cleanup.h"
+#include "pf_quote.h"
 #include "value.h"
 
 #define DEFAULT_MAX_OPS       10000000ULL
@@ -248,16 +249,16 @@ exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error 
             Py_XDECREF(name);
             PyErr_Clear();
             return pf_error_set(err, PF_E_BAD_REQUEST,
-                                "variables: \"%s\" is not a valid variable name (a Python "
+                                "variables: \"%.*s\" is not a valid variable name (a Python "
                                 "identifier not starting with __)",
-                                item->string);
+                                pf_quote_len(item->string), item->string);
         }
         if (exec_is_tool_name(name)) {
             Py_DECREF(name);
             return pf_error_set(err, PF_E_BAD_REQUEST,
-                                "variables: \"%s\": names of tools and final_answer cannot be "
-                                "rebound",
-                                item->string);
+                                "variables: \"%.*s\": names of tools and final_answer cannot "
+                                "be rebound",
+                                pf_quote_len(item->string), item->string);
         }
         PyObject *v = exec_value_from_json(item, err);
         int rc = v ? PyDict_SetItem(env->globals, name, v) : -1;
@@ -268,7 +269,7 @@ exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error 
                 _cleanup_free_ char *t = take_exception_text();
                 return pf_error_set(err, PF_E_INTERNAL, "variables: %s", t ? t : "?");
             }
-            return pf_error_prefix(err, "variables.%s", item->string);
+            return pf_error_prefix(err, "variables.%.*s", pf_quote_len(item->string), item->string);
         }
     }
     return 0;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pf_quote.h"
+
 /* ==== JSON -> Python ==== */
 
 /* Where we are in the input, for messages like "value.items[2][0]: ...". */
@@ -18,6 +20,22 @@ struct path {
     char buf[256];
     size_t len;
 };
+
+/* A message cut to its buffer by vsnprintf may end inside a character: drop that partial
+ * character, since a message that is not UTF-8 cannot be sent. */
+static void
+trim_partial_char(char *s, size_t len)
+{
+    size_t end = len;
+    while (end > 0 && ((unsigned char) s[end - 1] & 0xC0) == 0x80)
+        end--;
+    if (end == 0)
+        return;
+    unsigned char lead = (unsigned char) s[end - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (len - (end - 1) < need)
+        s[end - 1] = '\0';
+}
 
 static size_t path_push(struct path *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -33,6 +51,8 @@ path_push(struct path *p, const char *fmt, ...)
         if (n > 0)
             p->len =
                     p->len + (size_t) n < sizeof(p->buf) ? p->len + (size_t) n : sizeof(p->buf) - 1;
+        trim_partial_char(p->buf, p->len);
+        p->len = strlen(p->buf);
     }
     return saved;
 }
@@ -55,8 +75,10 @@ bad(struct path *p, struct pf_error **err, const char *fmt, ...)
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    if (n >= (int) sizeof(msg))
+        trim_partial_char(msg, sizeof(msg) - 1);
     pf_error_set(err, PF_E_BAD_REQUEST, "%s: %s", p->buf, msg);
     return NULL;
 }
@@ -99,7 +121,9 @@ check_fields(const cJSON *o, const char *tag, const char *const fields[4], struc
         for (size_t i = 0; i < n; i++)
             known = known || strcmp(f->string, fields[i]) == 0;
         if (!known)
-            return bad(p, err, "unknown field \"%s\" in a \"%s\" value", f->string, tag), -1;
+            return bad(p, err, "unknown field \"%.*s\" in a \"%s\" value", pf_quote_len(f->string),
+                       f->string, tag),
+                   -1;
         seen++;
     }
     for (size_t i = 0; i < n; i++)
@@ -383,7 +407,7 @@ object_from_json(const cJSON *o, int depth, struct path *p, struct pf_error **er
         return bad_from_exception(p, err, "object");
     const cJSON *f;
     cJSON_ArrayForEach(f, o) {
-        size_t saved = path_push(p, ".%s", f->string);
+        size_t saved = path_push(p, ".%.*s", pf_quote_len(f->string), f->string);
         _cleanup_pyobj_ PyObject *k = PyUnicode_DecodeUTF8(f->string, strlen(f->string), NULL);
         if (!k)
             return bad_from_exception(p, err, "key");

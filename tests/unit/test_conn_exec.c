@@ -52,6 +52,19 @@ test_exec_error_result(void **state)
     assert_int_equal(f->d.jobs_by_outcome[PF_E_ERROR], 1);
 }
 
+/* prefix, 100,000 'x', suffix: a client string far longer than any message should echo. */
+static char *
+long_string_frame(const char *prefix, const char *suffix)
+{
+    size_t n = 100000, a = strlen(prefix), b = strlen(suffix);
+    char *s = malloc(a + n + b + 1);
+    assert_non_null(s);
+    memcpy(s, prefix, a);
+    memset(s + a, 'x', n);
+    memcpy(s + a + n, suffix, b + 1);
+    return s;
+}
+
 static void
 test_exec_loosened_limit_refused(void **state)
 {
@@ -65,6 +78,16 @@ test_exec_loosened_limit_refused(void **state)
                "{\"id\":2,\"op\":\"exec\",\"code\":\"1\",\"limits\":{\"max_inflight\":1}}");
     r = expect_error(f, "2", "bad_request");
     assert_non_null(strstr(error_message(r), "limits.max_inflight: not a per-job limit"));
+    cJSON_Delete(r);
+    /* A client's string is echoed cut to 64 bytes, not in full. */
+    char *frame =
+            long_string_frame("{\"id\":3,\"op\":\"exec\",\"code\":\"1\",\"limits\":{\"", "\":1}}");
+    send_frame(f->client.fd, frame);
+    free(frame);
+    r = expect_error(f, "3", "bad_request");
+    assert_string_equal(error_message(r),
+                        "limits.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                        "xxxxxxxxxxxxxx: not a per-job limit");
     cJSON_Delete(r);
     assert_int_equal(fake.last_job, 0);
 }
@@ -515,6 +538,16 @@ test_profile_sets_limits_levels_imports(void **state)
     assert_string_equal(error_message(r),
                         "imports: 'numpy' is not allowed by profile 'default' (see its "
                         "extra_imports)");
+    cJSON_Delete(r);
+    char *frame =
+            long_string_frame("{\"id\":5,\"op\":\"exec\",\"code\":\"1\",\"imports\":[\"", "\"]}");
+    send_frame(f->client.fd, frame);
+    free(frame);
+    r = expect_error(f, "5", "bad_request");
+    assert_string_equal(
+            error_message(r),
+            "imports: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' "
+            "is not allowed by profile 'default' (see its extra_imports)");
     cJSON_Delete(r);
 
     /* Not root: the layers that need root are best-effort, the others stay required. */

@@ -261,6 +261,43 @@ test_session_state(void **state)
     exec_env_free(env);
 }
 
+/* Sets {name: value} in a fresh environment, which must refuse it with a message that has
+ * `needle` and is at most `max_len` bytes. */
+static void
+check_variable_refused(const char *name, const char *value, const char *needle, size_t max_len)
+{
+    struct exec_env *env = t_env(NULL);
+    cJSON *vars = cJSON_CreateObject();
+    assert_non_null(cJSON_AddItemToObject(vars, name, cJSON_Parse(value)));
+    struct pf_error *err = NULL;
+    assert_int_equal(exec_env_set_variables(env, vars, &err), -1);
+    assert_int_equal(err->code, PF_E_BAD_REQUEST);
+    if (!strstr(err->msg, needle) || strlen(err->msg) > max_len)
+        fail_msg("message \"%.300s\" (%zu bytes) lacks \"%s\" or exceeds %zu bytes", err->msg,
+                 strlen(err->msg), needle, max_len);
+    pf_error_free(err);
+    cJSON_Delete(vars);
+    exec_env_free(env);
+}
+
+/* A variable's name is echoed cut to 64 bytes, not in full, whatever is wrong with it. */
+static void
+test_variable_names_cut(void **state)
+{
+    (void) state;
+    char *name = malloc(100001);
+    assert_non_null(name);
+    memset(name, 'v', 100000);
+    name[100000] = '\0';
+    char cut[80] = "variables.";
+    memset(cut + 10, 'v', 64);
+    cut[74] = '\0';
+    check_variable_refused(name, "{\"$type\":\"nope\"}", cut, 400);
+    name[0] = '-'; /* not an identifier */
+    check_variable_refused(name, "1", "is not a valid variable name", 300);
+    free(name);
+}
+
 static void
 test_unsupported_nodes(void **state)
 {
@@ -311,6 +348,7 @@ main(void)
             cmocka_unit_test(test_error_fields),
             cmocka_unit_test(test_syntax_error),
             cmocka_unit_test(test_session_state),
+            cmocka_unit_test(test_variable_names_cut),
             cmocka_unit_test(test_unsupported_nodes),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -113,6 +114,34 @@ test_tighten_out_of_range(void **state)
     }
 }
 
+/* A client's key is echoed cut to 64 bytes (on a character boundary), not in full. */
+static void
+test_tighten_long_key_cut(void **state)
+{
+    (void) state;
+    struct policy_limits l;
+    struct pf_error *err = NULL;
+    policy_limits_init_defaults(&l);
+    size_t n = 50000;
+    char *json = malloc(n * 2 + 16);
+    assert_non_null(json);
+    strcpy(json, "{\"y");
+    for (size_t i = 0; i < n; i++)
+        memcpy(json + 3 + 2 * i, "\xc3\xa9", 2); /* é: the cut falls inside one */
+    strcpy(json + 3 + 2 * n, "\": 1}");
+    cJSON *j = cJSON_Parse(json);
+    free(json);
+    assert_non_null(j);
+    assert_int_equal(policy_limits_tighten(&l, j, "limits", &err), -1);
+    char want[128] = "limits.y";
+    for (int i = 0; i < 31; i++)
+        strcat(want, "\xc3\xa9");
+    strcat(want, ": not a per-job limit");
+    assert_string_equal(err->msg, want);
+    pf_error_free(err);
+    cJSON_Delete(j);
+}
+
 int
 main(void)
 {
@@ -121,6 +150,7 @@ main(void)
             cmocka_unit_test(test_set_names_the_limit),
             cmocka_unit_test(test_tighten_only),
             cmocka_unit_test(test_tighten_out_of_range),
+            cmocka_unit_test(test_tighten_long_key_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

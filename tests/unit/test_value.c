@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "json_write.h"
+#include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_error.h"
 #include "value.h"
@@ -412,6 +413,43 @@ test_refusals(void **state)
                   "value[1].items[0]: a \"repr\" value");
 }
 
+/* A client's keys are echoed cut to 64 bytes, and however the path is cut the message stays
+ * UTF-8 (it could not be sent otherwise). */
+static void
+test_refusals_cut_long_keys(void **state)
+{
+    (void) state;
+    size_t n = 1000, len = 0;
+    char *text = malloc(8 * (n * 2 + 8) + n + 64);
+    assert_non_null(text);
+    for (int level = 0; level < 8; level++) {
+        len += (size_t) sprintf(text + len, "{\"");
+        for (size_t i = 0; i < n; i++, len += 2)
+            memcpy(text + len, "\xc3\xa9", 2);
+        len += (size_t) sprintf(text + len, "\":");
+    }
+    len += (size_t) sprintf(text + len, "{\"$type\":\"tuple\",\"items\":[],\"");
+    memset(text + len, 'z', n);
+    len += n;
+    strcpy(text + len, "\":1}}}}}}}}}");
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    struct pf_error *err = NULL;
+    PyObject *v = exec_value_from_json(j, &err);
+    cJSON_Delete(j);
+    assert_null(v);
+    PyErr_Clear();
+    assert_non_null(err);
+    assert_int_equal(err->code, PF_E_BAD_REQUEST);
+    assert_true(strlen(err->msg) < 600);
+    assert_true(msg_utf8_valid(err->msg, strlen(err->msg), NULL));
+    assert_non_null(strstr(err->msg,
+                           "unknown field \"zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"
+                           "zzzzzzzzzzzzzzzz\" in a \"tuple\" value"));
+    pf_error_free(err);
+}
+
 static void
 test_input_forms(void **state)
 {
@@ -514,13 +552,21 @@ main(void)
     Py_DECREF(r);
 
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_scalars),        cmocka_unit_test(test_int_edges),
-            cmocka_unit_test(test_float_edges),    cmocka_unit_test(test_float_through_parser),
-            cmocka_unit_test(test_containers),     cmocka_unit_test(test_dict_keys),
-            cmocka_unit_test(test_bytes),          cmocka_unit_test(test_datetime),
-            cmocka_unit_test(test_repr_fallbacks), cmocka_unit_test(test_depth),
-            cmocka_unit_test(test_refusals),       cmocka_unit_test(test_input_forms),
-            cmocka_unit_test(test_input_depth),    cmocka_unit_test(test_pending_exception_kept),
+            cmocka_unit_test(test_scalars),
+            cmocka_unit_test(test_int_edges),
+            cmocka_unit_test(test_float_edges),
+            cmocka_unit_test(test_float_through_parser),
+            cmocka_unit_test(test_containers),
+            cmocka_unit_test(test_dict_keys),
+            cmocka_unit_test(test_bytes),
+            cmocka_unit_test(test_datetime),
+            cmocka_unit_test(test_repr_fallbacks),
+            cmocka_unit_test(test_depth),
+            cmocka_unit_test(test_refusals),
+            cmocka_unit_test(test_refusals_cut_long_keys),
+            cmocka_unit_test(test_input_forms),
+            cmocka_unit_test(test_input_depth),
+            cmocka_unit_test(test_pending_exception_kept),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     Py_FinalizeEx();
