@@ -40,10 +40,40 @@ utf8_len(const char *s, size_t len)
     return c;
 }
 
+/* A copy of s[0..len) with each NUL character as U+FFFD, NUL-terminated (*ret_len without it);
+ * NULL when out of memory. The wire refuses \u0000 (proto/msg.c) and C strings would end
+ * there, hiding whatever was printed after it: output events send it the same way. */
+static char *
+without_nul(const char *s, size_t len, size_t *ret_len)
+{
+    size_t nuls = 0;
+    for (size_t i = 0; i < len; i++)
+        nuls += s[i] == '\0';
+    char *out = malloc(len + 2 * nuls + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '\0') {
+            out[o++] = s[i];
+            continue;
+        }
+        memcpy(out + o, "\xEF\xBF\xBD", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+    *ret_len = o;
+    return out;
+}
+
 /* smolagents' truncate_content: head and tail, with a marker line between. */
 static cJSON *
-logs_json(const char *logs, size_t len, uint32_t max)
+logs_json(const char *raw, size_t raw_len, uint32_t max)
 {
+    size_t len;
+    _cleanup_free_ char *logs = without_nul(raw, raw_len, &len);
+    if (!logs)
+        return NULL;
     size_t chars = utf8_len(logs, len);
     if (chars <= max)
         return cJSON_CreateString(logs);
@@ -65,7 +95,9 @@ exc_str(PyObject *value)
     PyObject *s = value ? PyObject_Str(value) : NULL;
     /* a message may quote a lone surrogate the snippet made: shown escaped, as repr would */
     PyObject *b = s ? PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace") : NULL;
-    char *out = strdup(b ? PyBytes_AS_STRING(b) : "<exception str() failed>");
+    size_t len;
+    char *out = b ? without_nul(PyBytes_AS_STRING(b), (size_t) PyBytes_GET_SIZE(b), &len)
+                  : strdup("<exception str() failed>");
     if (!b)
         PyErr_Clear();
     Py_XDECREF(b);

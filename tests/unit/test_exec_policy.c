@@ -280,6 +280,24 @@ test_output_limit(void **state)
     exec_env_free(env);
 }
 
+/* A printed NUL would end the logs string (and the reply's JSON cannot carry \u0000): it is
+ * U+FFFD there, in error messages too, and what follows it is kept. */
+static void
+test_logs_nul(void **state)
+{
+    (void) state;
+    struct exec_policy p = {0};
+    struct exec_env *env = t_env(&p);
+    cJSON *res =
+            t_run_in(env, "print('a\\0b', 'after')\nprint('second')\nraise ValueError('x\\0y')");
+    assert_string_equal(t_str(res, "logs"), "a\xEF\xBF\xBD"
+                                            "b after\nsecond\n");
+    assert_non_null(strstr(t_err(res, "message"), "ValueError: x\xEF\xBF\xBD"
+                                                  "y"));
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 static void
 test_logs_truncation(void **state)
 {
@@ -333,9 +351,14 @@ static void
 test_private_module_attributes(void **state)
 {
     (void) state;
-    assert_eval_fails("import random\nrandom._urandom(2)",
-                      "InterpreterError: Forbidden access to private attribute _urandom of module "
+    /* math.ceil: a value the snippet may hold, refused as random's private name */
+    assert_eval_fails("import random\nrandom._ceil(2.5)",
+                      "InterpreterError: Forbidden access to private attribute _ceil of module "
                       "random");
+    /* posix.urandom: refused as a function of a module the profile does not allow */
+    assert_eval_fails("import random\nrandom._urandom(2)",
+                      "InterpreterError: Forbidden access to posix.urandom: module posix is not "
+                      "allowed");
     assert_eval_fails("from random import _urandom", "Forbidden access to private attribute");
     assert_eval_fails("import random\ngetattr(random, '_inst')",
                       "Forbidden access to private attribute _inst of module random");
@@ -587,6 +610,7 @@ main(void)
             cmocka_unit_test(test_match_class_dunder),
             cmocka_unit_test(test_budgets_cannot_be_caught),
             cmocka_unit_test(test_final_answer_from_function),
+            cmocka_unit_test(test_logs_nul),
             cmocka_unit_test(test_audit_hook),
             cmocka_unit_test(test_cancel_flag),
             cmocka_unit_test(test_operator_getters),
