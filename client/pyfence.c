@@ -233,7 +233,9 @@ exact_numbers(cJSON *node)
             if (d == trunc(d) && fabs(d) < 1e17) {
                 snprintf(text, sizeof(text), "%.0f", d);
             } else {
-                for (int prec = 15; prec <= 17; prec++) {
+                /* A subnormal has fewer significant digits than DBL_DIG: start lower, or
+                 * 5e-324 would print as 4.94065645841247e-324. */
+                for (int prec = fpclassify(d) == FP_SUBNORMAL ? 1 : 15; prec <= 17; prec++) {
                     snprintf(text, sizeof(text), "%.*g", prec, d);
                     if (strtod(text, NULL) == d)
                         break;

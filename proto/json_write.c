@@ -59,7 +59,10 @@ puts_(struct writer *w, const char *s)
 }
 
 /* Integral values print exactly (no exponent up to 1e17); others in the shortest %.Ng form
- * that reads back to the same double, as Python's repr does. */
+ * that reads back to the same double, as Python's repr does. A normal double's shortest form
+ * never has more than 15 digits unless it needs 16 or 17 (DBL_DIG), so %.15g finds it when it
+ * is shorter; a subnormal holds fewer significant bits (5e-324 has one), so %.15g would print
+ * digits it does not have: the search starts at one digit for them. */
 static int
 put_number(struct writer *w, double d)
 {
@@ -69,7 +72,7 @@ put_number(struct writer *w, double d)
     if (d == trunc(d) && fabs(d) < 1e17) {
         snprintf(tmp, sizeof(tmp), "%.0f", d);
     } else {
-        for (int prec = 15; prec <= 17; prec++) {
+        for (int prec = fpclassify(d) == FP_SUBNORMAL ? 1 : 15; prec <= 17; prec++) {
             snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
             if (strtod(tmp, NULL) == d)
                 break;

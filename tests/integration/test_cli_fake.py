@@ -3,6 +3,7 @@ printing and the exit-status contract, for every outcome (the real daemon cannot
 made to produce some of them, e.g. seccomp_violation)."""
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -53,6 +54,16 @@ def test_exec_json(srv):
     reply = json.loads(r.stdout)
     assert reply["ok"] and reply["logs"] == "x\n" and reply["output_repr"] == "[1, 2]"
     assert srv.requests[-1]["stream"] is False
+
+
+def test_exec_json_subnormals_shortest(srv):
+    # A subnormal has fewer digits than a normal double: 5e-324, not 4.94065645841247e-324.
+    for text, longer in (("5e-324", "4.94065645841247e-324"), ("-1e-310", "-9.99999999999997e-311")):
+        r = run_cli("exec", "--json", "-c", text, socket_path=srv.path)
+        assert r.returncode == 0, r.stderr
+        assert longer not in r.stdout, r.stdout
+        assert re.search(rf'"output":\s*{text},', r.stdout), r.stdout
+        assert json.loads(r.stdout)["output"] == float(text)
 
 
 def test_snippet_error_exit_1(srv):

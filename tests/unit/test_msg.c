@@ -742,6 +742,8 @@ test_encode_exact_numbers_and_escapes(void **state)
             0.1,
             1e300,
             5e-324,
+            -1e-310,
+            2.2250738585072009e-308, /* the largest subnormal: 16 digits needed */
             -0.5,
             1e17,
             123456789012.0,
@@ -754,17 +756,19 @@ test_encode_exact_numbers_and_escapes(void **state)
     cJSON_AddStringToObject(o, "s", "q\"b\\n\nt\tc\x01\x1f\x7f\xc3\xa9");
     cJSON_AddItemToObject(o, "e\n", cJSON_CreateObject());
     char *s = encode_payload(o);
-    assert_string_equal(s, "{\"n\":[9007199254740992,-9007199254740992,0.30000000000000004,0.1,"
-                           "1e+300,4.94065645841247e-324,-0.5,1e+17,123456789012,null,null,1.0],"
-                           "\"s\":\"q\\\"b\\\\n\\nt\\tc\\u0001\\u001f\x7f\xc3\xa9\","
-                           "\"e\\n\":{}}");
+    assert_string_equal(
+            s,
+            "{\"n\":[9007199254740992,-9007199254740992,0.30000000000000004,0.1,"
+            "1e+300,5e-324,-1e-310,2.225073858507201e-308,-0.5,1e+17,123456789012,null,null,1.0],"
+            "\"s\":\"q\\\"b\\\\n\\nt\\tc\\u0001\\u001f\x7f\xc3\xa9\","
+            "\"e\\n\":{}}");
 
     /* Every number reads back to the same double through our own parser. */
     cJSON *back = NULL;
     struct pf_error *err = NULL;
     assert_int_equal(msg_parse(s, strlen(s), 0, &back, &err), 0);
     const cJSON *na = cJSON_GetObjectItemCaseSensitive(back, "n");
-    for (size_t i = 0; i < 9; i++)
+    for (size_t i = 0; i < 11; i++)
         assert_true(cJSON_GetArrayItem(na, (int) i)->valuedouble == nums[i]);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(back, "s")->valuestring,
                         "q\"b\\n\nt\tc\x01\x1f\x7f\xc3\xa9");
