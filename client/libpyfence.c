@@ -313,7 +313,7 @@ read_id(const cJSON *obj, uint64_t *ret_id, bool *ret_null)
         *ret_null = true;
         return 0;
     }
-    if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 9007199254740992.0 ||
+    if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 9007199254740991.0 ||
         id->valuedouble != (double) (uint64_t) id->valuedouble)
         return -1;
     *ret_id = (uint64_t) id->valuedouble;

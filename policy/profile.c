@@ -333,7 +333,7 @@ read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
                                 "options)",
                                 where, item->string);
         double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-        if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+        if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740991.0)
             return pf_error_set(err, PF_E_CONFIG, "%s.%s: must be an integer", where, item->string);
         if (policy_limits_set(limits, id, (int64_t) d, where, err) < 0)
             return -1;

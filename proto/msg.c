@@ -12,8 +12,11 @@
 /* cJSON's own nesting limit is 1000; our walk recurses once per level too, so a caller asking
  * for more than this is clamped rather than trusted. */
 #define MAX_DEPTH_CEILING 512
-/* 2^53: the largest range in which every integer is exactly representable as a double. */
-#define EXACT_INT_MAX 9007199254740992.0
+/* 2^53 - 1. cJSON keeps no number text, only the double it read, so the bound must be one the
+ * double alone decides: every integer text of magnitude 2^53 or more (9007199254740993
+ * included) reads as a double of at least 2^53 and is refused, every one below reads exactly.
+ * A bound of 2^53 itself would let 9007199254740993 through, silently rounded. */
+#define EXACT_INT_MAX 9007199254740991.0
 #define ID_MAX_BYTES  256
 
 /* ---- UTF-8 ------------------------------------------------------------------------- */
@@ -315,7 +318,7 @@ integer_problem(double v)
     if (v != trunc(v))
         return "is not an integer";
     if (fabs(v) > EXACT_INT_MAX)
-        return "is outside the exact integer range of +/-2^53";
+        return "is outside the exact integer range of +/-(2^53 - 1)";
     return NULL;
 }
 
@@ -349,7 +352,7 @@ check_id(const cJSON *item, const char *where, const char *name, struct pf_error
         if (problem)
             return pf_error_set(err, PF_E_BAD_REQUEST,
                                 "%s: field '%s': %.17g %s (an id is a string or an integer in "
-                                "[0, 2^53])",
+                                "[0, 2^53 - 1])",
                                 where, name, item->valuedouble, problem);
         return 0;
     }

@@ -48,7 +48,7 @@ enum msg_type {
     MSG_T_OBJECT,
     MSG_T_ARRAY,
     MSG_T_STRING_ARRAY, /* array of strings, at most `max` items */
-    MSG_T_ID,           /* request id: a string (<= 256 bytes) or an integer in [0, 2^53] */
+    MSG_T_ID,           /* request id: a string (<= 256 bytes) or an integer in [0, 2^53 - 1] */
     MSG_T_ANY,
     _MSG_T_MAX,
     _MSG_T_INVALID = -1,

@@ -67,7 +67,9 @@ MAX_DEPTH = 64  # containers in a value (PROTOCOL.md "Values")
 # JSON levels in a request: a tagged container takes up to 3 ({"$type": "dict", "items": [[K, V]]}),
 # so a value of MAX_DEPTH containers fits with the request's own levels.
 MAX_REQUEST_DEPTH = 256
-_INT_LIMIT = 2**53
+# Ints within ±(2**53 - 1) travel as plain numbers; from 2**53 on the daemon, which keeps only
+# the double it parsed, cannot tell 2**53 from 2**53 + 1 and refuses them: they go tagged.
+_INT_LIMIT = 2**53 - 1
 
 
 class PyfenceError(Exception):

@@ -29,7 +29,7 @@
  *   every hop that parses JSON as doubles (cJSON in pyfenced, most clients) would print it back
  *   as an int. Other finite floats are cJSON *raw* nodes holding Python's repr ("0.1", "1e-05"),
  *   exact whatever prints the tree; test them with cJSON_IsRaw, not cJSON_IsNumber. The parts
- *   of a complex are plain (raw) numbers whatever their value. Ints within ±2^53 are numbers.
+ *   of a complex are plain (raw) numbers whatever their value. Ints within ±(2^53 - 1) are numbers.
  *
  * Runs user code: PyObject_Repr on objects without a structured form calls their __repr__, and
  * datetime.isoformat may call a user tzinfo's utcoffset(). The caller (the executor) is
@@ -48,7 +48,7 @@ uint64_t exec_value_size_floor(PyObject *obj, int max_depth, uint64_t stop);
  * missing, extra or wrongly typed field, bad base64, a "repr" value, an unhashable dict key or
  * set item, or nesting deeper than EXEC_VALUE_MAX_DEPTH fails with PF_E_BAD_REQUEST and a
  * message that names the place ("value.items[2][0]: ..."). A plain JSON number is an int when
- * its value is integral (within ±2^53; beyond, it is refused as inexact), else a float; an
+ * its value is integral (within ±(2^53 - 1); beyond, it is refused as inexact), else a float; an
  * integral float comes as {"$type": "float", "value": "1.0"}. Returns NULL with *err set (and no
  * Python exception pending) on failure. */
 PyObject *exec_value_from_json(const cJSON *json, struct pf_error **err);

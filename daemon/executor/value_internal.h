@@ -12,8 +12,10 @@
 
 #include "pf_cleanup.h"
 
-/* 2^53: the largest range in which every integer has an exact double (and JSON number). */
-#define SAFE_INT_MAX 9007199254740992LL
+/* 2^53 - 1: ints within ±SAFE_INT_MAX travel as plain numbers. Not 2^53: a reader keeping
+ * only the double (cJSON) cannot tell 2^53 from 2^53 + 1, so it refuses both, and an int sent
+ * as 2^53 could not come back in. */
+#define SAFE_INT_MAX 9007199254740991LL
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
 #define _cleanup_json_ _cleanup_(cJSON_Deletep)

@@ -171,8 +171,9 @@ float_from_text(const char *s, struct path *p, struct pf_error **err)
     return PyFloat_FromDouble(v);
 }
 
-/* A plain number with an integral value is an int (integral floats come tagged); past ±2^53 a
- * double no longer holds every integer, so the sender's digits may already be lost. */
+/* A plain number with an integral value is an int (integral floats come tagged); from ±2^53 on
+ * a double no longer holds every integer, so the sender's digits may already be lost (the text
+ * 9007199254740993 reads as 2^53): only ±(2^53 - 1) is sure to be exact. */
 static PyObject *
 number_from_json(const cJSON *j, struct path *p, struct pf_error **err)
 {
@@ -182,7 +183,8 @@ number_from_json(const cJSON *j, struct path *p, struct pf_error **err)
     if (fabs(v) <= (double) SAFE_INT_MAX)
         return PyLong_FromLongLong((long long) v);
     return bad(p, err,
-               "the number %.17g is integral and beyond ±2^53, so it is not exact: send an int "
+               "the number %.17g is integral and beyond ±(2^53 - 1), so it may not be exact: send "
+               "an int "
                "as {\"$type\": \"int\", \"value\": \"DIGITS\"} and a float as "
                "{\"$type\": \"float\", \"value\": \"%.17g\"}",
                v, v);

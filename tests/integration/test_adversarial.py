@@ -103,9 +103,21 @@ def test_bad_requests(daemon, request_, code):
 
 def test_string_ids_echoed(daemon):
     s = daemon.raw()
-    for rid in ("a", "é" * 10, "", 0, 2**53):
+    for rid in ("a", "é" * 10, "", 0, 2**53 - 1):
         s.sendall(frame({"id": rid, "op": "ping"}))
         assert read_frame(s) == {"id": rid, "ok": True}
+
+
+def test_ids_past_2_53_refused_not_rounded(daemon):
+    # 2**53 + 1 reads as the double 2**53: echoing that back would name another request.
+    s = daemon.raw()
+    for rid in (2**53, 2**53 + 1):
+        s.sendall(frame({"id": rid, "op": "ping"}))
+        r = read_frame(s)
+        assert r["id"] is None and error_code(r) == "bad_request", r
+        assert "[0, 2^53 - 1]" in r["error"]["message"], r
+    s.sendall(frame({"id": 2, "op": "ping"}))
+    assert read_frame(s) == {"id": 2, "ok": True}
 
 
 def test_slowloris(daemon):

@@ -66,7 +66,7 @@ test_valid_requests(void **state)
     assert_string_equal(msg_get_string(r.root, "client", NULL), "pytest/1");
     msg_request_finish(&r);
 
-    r = expect_request_ok("{\"id\": 9007199254740992, \"op\": \"stats\"}", MSG_OP_STATS);
+    r = expect_request_ok("{\"id\": 9007199254740991, \"op\": \"stats\"}", MSG_OP_STATS);
     msg_request_finish(&r);
 
     r = expect_request_ok(" \n{\"id\":0,\"op\":\"exec\",\"code\":\"x = 1\\nx\","
@@ -438,15 +438,26 @@ static void
 test_id_integer_range(void **state)
 {
     (void) state;
-    EXPECT_ERR(
-            "{\"id\":-1,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
-            "request: field 'id': -1 is negative (an id is a string or an integer in [0, 2^53])");
+    EXPECT_ERR("{\"id\":-1,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+               "request: field 'id': -1 is negative (an id is a string or an integer in [0, 2^53 - "
+               "1])");
     EXPECT_ERR("{\"id\":1.5,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
                "request: field 'id': 1.5 is not an integer (an id is a string or an integer in "
-               "[0, 2^53])");
+               "[0, 2^53 - 1])");
     EXPECT_ERR("{\"id\":9007199254740994,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
                "request: field 'id': 9007199254740994 is outside the exact integer range of "
-               "+/-2^53 (an id is a string or an integer in [0, 2^53])");
+               "+/-(2^53 - 1) (an id is a string or an integer in [0, 2^53 - 1])");
+    /* 9007199254740993 reads as the double 2^53: refused, not echoed back rounded. */
+    EXPECT_ERR("{\"id\":9007199254740993,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+               "request: field 'id': 9007199254740992 is outside the exact integer range of "
+               "+/-(2^53 - 1) (an id is a string or an integer in [0, 2^53 - 1])");
+    EXPECT_ERR("{\"id\":9007199254740992,\"op\":\"ping\"}", PF_E_BAD_REQUEST,
+               "request: field 'id': 9007199254740992 is outside the exact integer range of "
+               "+/-(2^53 - 1) (an id is a string or an integer in [0, 2^53 - 1])");
+    /* A text that reads back as an integral double counts as that integer. */
+    struct msg_request r = expect_request_ok("{\"id\":1e-400,\"op\":\"ping\"}", MSG_OP_PING);
+    assert_true(r.id->valuedouble == 0);
+    msg_request_finish(&r);
     /* cJSON reads 1e400 as infinity: refused as malformed before any schema sees it. */
     EXPECT_ERR("{\"id\":1e400,\"op\":\"ping\"}", PF_E_BAD_FRAME, "number out of range in 'id'");
     EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"variables\":{\"v\":[-1e999]}}",
@@ -460,7 +471,7 @@ test_check_fields_int_and_number(void **state)
     static const struct msg_field fields[] = {
             {"n", MSG_T_INT, true, 1, 1000},
             {"x", MSG_T_NUMBER, false, -1, 1},
-            {"big", MSG_T_INT, false, -9007199254740992.0, 9007199254740992.0},
+            {"big", MSG_T_INT, false, -9007199254740991.0, 9007199254740991.0},
             {"any", MSG_T_ANY, false, 0, 0},
     };
     static const struct {
@@ -475,10 +486,13 @@ test_check_fields_int_and_number(void **state)
             {"{\"n\": 2.5}", "t: field 'n': 2.5 is not an integer"},
             {"{\"n\": \"3\"}", "t: field 'n': expected an integer, got a string"},
             {"{\"n\": 5, \"x\": 1.5}", "t: field 'x': 1.5 exceeds maximum 1"},
-            {"{\"n\": 5, \"big\": -9007199254740992}", NULL},
-            {"{\"n\": 5, \"big\": 9007199254740993}", NULL}, /* rounds to 2^53 as a double */
-            {"{\"n\": 5, \"big\": 9007199254740994}",
-             "t: field 'big': 9007199254740994 is outside the exact integer range of +/-2^53"},
+            {"{\"n\": 5, \"big\": -9007199254740991}", NULL},
+            /* reads as 2^53: refused, not rounded */
+            {"{\"n\": 5, \"big\": 9007199254740993}", "t: field 'big': 9007199254740992 is outside "
+                                                      "the exact integer range of +/-(2^53 - 1)"},
+            {"{\"n\": 5, \"big\": -9007199254740992}",
+             "t: field 'big': -9007199254740992 is outside the exact integer range of +/-(2^53 - "
+             "1)"},
             {"{\"x\": 0}", "t: field 'n' is missing"},
             {"{\"n\": 5, \"N\": 5}", "field 'N' is not allowed in t"},
     };
@@ -524,7 +538,7 @@ test_unknown_and_unsupported_ops(void **state)
                "cancel request: field 'target': expected a string or an integer, got a boolean");
     EXPECT_ERR("{\"id\":1,\"op\":\"cancel\",\"target\":-1}", PF_E_BAD_REQUEST,
                "cancel request: field 'target': -1 is negative (an id is a string or an integer "
-               "in [0, 2^53])");
+               "in [0, 2^53 - 1])");
     struct msg_request req =
             expect_request_ok("{\"id\":2,\"op\":\"cancel\",\"target\":\"job-1\"}", MSG_OP_CANCEL);
     assert_string_equal(cJSON_GetObjectItem(req.root, "target")->valuestring, "job-1");

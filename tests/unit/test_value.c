@@ -101,8 +101,11 @@ test_scalars(void **state)
 static void
 test_int_edges(void **state)
 {
-    check_round_trip("2**53", "9007199254740992");
-    check_round_trip("-2**53", "-9007199254740992");
+    check_round_trip("2**53 - 1", "9007199254740991");
+    check_round_trip("-2**53 + 1", "-9007199254740991");
+    /* 2^53 goes tagged: read back as a plain number it could not be told from 2^53 + 1. */
+    check_round_trip("2**53", "{\"$type\":\"int\",\"value\":\"9007199254740992\"}");
+    check_round_trip("-2**53", "{\"$type\":\"int\",\"value\":\"-9007199254740992\"}");
     check_round_trip("2**53 + 1", "{\"$type\":\"int\",\"value\":\"9007199254740993\"}");
     check_round_trip("-2**53 - 1", "{\"$type\":\"int\",\"value\":\"-9007199254740993\"}");
     check_round_trip("10**15", "1000000000000000");
@@ -456,13 +459,13 @@ test_input_forms(void **state)
     /* Tagged floats force a float even for integral text; plain integral numbers are ints
      * (3.0 and -0 included: JSON parsers keep no difference), others floats. */
     cJSON *j = cJSON_Parse("[{\"$type\":\"float\",\"value\":\"1\"},3.0,2.5,-0,1e15,"
-                           "9007199254740992,{\"$type\":\"float\",\"value\":\"1e300\"},"
+                           "9007199254740991,{\"$type\":\"float\",\"value\":\"1e300\"},"
                            "{\"$type\":\"int\",\"value\":\"-0x1F\"}]");
     struct pf_error *err = NULL;
     PyObject *v = exec_value_from_json(j, &err);
     cJSON_Delete(j);
     assert_non_null(v);
-    PyObject *expected = eval("[1.0, 3, 2.5, 0, 10**15, 2**53, 1e300, -31]");
+    PyObject *expected = eval("[1.0, 3, 2.5, 0, 10**15, 2**53 - 1, 1e300, -31]");
     assert_int_equal(PyObject_RichCompareBool(v, expected, Py_EQ), 1);
     assert_true(PyFloat_CheckExact(PyList_GET_ITEM(v, 0)));
     for (int i = 1; i <= 5; i++)
@@ -473,6 +476,9 @@ test_input_forms(void **state)
     /* An integral number past ±2^53 may have lost digits already: refused, saying what to send. */
     check_refused("[1e300]", "value[0]: the number 1.0000000000000001e+300 is integral and beyond");
     check_refused("{\"n\":-9007199254740994}", "send an int as {\"$type\": \"int\"");
+    /* 9007199254740993 reads as the double 2^53: refused rather than rounded. */
+    check_refused("[9007199254740993]", "value[0]: the number 9007199254740992 is integral");
+    check_refused("[-9007199254740992]", "value[0]: the number -9007199254740992 is integral");
 }
 
 static void
