@@ -237,6 +237,24 @@ exec_env_free(struct exec_env *env)
     return NULL;
 }
 
+/* The hard keywords of Python 3.11 (keyword.kwlist). PyUnicode_IsIdentifier accepts them, and
+ * CPython has no C API for keyword.iskeyword, but a snippet cannot name a variable called `for`.
+ * Soft keywords (match, case, _) are ordinary names and stay allowed. */
+static bool
+is_keyword(const char *name)
+{
+    static const char *const keywords[] = {
+            "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+            "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+            "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+            "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield",
+    };
+    for (size_t i = 0; i < PF_ELEMENTSOF(keywords); i++)
+        if (strcmp(name, keywords[i]) == 0)
+            return true;
+    return false;
+}
+
 int
 exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error **err)
 {
@@ -252,6 +270,13 @@ exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error 
                                 "variables: \"%.*s\" is not a valid variable name (a Python "
                                 "identifier not starting with __)",
                                 pf_quote_len(item->string), item->string);
+        }
+        if (is_keyword(item->string)) {
+            Py_DECREF(name);
+            return pf_error_set(err, PF_E_BAD_REQUEST,
+                                "variables: \"%s\" is a Python keyword, so a snippet could not "
+                                "use it as a variable name",
+                                item->string);
         }
         if (exec_is_tool_name(name)) {
             Py_DECREF(name);

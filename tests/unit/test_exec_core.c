@@ -298,6 +298,29 @@ test_variable_names_cut(void **state)
     free(name);
 }
 
+/* A keyword is an identifier to PyUnicode_IsIdentifier, but no snippet could use it. */
+static void
+test_variable_keywords_refused(void **state)
+{
+    (void) state;
+    static const char *const keywords[] = {"for", "None", "True", "lambda", "await", "yield"};
+    for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++) {
+        char want[64];
+        snprintf(want, sizeof(want), "variables: \"%s\" is a Python keyword", keywords[i]);
+        check_variable_refused(keywords[i], "1", want, 200);
+    }
+    /* Soft keywords are ordinary names. */
+    struct exec_env *env = t_env(NULL);
+    struct pf_error *err = NULL;
+    cJSON *vars = cJSON_Parse("{\"match\": 1, \"case\": 2, \"_\": 3, \"type\": 4}");
+    assert_int_equal(exec_env_set_variables(env, vars, &err), 0);
+    cJSON_Delete(vars);
+    cJSON *res = t_run_in(env, "match + case + _ + type");
+    assert_string_equal(t_str(res, "output_repr"), "10");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 static void
 test_unsupported_nodes(void **state)
 {
@@ -349,6 +372,7 @@ main(void)
             cmocka_unit_test(test_syntax_error),
             cmocka_unit_test(test_session_state),
             cmocka_unit_test(test_variable_names_cut),
+            cmocka_unit_test(test_variable_keywords_refused),
             cmocka_unit_test(test_unsupported_nodes),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
