@@ -70,7 +70,9 @@ int exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_er
 /* Reads the named variables back as tagged JSON: {name: value}; missing names are omitted. */
 cJSON *exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n);
 
-/* Receives print output as it is produced (already counted against max_output_bytes). */
+/* Receives print output as it is produced (already counted against max_output_bytes). Also
+ * called with (NULL, 0) from the walk's clock checks, so that a caller batching output can
+ * send what has waited too long while the snippet computes without printing. */
 typedef void (*exec_output_cb)(void *userdata, const char *data, size_t len);
 
 /* Runs one snippet in env. Never returns NULL except on allocation failure or for an env that

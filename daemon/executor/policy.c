@@ -485,6 +485,8 @@ exec_budget_slow(struct exec_run *r)
         exec_fail(r, ABORT_CANCEL, "Code execution was cancelled");
         return -1;
     }
+    if (r->cb)
+        r->cb(r->userdata, NULL, 0);
     uint64_t next = r->ops + EXEC_CLOCK_EVERY;
     r->ops_check_at = next < r->max_ops + 1 ? next : r->max_ops + 1;
     return 0;

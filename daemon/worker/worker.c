@@ -220,10 +220,17 @@ batch_flush(struct out_batch *b)
     b->last_flush_ms = now_ms();
 }
 
+/* Lines go out at once unless the last batch went less than OUTPUT_FLUSH_MS ago (a burst is
+ * then sent as one event); the walk's clock checks (len 0) send what has waited that long. */
 static void
 on_output(void *userdata, const char *data, size_t len)
 {
     struct out_batch *b = userdata;
+    if (len == 0) {
+        if (b->len > 0 && now_ms() - b->last_flush_ms >= OUTPUT_FLUSH_MS)
+            batch_flush(b);
+        return;
+    }
     if (b->len + len > b->cap) {
         size_t cap = b->cap ? b->cap : OUTPUT_FLUSH_BYTES;
         while (cap < b->len + len)
@@ -491,7 +498,8 @@ new_env(int fd, const struct run_job *job)
 static void
 run_snippet(int fd, struct exec_env *env, const struct policy_limits *limits, const char *code)
 {
-    struct out_batch batch = {.fd = fd, .last_flush_ms = now_ms()};
+    /* last_flush_ms 0: the first line goes out at once */
+    struct out_batch batch = {.fd = fd};
     cJSON *res = exec_env_run(env, code, on_output, &batch);
     run_end();
     batch_flush(&batch);

@@ -29,6 +29,28 @@ def test_exec_result_fields(client):
     assert r.error is None and r.stats["ops"] > 0 and "run_ms" in r.stats and "queue_ms" in r.stats
 
 
+@pytest.mark.parametrize("pause", [
+    "time.sleep(1.5)",  # a C call: the walk makes no clock check meanwhile
+    # the walk goes on (a clock check every 1,024 operations) without printing
+    "t = time.monotonic()\nwhile time.monotonic() - t < 1.5:\n    time.sleep(0.001)",
+])
+def test_output_streams_before_a_pause(client, pause):
+    """The first line goes out at once; one printed just after it (batched with it) goes out
+    at the walk's next clock check: neither waits for the snippet to end."""
+    import time
+    seen = []
+    snippet = "import time\nprint('a')\n" + pause + "\nprint('b')"
+    if "while" in pause:
+        snippet = "import time\nprint('a')\nprint('a2')\n" + pause + "\nprint('b')"
+    start = time.monotonic()
+    r = client.exec(snippet, on_output=lambda text: seen.append((time.monotonic() - start, text)))
+    assert r.ok and r.logs.endswith("b\n"), (r, r.error)
+    early = "".join(text for t, text in seen if t < 1.0)
+    assert early.startswith("a\n"), seen
+    if "while" in pause:
+        assert early == "a\na2\n", seen
+
+
 def test_tagged_values_from_the_daemon(client):
     r = client.exec("import datetime\n"
                     "((1, 2), {3}, frozenset({4}), b'\\x00\\xff', bytearray(b'z'), 1+2j, float('nan'),\n"
