@@ -64,8 +64,9 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                            64 * MiB, "printed output of one snippet, in bytes"},
         [POLICY_LIMIT_MAX_LOG_CHARS] = {"max_log_chars", POLICY_SCOPE_JOB, 50000, 100, 10000000,
                                         "characters of `logs` kept in the reply (head and tail)"},
-        [POLICY_LIMIT_MAX_RESULT_BYTES] = {"max_result_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
-                                           32 * MiB, "size of the encoded result value, in bytes"},
+        [POLICY_LIMIT_MAX_RESULT_BYTES] =
+                {"max_result_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB, 32 * MiB,
+                 "bytes of the result: output as compact JSON plus output_repr"},
         [POLICY_LIMIT_SESSION_IDLE_TIMEOUT_MS] = {"session_idle_timeout_ms", POLICY_SCOPE_JOB,
                                                   600000, 100, 86400000,
                                                   "a session with no request for this long is "

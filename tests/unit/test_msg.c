@@ -231,6 +231,22 @@ test_bad_utf8_in_requests(void **state)
     EXPECT_ERR("{\"id\":\"\\ud800\",\"op\":\"ping\"}", PF_E_BAD_FRAME, "invalid JSON at offset 7");
 }
 
+/* One byte-order mark as the very first bytes is ignored (RFC 8259 8.1 allows it; PROTOCOL.md
+ * says so); anywhere else it is a bad frame. */
+static void
+test_leading_bom(void **state)
+{
+    (void) state;
+    struct msg_request r = expect_request_ok("\xef\xbb\xbf{\"id\":1,\"op\":\"ping\"}", MSG_OP_PING);
+    msg_request_finish(&r);
+    EXPECT_ERR(" \xef\xbb\xbf{\"id\":1,\"op\":\"ping\"}", PF_E_BAD_FRAME,
+               "invalid JSON at offset 1");
+    EXPECT_ERR("\xef\xbb\xbf\xef\xbb\xbf{\"id\":1,\"op\":\"ping\"}", PF_E_BAD_FRAME,
+               "invalid JSON at offset 3");
+    EXPECT_ERR("{\"id\":1,\"op\":\"ping\"}\xef\xbb\xbf", PF_E_BAD_FRAME,
+               "trailing data after the JSON value at offset 20");
+}
+
 static void
 test_bad_json(void **state)
 {
@@ -807,6 +823,7 @@ main(void)
             cmocka_unit_test(test_utf8_validator),
             cmocka_unit_test(test_utf8_matches_reference),
             cmocka_unit_test(test_bad_utf8_in_requests),
+            cmocka_unit_test(test_leading_bom),
             cmocka_unit_test(test_bad_json),
             cmocka_unit_test(test_duplicate_keys),
             cmocka_unit_test(test_depth_limit),
