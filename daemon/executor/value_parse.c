@@ -146,6 +146,11 @@ string_field(const cJSON *o, const char *name, const char *tag, struct path *p,
     return f->valuestring;
 }
 
+/* CPython's default int_max_str_digits (sys.set_int_max_str_digits). Past it, decimal text is
+ * refused with a hint to call that function, which a client cannot: we refuse first, saying
+ * what the client can do instead (hex has no such limit, and is what we send such ints as). */
+#define INT_MAX_DECIMAL_DIGITS 4300
+
 static PyObject *
 int_from_text(const char *s, struct path *p, struct pf_error **err)
 {
@@ -155,6 +160,11 @@ int_from_text(const char *s, struct path *p, struct pf_error **err)
     const char *allowed = hex ? "0123456789abcdefABCDEF" : "0123456789";
     if (!*d || strspn(d, allowed) != strlen(d))
         return bad(p, err, "\"%.40s\" is not a decimal or 0x-hex integer", s);
+    if (!hex && strlen(d) > INT_MAX_DECIMAL_DIGITS)
+        return bad(p, err,
+                   "an int of %zu decimal digits exceeds the limit of %d digits: send it in hex "
+                   "(\"0x...\"), which has no such limit",
+                   strlen(d), INT_MAX_DECIMAL_DIGITS);
     PyObject *v = PyLong_FromString(s, NULL, hex ? 16 : 10);
     return v ? v : bad_from_exception(p, err, "bad int");
 }

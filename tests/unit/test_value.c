@@ -378,6 +378,32 @@ check_refused(const char *text, const char *needle)
     pf_error_free(err);
 }
 
+/* Past 4300 decimal digits CPython asks the caller to raise sys.set_int_max_str_digits(), which
+ * a client cannot: the message gives the limit and what to send instead. */
+static void
+test_int_digit_limit(void)
+{
+    char text[5200];
+    int n = snprintf(text, sizeof(text), "{\"$type\":\"int\",\"value\":\"-");
+    memset(text + n, '9', 5000);
+    strcpy(text + n + 5000, "\"}");
+    check_refused(text, "value: an int of 5000 decimal digits exceeds the limit of 4300 digits: "
+                        "send it in hex");
+    cJSON *j = cJSON_Parse(text);
+    struct pf_error *err = NULL;
+    assert_null(exec_value_from_json(j, &err));
+    assert_null(strstr(err->msg, "set_int_max_str_digits"));
+    pf_error_free(err);
+    cJSON_Delete(j);
+    text[n + 4300] = '\0'; /* exactly 4300 digits: still read */
+    strcat(text, "\"}");
+    j = cJSON_Parse(text);
+    PyObject *v = exec_value_from_json(j, &err);
+    assert_non_null(v);
+    Py_DECREF(v);
+    cJSON_Delete(j);
+}
+
 static void
 test_refusals(void **state)
 {
@@ -393,6 +419,7 @@ test_refusals(void **state)
     check_refused("{\"$type\":\"int\",\"value\":\"\"}", "not a decimal");
     check_refused("{\"$type\":\"int\",\"value\":\"-\"}", "not a decimal");
     check_refused("{\"$type\":\"int\",\"value\":\" 1\"}", "not a decimal");
+    test_int_digit_limit();
     check_refused("{\"$type\":\"float\",\"value\":\"abc\"}", "value: bad float");
     check_refused("{\"$type\":\"float\",\"value\":\"1.5x\"}", "is not a float");
     check_refused("{\"$type\":\"bytes\",\"base64\":\"abc\"}", "not padded standard base64");
