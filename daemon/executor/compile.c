@@ -393,8 +393,6 @@ conv_attribute(struct cstate *cs, PyObject *ast, struct node *n)
         n->flags |= NF_FORBIDDEN;
     if (name[0] == '_')
         n->flags |= NF_PRIVATE;
-    if (strcmp(name, "format") == 0 || strcmp(name, "format_map") == 0)
-        n->flags |= NF_FORMAT;
     return n;
 }
 

@@ -393,7 +393,7 @@ exec_eval_attr(struct exec_run *r, const struct node *n)
     }
     /* the name passed its checks at compile time: only the value needs a look */
     PyObject *v = PyObject_GetAttr(obj, n->obj);
-    if (v && unlikely((n->flags & (NF_PRIVATE | NF_FORMAT)) || !exec_value_is_plain(v)))
+    if (v && unlikely((n->flags & NF_PRIVATE) || !exec_value_is_plain(v)))
         v = exec_getattr_result(r, obj, n->obj, v);
     Py_DECREF(obj);
     return v;

@@ -145,7 +145,6 @@ enum exec_cmpop {
 #define NF_BOOL_OR   0x10
 #define NF_PRIVATE   0x20 /* an attribute named _x: refused on modules */
 #define NF_TRY_STAR  0x40 /* try ... except* */
-#define NF_FORMAT    0x80 /* an attribute named format or format_map (str.format guard) */
 
 enum comp_kind { COMP_LIST, COMP_SET, COMP_DICT, COMP_GEN };
 
@@ -372,9 +371,6 @@ int exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *va
 /* guard.c: replaces operator.attrgetter/methodcaller and string.Formatter by checking
  * versions; steals v. */
 PyObject *exec_guard_getters(PyObject *v);
-/* obj.format / obj.format_map of a str (or str subclass): method gets a field-name check. */
-bool exec_is_format_method(PyObject *obj, PyObject *name);
-PyObject *exec_guard_format(PyObject *obj, PyObject *method);
 /* Once, before any run: str.format and format_map check their fields for every caller while a
  * snippet runs (library code included). Returns -1 with an exception set. */
 int exec_guard_str_format_install(void);

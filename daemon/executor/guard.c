@@ -53,23 +53,6 @@ check_format_string(PyObject *fmt, int depth)
     return rc < 0 || PyErr_Occurred() ? -1 : 0;
 }
 
-/* self = (the real str.format or bound method, the bound str or None) */
-static PyObject *
-guarded_format(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *fmt = PyTuple_GET_ITEM(self, 1);
-    if (fmt == Py_None)
-        fmt = nargs > 0 ? args[0] : NULL;
-    if (fmt && PyUnicode_Check(fmt) && check_format_string(fmt, 0) < 0)
-        return NULL;
-    return PyObject_Vectorcall(PyTuple_GET_ITEM(self, 0), args, nargsf, kwnames);
-}
-
-static PyMethodDef guarded_format_def = {"format", (PyCFunction) (void (*)(void)) guarded_format,
-                                         METH_FASTCALL | METH_KEYWORDS,
-                                         "str.format with the executor's field-name checks"};
-
 static int
 load_string_helpers(void)
 {
@@ -89,35 +72,12 @@ load_string_helpers(void)
     return 0;
 }
 
-PyObject *
-exec_guard_format(PyObject *obj, PyObject *method)
-{
-    if (load_string_helpers() < 0)
-        return NULL;
-    PyObject *self = PyTuple_Pack(2, method, PyUnicode_Check(obj) ? obj : Py_None);
-    if (!self)
-        return NULL;
-    PyObject *f = PyCFunction_New(&guarded_format_def, self);
-    Py_DECREF(self);
-    return f;
-}
-
-bool
-exec_is_format_method(PyObject *obj, PyObject *name)
-{
-    if (PyUnicode_CompareWithASCIIString(name, "format") != 0 &&
-        PyUnicode_CompareWithASCIIString(name, "format_map") != 0)
-        return false;
-    return PyUnicode_Check(obj) ||
-           (PyType_Check(obj) && PyType_IsSubtype((PyTypeObject *) obj, &PyUnicode_Type));
-}
-
-/* str.format and format_map as every caller sees them while a snippet runs. The guard above
- * covers the walk's own attribute reads, but library code the snippet calls reads fields with
- * CPython's getattr out of the walk's sight (collections.UserString.format calls
- * self.data.format), and so does the method reached through super(S, s).format. So str's own
- * type dict holds checking versions, installed once before any run: no route to the method
- * reaches the unchecked one. Outside runs (imports, the daemon's own code) they only pass on. */
+/* str.format and format_map as every caller sees them while a snippet runs: the snippet
+ * itself, library code formatting a string it gave (collections.UserString.format calls
+ * self.data.format), the method reached through super(S, s).format. All read fields with
+ * CPython's getattr, so str's own type dict holds checking versions, installed once before
+ * any run: no route to the method reaches the unchecked one. Outside runs (imports, the
+ * daemon's own code) they only pass on. */
 static PyObject *real_str_format, *real_str_format_map; /* the method descriptors replaced */
 
 static PyObject *

@@ -429,11 +429,6 @@ exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject 
         return exec_fail(r, ABORT_NONE, "Forbidden access to private attribute %U of module %s",
                          name, m ? m : "?");
     }
-    if (exec_is_format_method(obj, name)) {
-        PyObject *g = exec_guard_format(obj, v);
-        Py_DECREF(v);
-        v = g;
-    }
     return v;
 }
 
