@@ -126,17 +126,6 @@ eval_args(struct exec_run *r, const struct node *n, PyObject **stack)
     return 0;
 }
 
-/* str.format and str.format_map resolve "{0.attr}" fields with plain getattr: the snippet
- * would reach dunders through them, so such calls take the checked path (exec_getattr). */
-static bool
-needs_checked_method(PyObject *self, PyObject *name)
-{
-    if (!PyUnicode_Check(self) && !PyType_Check(self))
-        return false;
-    const char *s = PyUnicode_AsUTF8(name);
-    return s && strncmp(s, "format", 6) == 0;
-}
-
 static PyObject *
 call_method(struct exec_run *r, const struct node *n)
 {
@@ -155,7 +144,7 @@ call_method(struct exec_run *r, const struct node *n)
     }
     /* modules' attributes go through the checks too (private names, submodules, the
      * operator getters); module functions are no bound methods, so nothing is lost */
-    if (PyModule_Check(stack[0]) || needs_checked_method(stack[0], fn->obj)) {
+    if (PyModule_Check(stack[0])) {
         PyObject *m = exec_getattr(r, stack[0], fn->obj);
         if (m) {
             res = PyObject_Vectorcall(m, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET, n->obj);
