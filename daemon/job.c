@@ -92,11 +92,12 @@ mark_replied(struct job *j)
 
 /* Sends the reply that ends the request (once), counts the outcome, lets go of the conn. */
 static void
-send_reply(struct job *j, const cJSON *reply, int code)
+send_reply(struct job *j, cJSON *reply, int code)
 {
     if (j->replied)
         return;
     mark_replied(j);
+    code = job_reply_fit(reply, (uint32_t) j->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES], code);
     daemon_count_outcome(j->d, code);
     latency_record(&j->d->latency, daemon_elapsed_ms(j->arrival_ns));
     if (j->conn)
@@ -343,10 +344,8 @@ handle_output(struct job *j, const cJSON *event)
     keep_log_head(j, data, len);
     if (!j->stream || !j->conn)
         return;
-    cJSON *ev = msg_event(j->req_id, "output");
-    if (ev && cJSON_AddStringToObject(ev, "data", data))
-        conn_send(j->conn, ev);
-    cJSON_Delete(ev);
+    job_send_output(j->conn, j->req_id, data,
+                    (uint32_t) j->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES]);
 }
 
 static int

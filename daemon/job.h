@@ -190,4 +190,14 @@ void job_reply_add_cgroup_stats(const struct zygote_exit *e, cJSON *stats);
 int job_reply_cgroup_outcome(const struct zygote_exit *e, const struct policy_limits *limits,
                              cJSON *reply, int code);
 
+/* Brings an exec reply (ok or not) under max_frame bytes as msg_fit_exec_reply does: long
+ * texts cut, else the result left out. Returns the reply's code: output_limit once the result
+ * was left out. A reply that cannot fit stays as it is, for conn_send's bare too_large. */
+int job_reply_fit(cJSON *reply, uint32_t max_frame, int code);
+
+/* Sends data as the request's `output` events: one, or as many as it takes for each to fit
+ * max_frame bytes, cut between characters (a worker's chunk can be larger than a small
+ * max_frame_bytes once escaped). */
+void job_send_output(struct conn *c, const cJSON *req_id, const char *data, uint32_t max_frame);
+
 #endif

@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "conn.h"
 #include "harden_zygote.h"
 #include "job.h"
+#include "json_write.h"
 #include "msg.h"
+#include "msg_fit.h"
 #include "pf_cleanup.h"
 
 /* What the worker's cgroup measured (CHANNEL.md): threads and children included, which the
@@ -173,4 +176,55 @@ job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
     }
     snprintf(msg, msg_size, "worker exited without sending a result");
     return PF_E_WORKER_CRASHED;
+}
+
+int
+job_reply_fit(cJSON *reply, uint32_t max_frame, int code)
+{
+    if (msg_fit_exec_reply(reply, max_frame, "max_frame_bytes") < 0)
+        return code;
+    const char *outcome = msg_get_string(reply, "outcome", "");
+    return code == 0 && strcmp(outcome, pf_code_name(PF_E_OUTPUT_LIMIT)) == 0 ? PF_E_OUTPUT_LIMIT
+                                                                              : code;
+}
+
+/* The event with data "" as JSON: what each piece of data is added to. */
+static size_t
+output_event_overhead(const cJSON *req_id)
+{
+    _cleanup_json_ cJSON *ev = msg_event(req_id, "output");
+    _cleanup_free_ char *buf = NULL;
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    size_t len = 0;
+    if (!ev || !cJSON_AddStringToObject(ev, "data", "") ||
+        json_write(ev, 0, SIZE_MAX, &buf, &len, &err) < 0)
+        return SIZE_MAX;
+    return len;
+}
+
+static void
+send_output_piece(struct conn *c, const cJSON *req_id, const char *data, size_t len)
+{
+    _cleanup_json_ cJSON *ev = msg_event(req_id, "output");
+    _cleanup_free_ char *piece = strndup(data, len);
+    if (ev && piece && cJSON_AddStringToObject(ev, "data", piece))
+        conn_send(c, ev);
+}
+
+void
+job_send_output(struct conn *c, const cJSON *req_id, const char *data, uint32_t max_frame)
+{
+    size_t len = strlen(data);
+    size_t overhead = output_event_overhead(req_id);
+    if (overhead >= max_frame)
+        return; /* cannot happen with an id of <= 256 bytes and a frame of >= 4 KiB */
+    size_t budget = max_frame - overhead;
+    do {
+        size_t n = msg_fit_prefix(data, len, budget);
+        if (n == 0)
+            return;
+        send_output_piece(c, req_id, data, n);
+        data += n;
+        len -= n;
+    } while (len > 0);
 }

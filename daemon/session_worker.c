@@ -100,9 +100,11 @@ request_clear(struct session *s)
 /* Ends the request in flight with reply (borrowed); code counts exec outcomes like jobs. The
  * caller then gives the worker its next request (session_next) if the session goes on. */
 static void
-request_finish(struct session *s, const cJSON *reply, int code)
+request_finish(struct session *s, cJSON *reply, int code)
 {
     enum session_req_kind kind = s->req.kind;
+    if (kind == SESSION_REQ_EXEC && reply)
+        code = job_reply_fit(reply, (uint32_t) s->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES], code);
     if (kind == SESSION_REQ_EXEC)
         daemon_count_outcome(s->d, code);
     if (kind != SESSION_REQ_OPEN && s->req.start_ns)
@@ -265,10 +267,8 @@ handle_output(struct session *s, const cJSON *event)
     }
     if (!s->req.stream || !s->req.conn)
         return;
-    cJSON *ev = msg_event(s->req.id, "output");
-    if (ev && cJSON_AddStringToObject(ev, "data", data))
-        conn_send(s->req.conn, ev);
-    cJSON_Delete(ev);
+    job_send_output(s->req.conn, s->req.id, data,
+                    (uint32_t) s->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES]);
 }
 
 /* A frame the worker could not have sent in this state. */

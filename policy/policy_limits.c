@@ -63,7 +63,8 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
         [POLICY_LIMIT_MAX_OUTPUT_BYTES] = {"max_output_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
                                            64 * MiB, "printed output of one snippet, in bytes"},
         [POLICY_LIMIT_MAX_LOG_CHARS] = {"max_log_chars", POLICY_SCOPE_JOB, 50000, 100, 10000000,
-                                        "characters of `logs` kept in the reply (head and tail)"},
+                                        "characters of `logs`, and of an error's message, kept in "
+                                        "the reply (head and tail)"},
         [POLICY_LIMIT_MAX_RESULT_BYTES] =
                 {"max_result_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB, 32 * MiB,
                  "bytes of the result: output as compact JSON plus output_repr"},

@@ -87,7 +87,8 @@ typedef void (*exec_output_cb)(void *userdata, const char *data, size_t len);
  *   "is_final_answer": bool
  *   "error":          (outcome != "ok") {"type", "message", "line", "source"}; message is
  *                     "Code execution failed at line '<source>' due to: <Type>: <msg>" or
- *                     "Code parsing failed on line N due to: SyntaxError: ..."
+ *                     "Code parsing failed on line N due to: SyntaxError: ..."; message and
+ *                     source keep head and tail within max_log_chars, as logs do
  *   "stats":          {"ops": evaluated nodes, "run_ms": wall time in the executor}
  */
 cJSON *exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata);

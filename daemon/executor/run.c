@@ -66,23 +66,25 @@ without_nul(const char *s, size_t len, size_t *ret_len)
     return out;
 }
 
-/* smolagents' truncate_content: head and tail, with a marker line between. */
+/* smolagents' truncate_content: head and tail, with a marker line between. For the logs, and
+ * for an error's message and source, which quote what the snippet made (a 100 MB exception
+ * message would otherwise travel whole). */
 static cJSON *
-logs_json(const char *raw, size_t raw_len, uint32_t max)
+cut_text_json(const char *raw, size_t raw_len, uint32_t max)
 {
     size_t len;
-    _cleanup_free_ char *logs = without_nul(raw, raw_len, &len);
-    if (!logs)
+    _cleanup_free_ char *text = without_nul(raw, raw_len, &len);
+    if (!text)
         return NULL;
-    size_t chars = utf8_len(logs, len);
+    size_t chars = utf8_len(text, len);
     if (chars <= max)
-        return cJSON_CreateString(logs);
-    size_t head = utf8_offset(logs, len, max / 2);
-    size_t tail = utf8_offset(logs, len, chars - (max - max / 2));
+        return cJSON_CreateString(text);
+    size_t head = utf8_offset(text, len, max / 2);
+    size_t tail = utf8_offset(text, len, chars - (max - max / 2));
     char *out = NULL;
     if (asprintf(&out,
                  "%.*s\n..._This content has been truncated to stay below %u characters_...\n%s",
-                 (int) head, logs, max, logs + tail) < 0)
+                 (int) head, text, max, text + tail) < 0)
         return NULL;
     cJSON *j = cJSON_CreateString(out);
     free(out);
@@ -269,7 +271,8 @@ build_result(struct exec_run *r, enum outcome out, PyObject *value, bool is_fina
     bool oom = add_output(r, res, out == OUT_OK ? value : NULL) < 0;
     if (ret_out_of_memory)
         *ret_out_of_memory = oom;
-    cJSON *logs = logs_json(r->logs ? r->logs : "", r->logs_len, r->env->policy.max_log_chars);
+    uint32_t max_chars = r->env->policy.max_log_chars;
+    cJSON *logs = cut_text_json(r->logs ? r->logs : "", r->logs_len, max_chars);
     if (logs)
         cJSON_AddItemToObject(res, "logs", logs);
     cJSON_AddBoolToObject(res, "is_final_answer", is_final && out == OUT_OK);
@@ -277,10 +280,12 @@ build_result(struct exec_run *r, enum outcome out, PyObject *value, bool is_fina
         cJSON *err = cJSON_AddObjectToObject(res, "error");
         if (err) {
             cJSON_AddStringToObject(err, "type", e->type ? e->type : "Error");
-            cJSON_AddStringToObject(err, "message", e->message ? e->message : "");
+            const char *m = e->message ? e->message : "";
+            cJSON_AddItemToObject(err, "message", cut_text_json(m, strlen(m), max_chars));
             cJSON_AddNumberToObject(err, "line", e->line);
             if (e->source)
-                cJSON_AddStringToObject(err, "source", e->source);
+                cJSON_AddItemToObject(err, "source",
+                                      cut_text_json(e->source, strlen(e->source), max_chars));
             else
                 cJSON_AddNullToObject(err, "source");
         }

@@ -17,6 +17,7 @@
 #include "frame.h"
 #include "harden_internal.h"
 #include "msg.h"
+#include "msg_fit.h"
 #include "pf_cleanup.h"
 #include "policy_limits.h"
 #include "warm_up.h"
@@ -509,6 +510,9 @@ run_snippet(int fd, struct exec_env *env, const struct policy_limits *limits, co
     enforce_result_size(res, (uint64_t) limits->v[POLICY_LIMIT_MAX_RESULT_BYTES]);
     add_usage(res);
     replace_item(res, "event", cJSON_CreateString("result"));
+    /* Limits near their maximum (a repr of control characters is 6 bytes a character as JSON)
+     * can make more than a channel frame: cut, not lost with the worker. */
+    msg_fit_exec_reply(res, WORKER_MAX_FRAME_BYTES, "the worker channel's frame");
     send_or_die(fd, res);
     cJSON_Delete(res);
 }

@@ -137,6 +137,49 @@ def test_frame_over_daemon_max(daemon_factory):
     d.assert_serving()
 
 
+def test_replies_and_events_fit_a_small_max_frame(daemon_factory):
+    """Under --max-frame-bytes below what a job may print or return, nothing is dropped
+    unannounced: output events are split to fit, long texts are cut with a marker, and a result
+    that cannot fit is left out with output_limit saying why."""
+    d = daemon_factory("--max-frame-bytes", "4096")
+    with d.client() as c:
+        pieces = []
+        r = c.exec("print('\\x01' * 3000 + 'é' * 3000)", on_output=pieces.append)
+        assert r.outcome == "ok", r.reply
+        assert "".join(pieces) == "\x01" * 3000 + "é" * 3000 + "\n"
+        assert len(pieces) >= 4  # 21 KB as JSON: no piece over 4 KiB
+
+        r = c.exec("print('a' * 10000)\nraise ValueError('q' * 10000)")
+        assert r.outcome == "error", r.reply
+        marker = "cut to fit max_frame_bytes (4096 bytes)"
+        assert marker in r.logs and r.logs.startswith("aaa") and r.logs.endswith("aaa\n")
+        m = r.reply["error"]["message"]
+        assert marker in m and m.startswith("Code execution failed") and m.endswith("qqq")
+
+        r = c.exec("'y' * 3000")
+        assert r.outcome == "output_limit" and r.output is None, r.reply
+        assert "left out" in r.reply["error"]["message"]
+        assert "max_frame_bytes (4096 bytes)" in r.reply["error"]["message"]
+
+        s = c.open_session()
+        r = s.exec("x = 'z' * 3000\nx")
+        assert r.outcome == "output_limit", r.reply
+        assert s.exec("len(x)").output == 3000  # the session goes on
+        s.close()
+    d.assert_serving()
+
+
+def test_error_message_kept_within_max_log_chars(daemon):
+    """An exception's message is cut like the logs (head, marker, tail): a 9 MB message would
+    not fit a reply, and one of 70 MB not even the worker's channel."""
+    with daemon.client() as c:
+        for n in (9_000_000, 70_000_000):
+            r = c.exec(f"raise ValueError('x' * {n})", limits={"max_log_chars": 1000})
+            assert r.outcome == "error", r.reply
+            m = r.reply["error"]["message"]
+            assert "truncated to stay below 1000 characters" in m and len(m) < 1200
+
+
 def test_executor_reconnects_after_idle_close(daemon_factory):
     d = daemon_factory("--idle-timeout-ms", "1000")
     with pyfence.PyfenceExecutor(socket_path=d.socket_path) as ex:
