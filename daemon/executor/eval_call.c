@@ -151,8 +151,18 @@ call_method(struct exec_run *r, const struct node *n)
             Py_DECREF(m);
         }
     } else {
-        res = PyObject_VectorcallMethod(fn->obj, stack,
-                                        (n->nv + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, n->obj);
+        /* What PyObject_VectorcallMethod does, with the check obj.name gets as a value in
+         * between: a held object's attribute may be a function of a module the profile does
+         * not allow. Found on the type, the function is called unbound, self first. */
+        PyObject *meth = NULL;
+        int unbound = _PyObject_GetMethod(stack[0], fn->obj, &meth);
+        if (meth && (meth = exec_getattr_result(r, stack[0], fn->obj, meth)))
+            res = unbound ? PyObject_Vectorcall(meth, stack,
+                                                (n->nv + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                                n->obj)
+                          : PyObject_Vectorcall(meth, stack + 1,
+                                                n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET, n->obj);
+        Py_XDECREF(meth);
     }
     for (uint32_t i = 0; i <= total; i++)
         Py_DECREF(stack[i]);

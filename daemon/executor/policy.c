@@ -251,7 +251,7 @@ static const char *const implementation_of[][2] = {
 /* Whether functions of module `name` may be held by the snippet: the module, or the public
  * module it implements, is in the profile's allow-list. */
 static bool
-module_functions_allowed(const struct exec_env *env, const char *name)
+module_itself_allowed(const struct exec_env *env, const char *name)
 {
     if (exec_import_allowed(env, name))
         return true;
@@ -259,6 +259,25 @@ module_functions_allowed(const struct exec_env *env, const char *name)
         if (strcmp(name, implementation_of[i][0]) == 0)
             return exec_import_allowed(env, implementation_of[i][1]);
     return name[0] == '_' && name[1] != '_' && exec_import_allowed(env, name + 1);
+}
+
+/* ... or a package it belongs to is: an allowed package's objects have their methods in its
+ * submodules (json.JSONEncoder's in json.encoder, pandas.DataFrame's in pandas.core.frame),
+ * which the snippet may not import but uses through the package. */
+static bool
+module_functions_allowed(const struct exec_env *env, const char *name)
+{
+    char package[256];
+    if (snprintf(package, sizeof(package), "%s", name) >= (int) sizeof(package))
+        return false;
+    for (;;) {
+        if (module_itself_allowed(env, package))
+            return true;
+        char *dot = strrchr(package, '.');
+        if (!dot)
+            return false;
+        *dot = '\0';
+    }
 }
 
 /* A function of a module the profile does not allow: the real open is _io.open, os.listdir is
@@ -297,6 +316,8 @@ function_module(PyObject *func)
 static int
 check_python_function(struct exec_run *r, PyObject *v)
 {
+    if (PyFunction_GET_GLOBALS(v) == r->globals)
+        return 0; /* the snippet's own: the common case of method calls, without a lookup */
     const char *module = function_module(v);
     if (!module)
         return PyErr_Occurred() ? -1 : 0;

@@ -520,6 +520,29 @@ def test_preload_profiles_fork_from_their_own_zygote(daemon):
         assert r.ok and r.output == 42
 
 
+def test_data_profile_everyday_pandas(daemon):
+    """What an agent does with pandas runs under the executor's checks: to_datetime (typing
+    compiles a forward reference, which is all it does), methods that live in pandas'
+    submodules called and held, dict views whose repr formats with a dunder field."""
+    code = """import pandas as pd
+import collections
+df = pd.DataFrame({'a': [1, 2, 3], 'b': ['x', 'y', 'x']})
+df['d'] = pd.to_datetime(['2020-01-01', '2020-02-01', '2020-03-01'])
+head = df.head
+g = df.groupby('b').sum(numeric_only=True)
+[head(1).shape, g['a'].tolist(), df['d'].dt.month.tolist(), df[df['a'] > 1].shape,
+ df['a'].rolling(2).mean().tolist()[1:], repr(collections.UserDict({'k': 1}).keys())]"""
+    with daemon.client() as c:
+        s = c.open_session(profile="data")
+        try:
+            r = s.exec(code)
+            assert r.ok, r.error
+            assert r.output == [(1, 3), [4, 2], [1, 2, 3], (2, 3), [1.5, 2.5],
+                                "KeysView({'k': 1})"], r.output
+        finally:
+            s.close()
+
+
 # ---- session.open and the queue -----------------------------------------------------------------
 
 def test_session_open_waits_in_the_queue_with_execs(daemon_factory):

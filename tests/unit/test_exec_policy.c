@@ -506,7 +506,7 @@ test_audit_hook(void **state)
                   "import typing\nclass C:\n    x: \"__import__('os').getpid()\"\n"
                   "typing.get_type_hints(C)",
                   "Forbidden while a snippet runs: compiling or running code from a string "
-                  "(compile in typing.py, __init__)");
+                  "(exec in typing.py, _evaluate)");
     /* its neighbours: annotations that are not strings, dataclasses, namedtuple */
     assert_policy(&p,
                   "import typing, dataclasses, collections\nclass C:\n    x: int\n"
