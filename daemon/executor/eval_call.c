@@ -153,10 +153,14 @@ call_method(struct exec_run *r, const struct node *n)
     } else {
         /* What PyObject_VectorcallMethod does, with the check obj.name gets as a value in
          * between: a held object's attribute may be a function of a module the profile does
-         * not allow. Found on the type, the function is called unbound, self first. */
+         * not allow. Found on the type, the function is called unbound, self first. A C
+         * type's own method (str.split, list.append) is no module's function and no getter:
+         * the check would pass it, so the common case skips it. */
         PyObject *meth = NULL;
         int unbound = _PyObject_GetMethod(stack[0], fn->obj, &meth);
-        if (meth && (meth = exec_getattr_result(r, stack[0], fn->obj, meth)))
+        if (meth && !(unbound && Py_IS_TYPE(meth, &PyMethodDescr_Type)))
+            meth = exec_getattr_result(r, stack[0], fn->obj, meth);
+        if (meth)
             res = unbound ? PyObject_Vectorcall(meth, stack,
                                                 (n->nv + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                                 n->obj)
