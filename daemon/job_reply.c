@@ -202,13 +202,15 @@ output_event_overhead(const cJSON *req_id)
     return len;
 }
 
-static void
+/* -1 once the connection is closing: the rest would go nowhere. */
+static int
 send_output_piece(struct conn *c, const cJSON *req_id, const char *data, size_t len)
 {
     _cleanup_json_ cJSON *ev = msg_event(req_id, "output");
     _cleanup_free_ char *piece = strndup(data, len);
     if (ev && piece && cJSON_AddStringToObject(ev, "data", piece))
-        conn_send(c, ev);
+        return conn_send(c, ev);
+    return 0; /* out of memory: this piece is lost, as a single event would be */
 }
 
 void
@@ -221,9 +223,8 @@ job_send_output(struct conn *c, const cJSON *req_id, const char *data, uint32_t 
     size_t budget = max_frame - overhead;
     do {
         size_t n = msg_fit_prefix(data, len, budget);
-        if (n == 0)
+        if (n == 0 || send_output_piece(c, req_id, data, n) < 0)
             return;
-        send_output_piece(c, req_id, data, n);
         data += n;
         len -= n;
     } while (len > 0);
