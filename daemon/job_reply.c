@@ -160,6 +160,15 @@ job_outcome_from_exit(const struct zygote_exit *e, uint64_t cpu_limit_ms,
         snprintf(msg, msg_size, "the worker was killed by pyfenced before it finished");
         return PF_E_TIMEOUT;
     }
+    if (e->signal == SIGSEGV) {
+        /* CPython recurses in C without a depth check through some values (hash, compare or
+         * print a tuple nested 300,000 deep): the likeliest cause, since snippets reach no C
+         * memory directly. */
+        snprintf(msg, msg_size,
+                 "worker killed by signal SIGSEGV: a crash in C code, most often its C stack "
+                 "overflowing on a value nested too deep (README, Limitations)");
+        return PF_E_WORKER_CRASHED;
+    }
     if (e->signal != 0) {
         const char *abbrev = sigabbrev_np(e->signal);
         if (abbrev)

@@ -57,3 +57,15 @@ def test_stats_carry_the_cgroup_numbers(daemon, client):
     # the exit happened to be read first.
     r = client.exec("1 + 1")
     assert r.ok and r.stats.get("cgroup_cpu_ms", 0) >= 0, (r, r.stats)
+
+
+def test_c_stack_overflow_is_worker_crashed_saying_why(daemon, client):
+    """CPython hashes a nested tuple by recursing in C with no depth check (README,
+    Limitations): the worker's C stack overflows. The job ends worker_crashed with the likely
+    cause, and the daemon goes on. (Under ASan its own handler reports and aborts instead.)"""
+    r = client.exec("t = ()\nfor _ in range(300000):\n    t = (t,)\nhash(t)")
+    assert r.outcome == "worker_crashed", (r, r.error)
+    if not ASAN:
+        assert "SIGSEGV" in r.error["message"] and "C stack" in r.error["message"], r.error
+    assert client.exec("1 + 1").output == 2
+    daemon.assert_serving()

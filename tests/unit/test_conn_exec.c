@@ -174,7 +174,9 @@ test_exec_worker_crash(void **state)
     /* The exit is reported before the channel's EOF is read: the daemon waits for both. */
     end_worker(f, job, 0, SIGSEGV, false, 3);
     cJSON *r = expect_error(f, "1", "worker_crashed");
-    assert_string_equal(error_message(r), "worker killed by signal SIGSEGV");
+    assert_string_equal(error_message(r),
+                        "worker killed by signal SIGSEGV: a crash in C code, most often its C "
+                        "stack overflowing on a value nested too deep (README, Limitations)");
     cJSON_Delete(r);
 
     job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"x\"}");

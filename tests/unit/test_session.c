@@ -34,6 +34,11 @@ struct table_fx {
     uint64_t expired_at;
 };
 
+/* job_outcome_from_exit's words for a worker that died of SIGSEGV. */
+#define SEGV_CAUSE                                                                                 \
+    "worker killed by signal SIGSEGV: a crash in C code, most often its C stack overflowing on a " \
+    "value nested too deep (README, Limitations)"
+
 static struct table_fx *current;
 
 /* What the daemon's expire callback does for a session without a worker. */
@@ -481,8 +486,8 @@ test_worker_death_loses_session(void **state)
     /* The next request learns why, once; then the session is gone. */
     send_fmt(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
     r = expect_error(f, "3", "session_lost");
-    char expect[160];
-    snprintf(expect, sizeof(expect), "session '%s' was lost: worker killed by signal SIGSEGV", sid);
+    char expect[320];
+    snprintf(expect, sizeof(expect), "session '%s' was lost: %s", sid, SEGV_CAUSE);
     assert_string_equal(error_message(r), expect);
     cJSON_Delete(r);
     send_fmt(f->client.fd, "{\"id\":4,\"op\":\"exec\",\"session\":\"%s\",\"code\":\"1\"}", sid);
@@ -891,8 +896,8 @@ test_lost_session_answers_pending(void **state)
     cJSON *r = expect_error(f, "2", "worker_crashed");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "session_lost")));
     cJSON_Delete(r);
-    char expect[160];
-    snprintf(expect, sizeof(expect), "session '%s' was lost: worker killed by signal SIGSEGV", sid);
+    char expect[320];
+    snprintf(expect, sizeof(expect), "session '%s' was lost: %s", sid, SEGV_CAUSE);
     r = expect_error(f, "3", "session_lost");
     assert_string_equal(error_message(r), expect);
     assert_string_equal(cJSON_GetObjectItem(r, "outcome")->valuestring, "session_lost");
