@@ -181,8 +181,8 @@ encode_or_substitute(struct conn *c, const cJSON *msg, char **ret_buf, size_t *r
     if (!cJSON_HasObjectItem(msg, "ok"))
         return -1;
     cJSON *sub = msg_reply_error(cJSON_GetObjectItemCaseSensitive(msg, "id"), PF_E_TOO_LARGE,
-                                 "the reply exceeds max_frame_bytes; lower the size of the "
-                                 "result or of the printed output");
+                                 "the reply exceeds max_frame_bytes; ask for less (fewer "
+                                 "session.get names, smaller values)");
     if (!sub)
         return -1;
     int r = msg_encode(sub, max, ret_buf, ret_len, &err);

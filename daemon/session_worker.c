@@ -194,10 +194,17 @@ handle_result(struct session *s, cJSON *result)
     make_lost(s, cause);
 }
 
-/* {"id", "ok": true, "session", "variables": {...}, "missing": [names not defined]} */
+/* {"id", "ok": true, "session", "variables": {...}, "missing": [names not defined]}; or the
+ * worker's refusal (variables over max_result_bytes), the session going on. */
 static void
 handle_variables(struct session *s, cJSON *event)
 {
+    const char *refused = msg_get_string(event, "error", NULL);
+    if (refused) {
+        request_fail(s, PF_E_OUTPUT_LIMIT, refused, false);
+        session_next(s);
+        return;
+    }
     cJSON *vars = cJSON_DetachItemFromObjectCaseSensitive(event, "variables");
     cJSON *reply = msg_reply_ok(s->req.id);
     cJSON *missing = cJSON_CreateArray();

@@ -16,6 +16,7 @@
 #include "exec.h"
 #include "frame.h"
 #include "harden_internal.h"
+#include "json_write.h"
 #include "msg.h"
 #include "msg_fit.h"
 #include "pf_cleanup.h"
@@ -571,8 +572,34 @@ static const struct msg_field session_req_fields[] = {
         {"names", MSG_T_STRING_ARRAY, false, 0, 4096},
 };
 
+/* Variables larger than max_result_bytes as JSON are refused as a result is (and could
+ * otherwise pass the channel's frame and end the worker): the session goes on. */
+static cJSON *
+variables_too_large(const cJSON *vars, uint64_t max)
+{
+    _cleanup_free_ char *buf = NULL;
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    size_t len;
+    if (json_write(vars, 0, (size_t) max, &buf, &len, &err) == 0)
+        return NULL;
+    char msg[200];
+    if (err && err->code == PF_E_TOO_LARGE)
+        snprintf(msg, sizeof(msg),
+                 "the variables asked for exceed max_result_bytes %llu as JSON; ask for fewer "
+                 "names, or read a part of a value with a snippet",
+                 (unsigned long long) max);
+    else
+        snprintf(msg, sizeof(msg), "the variables could not be sent: %s",
+                 err ? err->msg : "out of memory");
+    cJSON *ev = cJSON_CreateObject();
+    if (!ev || !cJSON_AddStringToObject(ev, "event", "variables") ||
+        !cJSON_AddStringToObject(ev, "error", msg))
+        _exit(1);
+    return ev;
+}
+
 static void
-session_get(int fd, struct exec_env *env, const cJSON *req)
+session_get(int fd, struct exec_env *env, const struct policy_limits *limits, const cJSON *req)
 {
     const cJSON *names = cJSON_GetObjectItemCaseSensitive(req, "names");
     _cleanup_free_ const char **v = calloc((size_t) cJSON_GetArraySize(names) + 1, sizeof(*v));
@@ -583,6 +610,15 @@ session_get(int fd, struct exec_env *env, const cJSON *req)
     cJSON_ArrayForEach(item, names)
         v[n++] = item->valuestring;
     cJSON *vars = exec_env_get_variables(env, v, n);
+    cJSON *refused =
+            vars ? variables_too_large(vars, (uint64_t) limits->v[POLICY_LIMIT_MAX_RESULT_BYTES])
+                 : NULL;
+    if (refused) {
+        cJSON_Delete(vars);
+        send_or_die(fd, refused);
+        cJSON_Delete(refused);
+        return;
+    }
     cJSON *ev = cJSON_CreateObject();
     if (!vars || !ev || !cJSON_AddStringToObject(ev, "event", "variables") ||
         !cJSON_AddItemToObject(ev, "variables", vars))
@@ -605,7 +641,7 @@ session_request(int fd, struct exec_env *env, const struct run_job *job, int *ru
         _exit(1);
     const char *op = msg_get_string(req, "op", "");
     if (strcmp(op, "get") == 0) {
-        session_get(fd, env, req);
+        session_get(fd, env, &job->limits, req);
         return;
     }
     const char *code = msg_get_string(req, "code", NULL);

@@ -80,6 +80,20 @@ def test_get_tagged_values(client):
         assert isinstance(got["f"], float)
 
 
+
+def test_get_over_max_result_bytes_is_refused_and_the_session_goes_on(client):
+    """A variable larger than max_result_bytes as JSON is refused like a result (output_limit);
+    one of 70 MB used to overflow the worker's channel frame and lose the session."""
+    with client.open_session() as s:
+        assert s.exec("x = 'a' * 70_000_000\ny = '\\x01' * 300_000\nz = 'ok'").ok
+        for names in (["x"], ["y"], ["z", "y"]):  # y: 300 KB, 1.8 MB escaped
+            with pytest.raises(pyfence.PyfenceError) as e:
+                s.get(*names)
+            assert e.value.code == "output_limit", e.value
+            assert "max_result_bytes 1048576" in e.value.message
+        assert s.get("z") == {"z": "ok"}
+        assert s.exec("len(x)").output == 70_000_000
+
 def test_list_and_counters(client):
     with client.open_session() as a, client.open_session(detach=True) as b:
         a.exec("1")
