@@ -88,7 +88,8 @@ static const char session_usage[] =
         "            -i, --import MOD     also allow importing MOD, within the profile\n"
         "            -t, --timeout SEC    wall-clock limit of each snippet (tightens only)\n"
         "  get     print the named variables, one 'name = repr' line each; names the\n"
-        "          session does not define are reported on stderr (exit status 1).\n"
+        "          session does not define are reported on stderr (exit status 1);\n"
+        "          variables over max_result_bytes together are refused (exit status 3).\n"
         "            -j, --json           print the reply (tagged values) as JSON\n"
         "  list    your sessions: id, profile, state, snippets run, idle time\n"
         "            -j, --json           print them as JSON\n"
@@ -630,9 +631,11 @@ session_get(const char *socket_path, int argc, char **argv)
     char *text = NULL;
     int status = EXIT_OK;
     if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_session_get(conn, args[0], args + 1, (size_t) n - 1, &text, &err) < 0)
-        status = report(&err);
-    else if (json)
+        pyfence_session_get(conn, args[0], args + 1, (size_t) n - 1, &text, &err) < 0) {
+        report(&err);
+        /* variables over max_result_bytes: a limit, as for exec */
+        status = err.code == PYFENCE_E_OUTPUT_LIMIT ? EXIT_LIMIT : EXIT_USAGE;
+    } else if (json)
         print_json_text(text);
     else
         status = print_variables(text, args + 1, n - 1);

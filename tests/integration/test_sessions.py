@@ -689,11 +689,15 @@ def test_cli_sessions(daemon):
     r = daemon.cli("session", "get", sid, "x", "data", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["variables"] == {"x": 41, "data": {"k": [1, 2]}}
+    r = daemon.cli("exec", "--session", sid, "-c", "big = 'b' * 2_000_000")
+    assert r.returncode == 0, r.stderr
+    r = daemon.cli("session", "get", sid, "big")
+    assert r.returncode == 3 and "max_result_bytes" in r.stderr, (r.returncode, r.stderr)
     r = daemon.cli("session", "list")
     assert r.returncode == 0 and sid in r.stdout, r.stdout
     r = daemon.cli("session", "list", "--json")
     listed = json.loads(r.stdout)
-    assert any(e["id"] == sid and e["detached"] and e["execs"] == 2 for e in listed), listed
+    assert any(e["id"] == sid and e["detached"] and e["execs"] == 3 for e in listed), listed
     r = daemon.cli("session", "close", sid)
     assert r.returncode == 0, r.stderr
     r = daemon.cli("exec", "--session", sid, "-c", "x")
