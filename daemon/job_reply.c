@@ -226,6 +226,13 @@ void
 job_send_output(struct conn *c, const cJSON *req_id, const char *data, uint32_t max_frame)
 {
     size_t len = strlen(data);
+    /* Almost every event: even as \u00XX escapes, with an id of 256 bytes, it fits as it is. */
+    if (len <= (max_frame - 2048) / 6) {
+        _cleanup_json_ cJSON *ev = msg_event(req_id, "output");
+        if (ev && cJSON_AddStringToObject(ev, "data", data))
+            conn_send(c, ev);
+        return;
+    }
     size_t overhead = output_event_overhead(req_id);
     if (overhead >= max_frame)
         return; /* cannot happen with an id of <= 256 bytes and a frame of >= 4 KiB */
