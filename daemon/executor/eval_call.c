@@ -155,11 +155,16 @@ call_method(struct exec_run *r, const struct node *n)
          * between: a held object's attribute may be a function of a module the profile does
          * not allow. Found on the type, the function is called unbound, self first. A C
          * type's own method (str.split, list.append) is no module's function and no getter:
-         * the check would pass it, so the common case skips it. */
+         * it is judged by the class defining it alone, which for builtins is one flag test. */
         PyObject *meth = NULL;
         int unbound = _PyObject_GetMethod(stack[0], fn->obj, &meth);
-        if (meth && !(unbound && Py_IS_TYPE(meth, &PyMethodDescr_Type)))
+        if (meth && unbound && Py_IS_TYPE(meth, &PyMethodDescr_Type)) {
+            PyMethodDescrObject *d = (PyMethodDescrObject *) meth;
+            if (exec_check_c_method(r, PyDescr_TYPE(d), d->d_method->ml_name) < 0)
+                Py_CLEAR(meth);
+        } else if (meth) {
             meth = exec_getattr_result(r, stack[0], fn->obj, meth);
+        }
         if (meth)
             res = unbound ? PyObject_Vectorcall(meth, stack,
                                                 (n->nv + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET,

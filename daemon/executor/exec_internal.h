@@ -12,6 +12,7 @@
 #include <frameobject.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <structmember.h>
 
 #include "exec.h"
@@ -341,6 +342,31 @@ bool exec_is_allowed_dunder(const char *name);
 /* For names the snippet computes (str, possibly with lone surrogates): a refused dunder sets
  * InterpreterError and returns -1. */
 int exec_check_attr_name(struct exec_run *r, PyObject *name);
+/* Functions of module `name` may be held: it, the public module it implements (posix: os), or
+ * a package it belongs to is allowed. */
+bool exec_module_functions_allowed(const struct exec_env *env, const char *name);
+/* policy_class.c: a class is refused when its module (type.__module__) is not allowed, a C
+ * method when the class defining it is. Each returns 0, or -1 with InterpreterError set. */
+int exec_check_class_slow(struct exec_run *r, PyTypeObject *t);
+int exec_check_c_method_slow(struct exec_run *r, PyTypeObject *owner, const char *name);
+/* A C function bound to an object that is no module (obj.method read as a value). */
+int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
+/* A builtin type (str, list, dict): every profile allows its class and methods. */
+static inline bool
+exec_class_is_builtin(PyTypeObject *t)
+{
+    return !(t->tp_flags & Py_TPFLAGS_HEAPTYPE) && !strchr(t->tp_name, '.');
+}
+static inline int
+exec_check_class(struct exec_run *r, PyTypeObject *t)
+{
+    return exec_class_is_builtin(t) ? 0 : exec_check_class_slow(r, t);
+}
+static inline int
+exec_check_c_method(struct exec_run *r, PyTypeObject *owner, const char *name)
+{
+    return exec_class_is_builtin(owner) ? 0 : exec_check_c_method_slow(r, owner, name);
+}
 /* "_x" that is not an allowed dunder: a module's private name. */
 bool exec_str_is_private(PyObject *name);
 /* Refuses values the snippet must never hold: modules outside the allow-list, functions of

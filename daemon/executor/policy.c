@@ -264,8 +264,8 @@ module_itself_allowed(const struct exec_env *env, const char *name)
 /* ... or a package it belongs to is: an allowed package's objects have their methods in its
  * submodules (json.JSONEncoder's in json.encoder, pandas.DataFrame's in pandas.core.frame),
  * which the snippet may not import but uses through the package. */
-static bool
-module_functions_allowed(const struct exec_env *env, const char *name)
+bool
+exec_module_functions_allowed(const struct exec_env *env, const char *name)
 {
     char package[256];
     if (snprintf(package, sizeof(package), "%s", name) >= (int) sizeof(package))
@@ -321,7 +321,7 @@ check_python_function(struct exec_run *r, PyObject *v)
     const char *module = function_module(v);
     if (!module)
         return PyErr_Occurred() ? -1 : 0;
-    if (strcmp(module, "__main__") == 0 || module_functions_allowed(r->env, module))
+    if (strcmp(module, "__main__") == 0 || exec_module_functions_allowed(r->env, module))
         return 0;
     const char *qualname = PyUnicode_AsUTF8(((PyFunctionObject *) v)->func_qualname);
     return qualname ? refuse_module_function(r, module, qualname) : -1;
@@ -339,11 +339,14 @@ check_builtin_function(struct exec_run *r, PyObject *v)
         const char *module = PyModule_GetName(self);
         if (!module)
             return -1;
-        return module_functions_allowed(r->env, module) ? 0
-                                                        : refuse_module_function(r, module, name);
+        return exec_module_functions_allowed(r->env, module)
+                       ? 0
+                       : refuse_module_function(r, module, name);
     }
-    if (self != builtins)
-        return 0;
+    if (self && self != builtins)
+        return exec_check_bound_c_method(r, v); /* a method: judged by the class defining it */
+    if (!self)
+        return 0; /* bound to nothing: no module's function, no class's method */
     for (size_t i = 0; i < sizeof(refused_builtins) / sizeof(refused_builtins[0]); i++)
         if (strcmp(refused_builtins[i], name) == 0) {
             exec_fail(r, ABORT_NONE, "Forbidden access to the builtin function %s", name);
@@ -416,6 +419,11 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         exec_fail(r, ABORT_NONE, "Forbidden access to %s object", Py_TYPE(v)->tp_name);
         return -1;
     }
+    if (PyType_Check(v))
+        return exec_check_class(r, (PyTypeObject *) v);
+    if (Py_IS_TYPE(v, &PyMethodDescr_Type) || Py_IS_TYPE(v, &PyClassMethodDescr_Type))
+        return exec_check_c_method(r, PyDescr_TYPE(v),
+                                   ((PyMethodDescrObject *) v)->d_method->ml_name);
     return 0;
 }
 

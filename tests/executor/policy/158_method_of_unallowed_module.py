@@ -1,5 +1,5 @@
-# expect: refused Forbidden access to fractions.Fraction.limit_denominator: module fractions is not allowed
-# A bound method is judged by its function: statistics hands out fractions.Fraction, whose
+# expect: refused Forbidden access to threading.Condition.notify: module threading is not allowed
+# A bound method is judged by its function: a queue hands out a threading.Condition, whose
 # module this profile does not allow.
-import statistics
-statistics.Fraction(1, 3).limit_denominator
+import queue
+queue.Queue().not_empty.notify

@@ -1,3 +1,5 @@
-# expect: refused Forbidden access to fractions.Fraction.limit_denominator: module fractions is not allowed
+# expect: refused Forbidden access to class fractions.Fraction: module fractions is not allowed
+# statistics hands out fractions.Fraction: the class is refused before any of its functions
+# (a class is judged by its module, 167-172).
 import statistics
 statistics.Fraction.limit_denominator

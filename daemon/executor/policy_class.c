@@ -1,0 +1,147 @@
+/* Classes and their C methods, judged by the module the class says it is defined in.
+ *
+ * Functions of modules the profile does not allow are refused as values (policy.c), Python
+ * methods by the module of their function. A C type's methods have no module of their own:
+ * _thread.lock.acquire is the lock type's, and queue.Queue().mutex hands out a lock. So a C
+ * method is judged by the class that defines it, and a class by its module, as
+ * type.__module__ reads it: a C type's from its tp_name ("_thread.lock"), any other's from
+ * its __module__. The snippet's own classes are __main__'s, pyfence's exceptions pyfence's;
+ * builtins are everyone's. Holding a class of a module the profile does not allow is refused
+ * too: calling it runs its constructor (a file type opens its file when made). Instances stay
+ * holdable: libraries return them (pandas hands out pytz time zones), and what they can do is
+ * reached through their methods. */
+#include <stdio.h>
+#include <string.h>
+
+#include "exec_internal.h"
+
+/* Whatever the profile: builtins, the snippet's own classes, and pyfence's exceptions (a
+ * snippet may catch an InterpreterError and look at its type). */
+static bool
+module_always_allowed(const char *module)
+{
+    return strcmp(module, "builtins") == 0 || strcmp(module, "__main__") == 0 ||
+           strcmp(module, "pyfence") == 0;
+}
+
+/* t's module into buf, as type.__module__ would give it; false when t names none that fits
+ * (a __module__ that is no str). A class made by type(name, bases, dict) takes its module
+ * from the Python frame that makes it: made by the snippet, whose walk runs none, it has no
+ * __module__, and is the snippet's. */
+static bool
+class_module(PyTypeObject *t, char *buf, size_t size)
+{
+    if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        const char *dot = strrchr(t->tp_name, '.');
+        size_t len = dot ? (size_t) (dot - t->tp_name) : strlen("builtins");
+        if (len >= size)
+            return false;
+        memcpy(buf, dot ? t->tp_name : "builtins", len);
+        buf[len] = '\0';
+        return true;
+    }
+    static PyObject *key;
+    if (!key && !(key = PyUnicode_InternFromString("__module__")))
+        return false;
+    PyObject *m = PyDict_GetItemWithError(t->tp_dict, key);
+    if (!m && !PyErr_Occurred()) {
+        snprintf(buf, size, "__main__");
+        return true;
+    }
+    Py_ssize_t len;
+    const char *s = m && PyUnicode_Check(m) ? PyUnicode_AsUTF8AndSize(m, &len) : NULL;
+    if (!s || (size_t) len >= size) {
+        PyErr_Clear();
+        return false;
+    }
+    memcpy(buf, s, (size_t) len + 1);
+    return true;
+}
+
+/* Refuses t unless its module is allowed; what names what was refused: "class" or a method
+ * name. */
+static int
+check_class_module(struct exec_run *r, PyTypeObject *t, const char *method)
+{
+    char module[256];
+    if (!class_module(t, module, sizeof(module))) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to class %s: its __module__ is no module name",
+                  t->tp_name);
+        return -1;
+    }
+    if (module_always_allowed(module) || exec_module_functions_allowed(r->env, module))
+        return 0;
+    PyObject *qualname = PyType_GetQualName(t);
+    if (!qualname)
+        return -1;
+    if (method)
+        exec_fail(r, ABORT_NONE, "Forbidden access to %s.%U.%s: module %s is not allowed", module,
+                  qualname, method, module);
+    else
+        exec_fail(r, ABORT_NONE, "Forbidden access to class %s.%U: module %s is not allowed",
+                  module, qualname, module);
+    Py_DECREF(qualname);
+    return -1;
+}
+
+int
+exec_check_class_slow(struct exec_run *r, PyTypeObject *t)
+{
+    return check_class_module(r, t, NULL);
+}
+
+int
+exec_check_c_method_slow(struct exec_run *r, PyTypeObject *owner, const char *name)
+{
+    return check_class_module(r, owner, name);
+}
+
+/* The class along t's MRO whose dictionary holds the descriptor ml was made from, or NULL. */
+static PyTypeObject *
+find_descriptor_owner(PyTypeObject *t, PyMethodDef *ml)
+{
+    PyObject *mro = t->tp_mro;
+    if (!mro || !PyTuple_Check(mro))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+        PyTypeObject *base = (PyTypeObject *) PyTuple_GET_ITEM(mro, i);
+        PyObject *d = base->tp_dict ? PyDict_GetItemString(base->tp_dict, ml->ml_name) : NULL;
+        if (d && (Py_IS_TYPE(d, &PyMethodDescr_Type) || Py_IS_TYPE(d, &PyClassMethodDescr_Type)) &&
+            ((PyMethodDescrObject *) d)->d_method == ml)
+            return base;
+    }
+    return NULL;
+}
+
+/* Every class along t's MRO: for a C method whose defining class cannot be found, the
+ * object's classes are all it can be one of. */
+static int
+check_whole_mro(struct exec_run *r, PyTypeObject *t, const char *method)
+{
+    PyObject *mro = t->tp_mro;
+    if (!mro || !PyTuple_Check(mro))
+        return exec_check_c_method(r, t, method);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++)
+        if (exec_check_c_method(r, (PyTypeObject *) PyTuple_GET_ITEM(mro, i), method) < 0)
+            return -1;
+    return 0;
+}
+
+int
+exec_check_bound_c_method(struct exec_run *r, PyObject *func)
+{
+    PyCFunctionObject *f = (PyCFunctionObject *) func;
+    PyObject *self = f->m_self;
+    const char *name = f->m_ml->ml_name;
+    if (f->m_ml->ml_flags & METH_METHOD)
+        return exec_check_c_method(r, ((PyCMethodObject *) f)->mm_class, name);
+    /* a class's own classmethod (dict.fromkeys), else a method its metaclass defines
+     * (int.mro) or an instance's */
+    PyTypeObject *owner =
+            PyType_Check(self) ? find_descriptor_owner((PyTypeObject *) self, f->m_ml) : NULL;
+    if (!owner)
+        owner = find_descriptor_owner(Py_TYPE(self), f->m_ml);
+    if (owner)
+        return exec_check_c_method(r, owner, name);
+    return check_whole_mro(r, PyType_Check(self) ? (PyTypeObject *) self : Py_TYPE(self), name);
+}
