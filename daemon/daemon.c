@@ -1,6 +1,7 @@
 #include "daemon.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -206,6 +207,31 @@ daemon_profile_preloads(const struct daemon *d, const char *profile)
         return false;
     const struct policy_profile *p = policy_find(d->policy, profile);
     return p && p->preload.n;
+}
+
+cJSON *
+daemon_egress_start(struct daemon *d, const char *profile, const struct policy_limits *limits,
+                    unsigned *count, const cJSON *request, egress_done_fn done, void *ctx,
+                    struct egress_call **ret_call)
+{
+    static const struct policy_egress no_rules;
+    *ret_call = NULL;
+    uint64_t max = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_MAX_REQUESTS];
+    if (*count >= max) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "this run already made egress_max_requests (%llu) requests",
+                 (unsigned long long) max);
+        return egress_error_frame("refused", msg);
+    }
+    ++*count;
+    /* the rules in force now: a reload that takes a rule away stops its next use at once */
+    const struct policy_profile *p =
+            d->policy && profile && *profile ? policy_find(d->policy, profile) : NULL;
+    struct egress_limits lim = {
+            .timeout_ms = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_TIMEOUT_MS],
+            .max_bytes = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_MAX_BYTES],
+    };
+    return egress_start(d->loop, p ? &p->egress : &no_rules, &lim, request, done, ctx, ret_call);
 }
 
 static uint32_t

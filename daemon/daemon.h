@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "dlist.h"
+#include "egress.h"
 #include "latency.h"
 #include "listener.h"
 #include "pf_error.h"
@@ -87,6 +88,14 @@ void daemon_shutdown(struct daemon *d);
 /* After uv_run returned: unlinks the socket if we created it. */
 void daemon_finish(struct daemon *d);
 
+/* A worker's egress request (egress.h) for a job or session of `profile` with these limits,
+ * checked against the profile's rules in the policy now in force; *count is its run's
+ * requests so far (egress_max_requests). Returns the frame to send the worker at once, or NULL
+ * with *ret_call under way (NULL with neither: out of memory). */
+cJSON *daemon_egress_start(struct daemon *d, const char *profile,
+                           const struct policy_limits *limits, unsigned *count,
+                           const cJSON *request, egress_done_fn done, void *ctx,
+                           struct egress_call **ret_call);
 /* Loads the policy again (SIGHUP): all-or-nothing, a bad file keeps the old policy, and the
  * reason stays in d->policy_error (shown by `stats`) until a reload succeeds. */
 int daemon_reload_policy(struct daemon *d, struct pf_error **err);

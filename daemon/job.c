@@ -29,6 +29,7 @@ on_handle_closed(uv_handle_t *handle)
     struct job *j = handle->data;
     if (--j->open_handles > 0)
         return;
+    egress_abandon(j->egress);
     dlist_remove(&j->daemon_link);
     frame_decoder_finish(&j->dec);
     cJSON_Delete(j->req_id);
@@ -56,6 +57,8 @@ close_channel(struct job *j)
     if (j->channel_done || !j->launched)
         return;
     j->channel_done = true;
+    egress_abandon(j->egress); /* its reply has nowhere to go */
+    j->egress = NULL;
     pool_worker_lost(j, true); /* an idle pool worker without its channel is of no use */
     uv_read_stop((uv_stream_t *) &j->channel);
     uv_close((uv_handle_t *) &j->channel, on_handle_closed);
@@ -348,6 +351,54 @@ handle_output(struct job *j, const cJSON *event)
                     (uint32_t) j->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES]);
 }
 
+static void on_channel_write(uv_write_t *req, int status);
+
+/* Writes a frame to the worker (after its run frame, which send_run writes). */
+static void
+send_to_worker(struct job *j, cJSON *frame)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    struct job_write *w = frame && !j->channel_done ? calloc(1, sizeof(*w)) : NULL;
+    size_t len;
+    if (!w || msg_encode(frame, JOB_MAX_WORKER_FRAME, &w->buf, &len, &err) < 0) {
+        free(w);
+        cJSON_Delete(frame);
+        if (!j->channel_done)
+            job_fail(j, PF_E_INTERNAL, "the daemon could not answer the worker (out of memory)",
+                     JOB_KILL_PROTOCOL);
+        return;
+    }
+    cJSON_Delete(frame);
+    w->req.data = j;
+    uv_buf_t b = uv_buf_init(w->buf, (unsigned) len);
+    if (uv_write(&w->req, (uv_stream_t *) &j->channel, &b, 1, on_channel_write) < 0) {
+        free(w->buf);
+        free(w);
+    }
+}
+
+static void
+on_egress_done(void *ctx, cJSON *frame)
+{
+    struct job *j = ctx;
+    j->egress = NULL;
+    send_to_worker(j, frame);
+}
+
+/* One request at a time: the worker waits for each reply (CHANNEL.md). */
+static void
+handle_egress(struct job *j, const cJSON *event)
+{
+    if (j->egress) {
+        job_fail(j, PF_E_INTERNAL, "the worker broke the channel protocol", JOB_KILL_PROTOCOL);
+        return;
+    }
+    cJSON *now = daemon_egress_start(j->d, j->profile, &j->limits, &j->egress_requests, event,
+                                     on_egress_done, j, &j->egress);
+    if (!j->egress)
+        send_to_worker(j, now);
+}
+
 static int
 on_worker_frame(void *userdata, char *payload, size_t len)
 {
@@ -373,6 +424,8 @@ on_worker_frame(void *userdata, char *payload, size_t len)
         handle_output(j, obj);
     } else if (strcmp(event, "result") == 0) {
         handle_result(j, obj);
+    } else if (strcmp(event, "egress") == 0 && !j->replied) {
+        handle_egress(j, obj);
     } else if (strcmp(event, "seccomp") == 0) {
         snprintf(j->seccomp_syscall, sizeof(j->seccomp_syscall), "%s",
                  msg_get_string(obj, "syscall", "?"));

@@ -114,6 +114,9 @@ struct job {
     bool heard;             /* its worker sent a frame since it got the job */
     bool channel_reset;     /* the run frame was not read: ECONNRESET, or EPIPE writing it */
     unsigned retries;       /* times it went back to the scheduler (retry_elsewhere) */
+
+    struct egress_call *egress; /* the worker's egress request under way (egress.h), or NULL */
+    unsigned egress_requests;   /* its worker's egress requests so far */
 };
 
 /* What an exec request resolved to. A job copies it, so a policy reload never changes a job

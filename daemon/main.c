@@ -383,8 +383,14 @@ run(struct options *o)
         pf_log_crit(MAIN, "out of memory");
         return EXIT_FAILURE;
     }
-    daemon_init(d, &loop, &o->d, &o->limits);
     struct pf_error *err = NULL;
+    if (egress_global_init(&err) < 0) {
+        pf_log_crit(MAIN, "%s", err->msg);
+        pf_error_free(err);
+        free(d);
+        return EXIT_FAILURE;
+    }
+    daemon_init(d, &loop, &o->d, &o->limits);
     if (daemon_start(d, &err) < 0) {
         pf_log_crit(MAIN, "%s", err->msg);
         pf_error_free(err);
@@ -393,6 +399,7 @@ run(struct options *o)
         daemon_finish(d);
         uv_loop_close(&loop);
         free(d);
+        egress_global_cleanup();
         return EXIT_FAILURE;
     }
     pf_log_notice(MAIN, "pyfenced %s ready", PYFENCE_VERSION);
@@ -400,6 +407,7 @@ run(struct options *o)
     daemon_finish(d);
     int status = d->exit_status;
     free(d);
+    egress_global_cleanup();
     r = uv_loop_close(&loop);
     if (r < 0) {
         pf_log_error(MAIN, "handles still open at exit: %s", uv_strerror(r));

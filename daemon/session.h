@@ -135,7 +135,9 @@ struct session {
     char *lost_cause;       /* owned: why the worker is gone, for the next request */
     bool cause_provisional; /* lost at the channel's end; the exit will say why */
     struct session_req req;
-    struct dlist pending; /* struct session_req.link: waiting for req to end, oldest first */
+    struct egress_call *egress; /* the worker's egress request under way (egress.h), or NULL */
+    unsigned egress_requests;   /* its worker's egress requests in the request being served */
+    struct dlist pending;       /* struct session_req.link: waiting for req to end, oldest first */
     unsigned n_pending;
     double avg_req_ms; /* moving average of how long a request holds the worker (retry_after_ms) */
     struct sched_entry sched;    /* session.open waiting for a worker, until it is answered */

@@ -70,6 +70,8 @@ close_channel(struct session *s)
     if (!s->channel_open)
         return;
     s->channel_open = false;
+    egress_abandon(s->egress); /* its reply has nowhere to go */
+    s->egress = NULL;
     uv_read_stop((uv_stream_t *) &s->channel);
     uv_close((uv_handle_t *) &s->channel, session_on_handle_closed);
 }
@@ -296,6 +298,33 @@ protocol_error(struct session *s, const char *what)
 }
 
 static void
+on_egress_done(void *ctx, cJSON *frame)
+{
+    struct session *s = ctx;
+    s->egress = NULL;
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    if (!frame)
+        protocol_error(s, "the daemon could not answer the worker's egress request");
+    else if (send_frame(s, frame, &err) < 0)
+        pf_log_debug(WORKER, "session %.8s…: egress reply: %s", s->id, err ? err->msg : "?");
+    cJSON_Delete(frame);
+}
+
+/* One request at a time: the worker waits for each reply (CHANNEL.md). */
+static void
+handle_egress(struct session *s, const cJSON *event)
+{
+    if (s->egress) {
+        protocol_error(s, "a second egress request before the first was answered");
+        return;
+    }
+    cJSON *now = daemon_egress_start(s->d, s->profile, &s->limits, &s->egress_requests, event,
+                                     on_egress_done, s, &s->egress);
+    if (!s->egress)
+        on_egress_done(s, now);
+}
+
+static void
 dispatch_frame(struct session *s, cJSON *obj)
 {
     const char *event = msg_get_string(obj, "event", "");
@@ -305,6 +334,8 @@ dispatch_frame(struct session *s, cJSON *obj)
                  msg_get_string(obj, "syscall", "?"));
     else if (strcmp(event, "output") == 0 && kind == SESSION_REQ_EXEC)
         handle_output(s, obj);
+    else if (strcmp(event, "egress") == 0 && kind == SESSION_REQ_EXEC)
+        handle_egress(s, obj);
     else if (strcmp(event, "result") == 0 && (kind == SESSION_REQ_EXEC || kind == SESSION_REQ_OPEN))
         handle_result(s, obj);
     else if (strcmp(event, "variables") == 0 && kind == SESSION_REQ_GET)
@@ -446,6 +477,7 @@ begin_request(struct session *s)
 {
     s->req.start_ns = uv_hrtime();
     s->req.output_bytes = 0;
+    s->egress_requests = 0;
     if (s->state == SESSION_IDLE)
         s->state = SESSION_BUSY;
     session_touch_busy(s);

@@ -20,7 +20,7 @@
 
 /* The executor's own versions of CPython builtins, bound to the snippet's environment. */
 #define POLICY_ENV_BUILTINS \
-    "print", "final_answer", "getattr", "hasattr", "setattr", "delattr", "super"
+    "print", "final_answer", "getattr", "hasattr", "setattr", "delattr", "super", "http_request"
 
 /* Off by default; a profile may add them (builtins_add). Nothing else can be added: eval, exec,
  * compile, open, globals, vars, breakpoint and the like would run code or reach state outside

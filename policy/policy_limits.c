@@ -84,6 +84,16 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                                   "requests to one session waiting behind the one "
                                                   "its worker runs; more get busy with "
                                                   "retry_after_ms (0: none wait)"},
+        [POLICY_LIMIT_EGRESS_TIMEOUT_MS] = {"egress_timeout_ms", POLICY_SCOPE_JOB, 10000, 100,
+                                            300000,
+                                            "time one egress request may take, connection "
+                                            "included"},
+        [POLICY_LIMIT_EGRESS_MAX_BYTES] = {"egress_max_bytes", POLICY_SCOPE_JOB, 1 * MiB, 1 * KiB,
+                                           32 * MiB,
+                                           "bytes of one egress request's body, and of its "
+                                           "response (headers and body)"},
+        [POLICY_LIMIT_EGRESS_MAX_REQUESTS] = {"egress_max_requests", POLICY_SCOPE_JOB, 16, 0, 10000,
+                                              "egress requests of one snippet run"},
 };
 
 const struct policy_limit_def *

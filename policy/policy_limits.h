@@ -42,6 +42,10 @@ enum policy_limit {
     POLICY_LIMIT_SESSION_LIFETIME_MS,
     POLICY_LIMIT_MAX_SESSIONS_PER_UID,
     POLICY_LIMIT_MAX_PENDING_PER_SESSION,
+    /* network egress (daemon/egress.c, policy_egress.h): per job, like the executor's budgets */
+    POLICY_LIMIT_EGRESS_TIMEOUT_MS,
+    POLICY_LIMIT_EGRESS_MAX_BYTES,
+    POLICY_LIMIT_EGRESS_MAX_REQUESTS,
     _POLICY_LIMIT_MAX,
     _POLICY_LIMIT_INVALID = -1,
 };

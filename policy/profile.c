@@ -101,6 +101,7 @@ policy_profile_free(struct policy_profile *p)
     strings_finish(&p->builtins_add);
     strings_finish(&p->builtins_remove);
     strings_finish(&p->preload);
+    policy_egress_finish(&p->egress);
     access_finish(&p->access);
     access_finish(&p->default_for);
     free(p);
@@ -380,16 +381,10 @@ policy_profile_parse(const char *text, size_t len, const char *origin, const cha
         read_limits(root, origin, &p->limits, err) < 0 ||
         read_hardening(root, origin, p->hardening, err) < 0 ||
         read_access(root, "access", origin, &p->access, err) < 0 ||
-        read_access(root, "default_for", origin, &p->default_for, err) < 0)
+        read_access(root, "default_for", origin, &p->default_for, err) < 0 ||
+        policy_egress_parse(cJSON_GetObjectItemCaseSensitive(root, "egress"), origin, &p->egress,
+                            err) < 0)
         goto fail;
-    const cJSON *egress = cJSON_GetObjectItemCaseSensitive(root, "egress");
-    if (egress && cJSON_GetArraySize(egress) > 0) {
-        pf_error_set(err, PF_E_CONFIG,
-                     "%s: egress: network egress rules are not supported by this version; the "
-                     "list must be empty (workers have no network)",
-                     origin);
-        goto fail;
-    }
     cJSON_Delete(root);
     *ret = p;
     return 0;
@@ -468,6 +463,7 @@ policy_profile_to_json(const struct policy_profile *p)
     cJSON *h = cJSON_AddObjectToObject(o, "hardening");
     for (int i = 0; i < _POLICY_LAYER_MAX; i++)
         cJSON_AddStringToObject(h, layer_names[i], level_names[p->hardening[i]]);
+    cJSON_AddItemToObject(o, "egress", policy_egress_to_json(&p->egress));
     cJSON_AddItemToObject(o, "access", access_to_json(&p->access));
     cJSON_AddItemToObject(o, "default_for", access_to_json(&p->default_for));
     return o;

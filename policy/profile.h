@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "pf_error.h"
+#include "policy_egress.h"
 #include "policy_limits.h"
 
 #define POLICY_MAX_NAME 64
@@ -65,6 +66,7 @@ struct policy_profile {
     struct policy_strings preload;         /* modules the zygote imports ahead of time */
     struct policy_limits limits;           /* job-scope values used; daemon-scope ignored */
     enum policy_layer_level hardening[_POLICY_LAYER_MAX];
+    struct policy_egress egress; /* requests pyfenced may make for the profile's workers */
     struct policy_access access;
     struct policy_access default_for; /* peers for whom this is the default profile */
 };

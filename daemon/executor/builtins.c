@@ -18,8 +18,8 @@ exec_handle_env(PyObject *capsule)
     return h ? h->env : NULL;
 }
 
-static struct exec_run *
-run_of(PyObject *self)
+struct exec_run *
+exec_run_of(PyObject *self)
 {
     struct env_handle *h = PyCapsule_GetPointer(self, "pyfence.env");
     if (!h)
@@ -82,7 +82,7 @@ print_kw(PyObject *kwargs, const char *name, PyObject **ret)
 static PyObject *
 builtin_print(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    struct exec_run *r = run_of(self);
+    struct exec_run *r = exec_run_of(self);
     if (!r)
         return NULL;
     PyObject *sep, *end, *file, *flush;
@@ -136,7 +136,7 @@ builtin_final_answer(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"answer", NULL};
     PyObject *answer;
-    struct exec_run *r = run_of(self);
+    struct exec_run *r = exec_run_of(self);
     if (!r || !PyArg_ParseTupleAndKeywords(args, kwargs, "O:final_answer", kwlist, &answer))
         return NULL;
     PyObject *exc = PyObject_CallNoArgs(exec_FinalAnswerException);
@@ -160,7 +160,7 @@ static PyObject *
 builtin_getattr(PyObject *self, PyObject *args)
 {
     PyObject *obj, *name, *def = NULL;
-    struct exec_run *r = run_of(self);
+    struct exec_run *r = exec_run_of(self);
     if (!r || !PyArg_UnpackTuple(args, "getattr", 2, 3, &obj, &name, &def) || name_arg(name) < 0 ||
         exec_check_value(r, obj) < 0)
         return NULL;
@@ -176,7 +176,7 @@ static PyObject *
 builtin_hasattr(PyObject *self, PyObject *args)
 {
     PyObject *obj, *name;
-    struct exec_run *r = run_of(self);
+    struct exec_run *r = exec_run_of(self);
     if (!r || !PyArg_UnpackTuple(args, "hasattr", 2, 2, &obj, &name) || name_arg(name) < 0)
         return NULL;
     PyObject *exact = exec_exact_str(name);
@@ -202,7 +202,7 @@ static PyObject *
 builtin_setattr(PyObject *self, PyObject *args)
 {
     PyObject *obj, *name, *value;
-    struct exec_run *r = run_of(self);
+    struct exec_run *r = exec_run_of(self);
     if (!r || !PyArg_UnpackTuple(args, "setattr", 3, 3, &obj, &name, &value) ||
         name_arg(name) < 0 || exec_setattr(r, obj, name, value) < 0)
         return NULL;
@@ -213,7 +213,7 @@ static PyObject *
 builtin_delattr(PyObject *self, PyObject *args)
 {
     PyObject *obj, *name;
-    struct exec_run *r = run_of(self);
+    struct exec_run *r = exec_run_of(self);
     if (!r || !PyArg_UnpackTuple(args, "delattr", 2, 2, &obj, &name) || name_arg(name) < 0)
         return NULL;
     PyObject *exact = exec_exact_str(name);
@@ -241,6 +241,11 @@ static PyMethodDef env_functions[] = {
         {"delattr", builtin_delattr, METH_VARARGS, "delattr(obj, name)"},
         {"super", (PyCFunction) (void (*)(void)) exec_builtin_super, METH_VARARGS | METH_KEYWORDS,
          "super() or super(type, obj)"},
+        {"http_request", (PyCFunction) (void (*)(void)) exec_builtin_http_request,
+         METH_VARARGS | METH_KEYWORDS,
+         "http_request(url, method='GET', headers=None, body=None): an HTTP(S) request made by "
+         "pyfenced where the profile's egress rules allow it; returns {'status', 'headers', "
+         "'body'}"},
         {NULL, NULL, 0, NULL},
 };
 

@@ -43,6 +43,13 @@ struct exec_policy {
     size_t n_builtins_add;
     const char *const *builtins_remove;
     size_t n_builtins_remove;
+    /* http_request() hands its request to this hook: {"event": "egress", "method", "url",
+     * "headers"?, "body"? (standard base64)}. The answer, owned by the caller, is {"reply":
+     * {"status", "headers", "body" (base64)}} or {"error": {"type", "message"}} (the worker's
+     * channel frames, daemon/worker/CHANNEL.md); NULL ends the run (the channel is gone). A
+     * NULL hook: http_request refuses every request. */
+    cJSON *(*egress)(void *userdata, const cJSON *request);
+    void *egress_userdata;
 };
 
 /* Initialises embedded CPython for executor use (isolated config, no site, no user env).

@@ -442,6 +442,11 @@ PyObject *exec_run_frame(struct exec_run *r, struct exec_frame *frame);
 int exec_funcdef(struct exec_run *r, const struct node *s);
 int exec_classdef(struct exec_run *r, const struct node *s);
 PyObject *exec_builtin_super(PyObject *self, PyObject *args, PyObject *kwargs);
+/* http.c */
+PyObject *exec_builtin_http_request(PyObject *self, PyObject *args, PyObject *kwargs);
+/* The run in progress of the environment whose handle capsule self is; NULL with an exception
+ * when none is (builtins.c). */
+struct exec_run *exec_run_of(PyObject *self);
 
 /* eval_try.c */
 int exec_try(struct exec_run *r, const struct node *s);

@@ -466,6 +466,9 @@ add_usage(cJSON *res)
     replace_item(stats, "max_rss_kb", cJSON_CreateNumber((double) ru.ru_maxrss));
 }
 
+static cJSON *egress_round_trip(void *userdata, const cJSON *request);
+static int egress_fd; /* the channel, for egress_round_trip */
+
 static struct exec_env *
 new_env(int fd, const struct run_job *job)
 {
@@ -485,7 +488,10 @@ new_env(int fd, const struct run_job *job)
             .n_builtins_add = job->n_builtins_add,
             .builtins_remove = job->builtins_remove,
             .n_builtins_remove = job->n_builtins_remove,
+            .egress = egress_round_trip,
+            .egress_userdata = &egress_fd,
     };
+    egress_fd = fd;
     struct exec_env *env = job->spare_env;
     if (env && exec_env_configure(env, &policy, &err) < 0)
         fail_job(fd, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL, 0);
@@ -562,6 +568,32 @@ next_frame(int fd, struct frame_reader *rd, struct frame_slot *slot)
         rd->off = 0;
         rd->len = (size_t) n;
     }
+}
+
+/* Everything the worker reads after its first frame: a session's requests, and the answers
+ * to egress requests (which come while a run is under way). */
+static struct frame_reader channel_rd;
+
+/* http_request's round trip (exec_policy.egress): the request goes to pyfenced, which answers
+ * with one frame before anything else (CHANNEL.md, "egress"). NULL ends the run. */
+static cJSON *
+egress_round_trip(void *userdata, const cJSON *request)
+{
+    int fd = *(const int *) userdata;
+    send_or_die(fd, request);
+    struct frame_slot slot;
+    if (next_frame(fd, &channel_rd, &slot) <= 0)
+        return NULL;
+    _cleanup_free_ char *payload = slot.payload;
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    cJSON *answer = NULL;
+    if (msg_parse(payload, slot.len, MSG_MAX_DEPTH, &answer, &err) < 0)
+        return NULL;
+    if (strcmp(msg_get_string(answer, "op", ""), "egress") != 0) {
+        cJSON_Delete(answer);
+        return NULL;
+    }
+    return answer;
 }
 
 static const struct msg_field session_req_fields[] = {
@@ -668,11 +700,9 @@ run_session(int fd, struct run_job *job)
     if (!ready || !cJSON_AddStringToObject(ready, "event", "ready"))
         _exit(1);
     send_or_die(fd, ready);
-    static struct frame_reader rd;
-    frame_decoder_init(&rd.dec, WORKER_MAX_FRAME_BYTES);
     struct frame_slot slot;
     int runs = 0;
-    while (next_frame(fd, &rd, &slot) > 0) {
+    while (next_frame(fd, &channel_rd, &slot) > 0) {
         session_request(fd, env, job, &runs, slot.payload, slot.len);
         free(slot.payload);
     }
@@ -794,6 +824,7 @@ worker_main(int channel_fd, const struct harden_params *params, struct exec_env 
     if (!job.session)
         run_begin(job.run);
     free(slot.payload);
+    frame_decoder_init(&channel_rd.dec, WORKER_MAX_FRAME_BYTES);
 #if PYFENCE_RAW_MODE
     if (msg_get_bool(job.root, "raw", false))
         run_raw(fd, &job);

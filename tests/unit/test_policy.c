@@ -98,7 +98,8 @@ test_bad_fields_are_named(void **state)
                  "hardening.kernel: no such layer");
     expect_error("{\"name\": \"x\", \"hardening\": {\"fds\": \"off\"}}", "always required");
     expect_error("{\"name\": \"x\", \"egress\": [{\"host\": \"example.org\"}]}",
-                 "egress: network egress rules are not supported");
+                 "field 'host' is not allowed in profiles/x.json: egress[0]");
+    expect_error("{\"name\": \"x\", \"egress\": {}}", "field 'egress': expected an array");
     expect_error("{\"name\": \"x\", \"access\": {\"users\": [\"no-such-user-pyfence\"]}}",
                  "access.users: no user named 'no-such-user-pyfence'");
     expect_error("{\"name\": \"x\", \"access\": {\"uids\": [-1]}}", "access.uids[0]");

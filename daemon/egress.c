@@ -1,0 +1,494 @@
+#include "egress.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "msg.h"
+#include "pf_cleanup.h"
+
+#define EGRESS_MAX_HEADERS      64
+#define EGRESS_MAX_HEADER_BYTES 8192
+
+struct egress_call {
+    uv_work_t work;
+    egress_done_fn done; /* NULL once abandoned */
+    void *ctx;
+    /* the request, owned copies: the worker's frame is gone by the time the thread runs */
+    char *method;
+    char *url;
+    struct curl_slist *headers;
+    unsigned char *body;
+    size_t body_len;
+    bool host_is_ip; /* the rule names an IP literal: connect to it whatever it is */
+    struct egress_limits limits;
+    /* filled by the thread */
+    CURLcode code;
+    long status;
+    char curl_msg[CURL_ERROR_SIZE];
+    char refused_address[INET6_ADDRSTRLEN]; /* a non-public address the name resolved to */
+    bool too_large;
+    size_t received; /* header and body bytes */
+    cJSON *resp_headers;
+    unsigned char *resp_body;
+    size_t resp_len, resp_cap;
+};
+
+int
+egress_global_init(struct pf_error **err)
+{
+    CURLcode c = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (c != CURLE_OK)
+        return pf_error_set(err, PF_E_INTERNAL, "egress: curl_global_init: %s",
+                            curl_easy_strerror(c));
+    return 0;
+}
+
+void
+egress_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+cJSON *
+egress_error_frame(const char *type, const char *message)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON *e = cJSON_CreateObject();
+    if (!f || !e || !cJSON_AddStringToObject(f, "op", "egress") ||
+        !cJSON_AddStringToObject(e, "type", type) ||
+        !cJSON_AddStringToObject(e, "message", message)) {
+        cJSON_Delete(f);
+        cJSON_Delete(e);
+        return NULL;
+    }
+    cJSON_AddItemToObject(f, "error", e);
+    return f;
+}
+
+static void
+call_free(struct egress_call *c)
+{
+    free(c->method);
+    free(c->url);
+    curl_slist_free_all(c->headers);
+    free(c->body);
+    cJSON_Delete(c->resp_headers);
+    free(c->resp_body);
+    free(c);
+}
+
+/* ---- the request, checked on the loop thread --------------------------------------------- */
+
+static const struct msg_field request_fields[] = {
+        {"event", MSG_T_STRING, true, 1, 16},
+        {"method", MSG_T_STRING, true, 1, 16},
+        {"url", MSG_T_STRING, true, 1, 8192},
+        {"headers", MSG_T_OBJECT, false, 0, 0},
+        {"body", MSG_T_STRING, false, 0, 64.0 * 1024 * 1024},
+};
+
+/* RFC 9110 token characters. */
+static bool
+is_token(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              strchr("!#$%&'*+-.^_`|~", *s)))
+            return false;
+    return true;
+}
+
+/* Headers libcurl writes from the request itself: set by the snippet they could say another
+ * host than the rule's, or frame the body differently from what is sent. */
+static const char *const reserved_headers[] = {
+        "host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"};
+
+static bool
+header_reserved(const char *name)
+{
+    for (size_t i = 0; i < PF_ELEMENTSOF(reserved_headers); i++)
+        if (strcasecmp(name, reserved_headers[i]) == 0)
+            return true;
+    return false;
+}
+
+static int
+read_headers(const cJSON *obj, struct curl_slist **ret, char *why, size_t why_size)
+{
+    if (cJSON_GetArraySize(obj) > EGRESS_MAX_HEADERS) {
+        snprintf(why, why_size, "headers: more than %d", EGRESS_MAX_HEADERS);
+        return -1;
+    }
+    const cJSON *h;
+    cJSON_ArrayForEach(h, obj) {
+        if (!is_token(h->string)) {
+            snprintf(why, why_size, "headers: '%.64s' is not a header name", h->string);
+            return -1;
+        }
+        if (header_reserved(h->string)) {
+            snprintf(why, why_size, "headers: %.64s is set by pyfence, not by the snippet",
+                     h->string);
+            return -1;
+        }
+        if (!cJSON_IsString(h) || strpbrk(h->valuestring, "\r\n") ||
+            strlen(h->valuestring) > EGRESS_MAX_HEADER_BYTES) {
+            snprintf(why, why_size,
+                     "headers: the value of %.64s must be a string of at most %d bytes without "
+                     "line breaks",
+                     h->string, EGRESS_MAX_HEADER_BYTES);
+            return -1;
+        }
+        /* "Name;" is libcurl's way to send a header with an empty value */
+        _cleanup_free_ char *line = NULL;
+        if (asprintf(&line, *h->valuestring ? "%s: %s" : "%s;", h->string, h->valuestring) < 0)
+            return -1;
+        struct curl_slist *l = curl_slist_append(*ret, line);
+        if (!l)
+            return -1;
+        *ret = l;
+    }
+    return 0;
+}
+
+/* Standard padded base64 (the worker's encoding of bytes), decoded into *ret. */
+static int
+decode_base64(const char *text, unsigned char **ret, size_t *ret_len)
+{
+    size_t n = strlen(text);
+    if (n % 4 != 0)
+        return -1;
+    unsigned char *out = malloc(n / 4 * 3 + 1);
+    if (!out)
+        return -1;
+    int len = n ? EVP_DecodeBlock(out, (const unsigned char *) text, (int) n) : 0;
+    if (len < 0) {
+        free(out);
+        return -1;
+    }
+    /* EVP_DecodeBlock counts the padding as zero bytes */
+    for (size_t i = n; i > 0 && text[i - 1] == '='; i--)
+        len--;
+    *ret = out;
+    *ret_len = (size_t) len;
+    return 0;
+}
+
+static void on_work(uv_work_t *work);
+static void on_after_work(uv_work_t *work, int status);
+
+cJSON *
+egress_start(uv_loop_t *loop, const struct policy_egress *rules, const struct egress_limits *limits,
+             const cJSON *request, egress_done_fn done, void *ctx, struct egress_call **ret_call)
+{
+    *ret_call = NULL;
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    if (msg_check_fields(request, request_fields, PF_ELEMENTSOF(request_fields), "egress", &err) <
+        0)
+        return egress_error_frame("bad_request", err->msg);
+    const char *method = msg_get_string(request, "method", "");
+    const char *url = msg_get_string(request, "url", "");
+    const struct policy_egress_rule *rule = policy_egress_match(rules, method, url, &err);
+    if (!rule)
+        return egress_error_frame("refused", err ? err->msg : "out of memory");
+    struct egress_call *c = calloc(1, sizeof(*c));
+    if (!c || !(c->method = strdup(method)) || !(c->url = strdup(url))) {
+        if (c)
+            call_free(c);
+        return NULL;
+    }
+    c->host_is_ip = rule->host_is_ip;
+    c->limits = *limits;
+    char why[256] = "";
+    const cJSON *headers = cJSON_GetObjectItemCaseSensitive(request, "headers");
+    if (headers && read_headers(headers, &c->headers, why, sizeof(why)) < 0) {
+        call_free(c);
+        return why[0] ? egress_error_frame("bad_request", why) : NULL;
+    }
+    const char *body = msg_get_string(request, "body", NULL);
+    if (body && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
+        call_free(c);
+        return egress_error_frame("bad_request", "a GET or HEAD request has no body");
+    }
+    if (body && decode_base64(body, &c->body, &c->body_len) < 0) {
+        call_free(c);
+        return egress_error_frame("bad_request", "body: not standard padded base64");
+    }
+    if (c->body_len > limits->max_bytes) {
+        snprintf(why, sizeof(why), "the request body (%zu bytes) exceeds egress_max_bytes %llu",
+                 c->body_len, (unsigned long long) limits->max_bytes);
+        call_free(c);
+        return egress_error_frame("too_large", why);
+    }
+    c->done = done;
+    c->ctx = ctx;
+    c->work.data = c;
+    int r = uv_queue_work(loop, &c->work, on_work, on_after_work);
+    if (r < 0) {
+        call_free(c);
+        snprintf(why, sizeof(why), "egress: uv_queue_work: %s", uv_strerror(r));
+        return egress_error_frame("connection", why);
+    }
+    *ret_call = c;
+    return NULL;
+}
+
+void
+egress_abandon(struct egress_call *call)
+{
+    if (call)
+        call->done = NULL;
+}
+
+/* ---- the transfer, on a thread-pool thread ------------------------------------------------ */
+
+static bool
+ipv4_public(const unsigned char a[4])
+{
+    static const struct {
+        unsigned char net[4];
+        int bits;
+    } reserved[] = {
+            {{0, 0, 0, 0}, 8},      {{10, 0, 0, 0}, 8},     {{100, 64, 0, 0}, 10},
+            {{127, 0, 0, 0}, 8},    {{169, 254, 0, 0}, 16}, {{172, 16, 0, 0}, 12},
+            {{192, 0, 0, 0}, 24},   {{192, 0, 2, 0}, 24},   {{192, 88, 99, 0}, 24},
+            {{192, 168, 0, 0}, 16}, {{198, 18, 0, 0}, 15},  {{198, 51, 100, 0}, 24},
+            {{203, 0, 113, 0}, 24}, {{224, 0, 0, 0}, 4},    {{240, 0, 0, 0}, 4},
+    };
+    uint32_t addr = (uint32_t) a[0] << 24 | (uint32_t) a[1] << 16 | (uint32_t) a[2] << 8 | a[3];
+    for (size_t i = 0; i < PF_ELEMENTSOF(reserved); i++) {
+        const unsigned char *n = reserved[i].net;
+        uint32_t net = (uint32_t) n[0] << 24 | (uint32_t) n[1] << 16 | (uint32_t) n[2] << 8 | n[3];
+        uint32_t mask = ~0u << (32 - reserved[i].bits);
+        if ((addr & mask) == net)
+            return false;
+    }
+    return true;
+}
+
+/* Global unicast (2000::/3) only; an address embedding an IPv4 one (mapped, NAT64) is that
+ * address. */
+static bool
+ipv6_public(const unsigned char a[16])
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (memcmp(a, mapped, 12) == 0 || memcmp(a, nat64, 12) == 0)
+        return ipv4_public(a + 12);
+    if ((a[0] & 0xe0) != 0x20)
+        return false;
+    /* documentation (2001:db8::/32) and ORCHID/Teredo-like special ranges in 2001::/23 */
+    return !(a[0] == 0x20 && a[1] == 0x01 && (a[2] < 0x02 || (a[2] == 0x0d && a[3] == 0xb8)));
+}
+
+bool
+egress_address_public(int family, const void *addr)
+{
+    if (family == AF_INET)
+        return ipv4_public(addr);
+    return family == AF_INET6 && ipv6_public(addr);
+}
+
+/* Connects only where the rule allows: anywhere for an IP literal rule (curl connects to that
+ * literal), else only to public addresses, whatever the name resolved to. */
+static curl_socket_t
+open_checked_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address)
+{
+    struct egress_call *c = clientp;
+    (void) purpose;
+    const void *addr = NULL;
+    if (address->family == AF_INET)
+        addr = &((const struct sockaddr_in *) &address->addr)->sin_addr;
+    else if (address->family == AF_INET6)
+        addr = &((const struct sockaddr_in6 *) &address->addr)->sin6_addr;
+    if (!c->host_is_ip && !(addr && egress_address_public(address->family, addr))) {
+        if (!addr ||
+            !inet_ntop(address->family, addr, c->refused_address, sizeof(c->refused_address)))
+            snprintf(c->refused_address, sizeof(c->refused_address), "an address of family %d",
+                     address->family);
+        return CURL_SOCKET_BAD;
+    }
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+static bool
+count_received(struct egress_call *c, size_t n)
+{
+    if (c->received + n > c->limits.max_bytes) {
+        c->too_large = true;
+        return false;
+    }
+    c->received += n;
+    return true;
+}
+
+static size_t
+on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct egress_call *c = userdata;
+    size_t n = size * nmemb;
+    if (!count_received(c, n))
+        return 0;
+    if (c->resp_len + n > c->resp_cap) {
+        size_t cap = c->resp_cap ? c->resp_cap : 16384;
+        while (cap < c->resp_len + n)
+            cap *= 2;
+        unsigned char *p = realloc(c->resp_body, cap);
+        if (!p)
+            return 0;
+        c->resp_body = p;
+        c->resp_cap = cap;
+    }
+    memcpy(c->resp_body + c->resp_len, data, n);
+    c->resp_len += n;
+    return n;
+}
+
+/* The final response's headers, names lowercased; repeated ones joined with ", ". A status
+ * line starts over (1xx responses come first). */
+static size_t
+on_header(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct egress_call *c = userdata;
+    size_t n = size * nmemb;
+    if (!count_received(c, n))
+        return 0;
+    if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+        cJSON_Delete(c->resp_headers);
+        c->resp_headers = cJSON_CreateObject();
+        return c->resp_headers ? n : 0;
+    }
+    const char *colon = memchr(data, ':', n);
+    if (!colon || !c->resp_headers)
+        return n; /* the blank line ending the headers, or a malformed line */
+    _cleanup_free_ char *name = strndup(data, (size_t) (colon - data));
+    const char *v = colon + 1, *end = data + n;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    _cleanup_free_ char *value = strndup(v, (size_t) (end - v));
+    if (!name || !value)
+        return 0;
+    for (char *p = name; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char) (*p - 'A' + 'a');
+    cJSON *old = cJSON_GetObjectItemCaseSensitive(c->resp_headers, name);
+    if (old && cJSON_IsString(old)) {
+        _cleanup_free_ char *joined = NULL;
+        if (asprintf(&joined, "%s, %s", old->valuestring, value) < 0 ||
+            !cJSON_ReplaceItemInObjectCaseSensitive(c->resp_headers, name,
+                                                    cJSON_CreateString(joined)))
+            return 0;
+        return n;
+    }
+    return cJSON_AddStringToObject(c->resp_headers, name, value) ? n : 0;
+}
+
+static void
+on_work(uv_work_t *work)
+{
+    struct egress_call *c = work->data;
+    CURL *h = curl_easy_init();
+    if (!h) {
+        c->code = CURLE_OUT_OF_MEMORY;
+        return;
+    }
+    curl_easy_setopt(h, CURLOPT_URL, c->url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_PROXY, ""); /* not the daemon's environment's */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long) c->limits.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) c->limits.max_bytes);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->curl_msg);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_checked_socket);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, c);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "pyfence");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
+    if (strcmp(c->method, "HEAD") == 0)
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    else if (strcmp(c->method, "GET") != 0)
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c->method);
+    if (c->body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) c->body_len);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, (const char *) c->body);
+    }
+    c->code = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c->status);
+    curl_easy_cleanup(h);
+}
+
+/* ---- the reply, on the loop thread ----------------------------------------------------- */
+
+static cJSON *
+failure_frame(const struct egress_call *c)
+{
+    char msg[512];
+    if (c->too_large || c->code == CURLE_FILESIZE_EXCEEDED) {
+        snprintf(msg, sizeof(msg), "the response to %s %s exceeds egress_max_bytes %llu", c->method,
+                 c->url, (unsigned long long) c->limits.max_bytes);
+        return egress_error_frame("too_large", msg);
+    }
+    if (c->refused_address[0]) {
+        snprintf(msg, sizeof(msg),
+                 "%s resolves to %s, which is not a public address; an egress rule must name an "
+                 "IP address to reach a private or local one",
+                 c->url, c->refused_address);
+        return egress_error_frame("refused", msg);
+    }
+    snprintf(msg, sizeof(msg), "%s %s: %s", c->method, c->url,
+             c->curl_msg[0] ? c->curl_msg : curl_easy_strerror(c->code));
+    return egress_error_frame(c->code == CURLE_OPERATION_TIMEDOUT ? "timeout" : "connection", msg);
+}
+
+static cJSON *
+response_frame(struct egress_call *c)
+{
+    size_t cap = 4 * ((c->resp_len + 2) / 3) + 1;
+    _cleanup_free_ unsigned char *b64 = malloc(cap);
+    if (!b64)
+        return NULL;
+    EVP_EncodeBlock(b64, c->resp_body ? c->resp_body : (const unsigned char *) "",
+                    (int) c->resp_len);
+    cJSON *f = cJSON_CreateObject();
+    cJSON *reply = cJSON_CreateObject();
+    if (!f || !reply || !cJSON_AddStringToObject(f, "op", "egress") ||
+        !cJSON_AddNumberToObject(reply, "status", (double) c->status) ||
+        !cJSON_AddStringToObject(reply, "body", (const char *) b64)) {
+        cJSON_Delete(f);
+        cJSON_Delete(reply);
+        return NULL;
+    }
+    cJSON_AddItemToObject(reply, "headers",
+                          c->resp_headers ? c->resp_headers : cJSON_CreateObject());
+    c->resp_headers = NULL;
+    cJSON_AddItemToObject(f, "reply", reply);
+    return f;
+}
+
+static void
+on_after_work(uv_work_t *work, int status)
+{
+    struct egress_call *c = work->data;
+    if (c->done) {
+        cJSON *frame = status < 0            ? egress_error_frame("connection", uv_strerror(status))
+                       : c->code == CURLE_OK ? response_frame(c)
+                                             : failure_frame(c);
+        c->done(c->ctx, frame);
+    }
+    call_free(c);
+}

@@ -1,0 +1,186 @@
+"""Network egress: http_request() in a snippet, made by pyfenced where the profile's egress
+rules allow it (daemon/egress.h, pyfence-profile(5)). A local HTTP server on 127.0.0.1 plays
+the outside world; rules name it by IP literal, the one way a rule reaches a local address."""
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import REPO
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def _answer(self):
+        self.server.seen.append((self.command, self.path))
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.path.startswith("/api/slow"):
+            time.sleep(3)
+        if self.path.startswith("/api/redirect"):
+            self.send_response(302)
+            self.send_header("Location", "/admin")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path.startswith("/api/big"):
+            out = b"x" * 5000
+        else:
+            out = json.dumps({"method": self.command, "path": self.path,
+                              "body": body.decode("latin-1"),
+                              "x_token": self.headers.get("X-Token")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Test", "yes")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(out)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _answer
+
+
+@pytest.fixture
+def server():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    srv.seen = []
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def policy_with(directory, egress, **limits):
+    directory.mkdir()
+    profile = json.loads((REPO / "policy" / "profiles" / "default.json").read_text())
+    profile["egress"] = egress
+    profile["limits"].update(limits)
+    (directory / "default.json").write_text(json.dumps(profile))
+    return directory
+
+
+@pytest.fixture
+def egress_daemon(daemon_factory, tmpdir_short, server):
+    port = server.server_address[1]
+    rules = [{"url": f"http://127.0.0.1:{port}/api/", "methods": ["GET", "HEAD", "POST"]},
+             {"url": f"http://localhost:{port}/"}]
+    policy = policy_with(tmpdir_short / "policy", rules, egress_max_bytes=1024,
+                         egress_timeout_ms=1000, egress_max_requests=3)
+    d = daemon_factory("--policy", str(policy))
+    d.base = f"http://127.0.0.1:{port}/api/"
+    d.port = port
+    return d
+
+
+def test_get_and_post_reach_the_server(egress_daemon, server):
+    base = egress_daemon.base
+    with egress_daemon.client() as c:
+        r = c.exec(f"r = http_request('{base}hello?q=1')\n"
+                   "(r['status'], r['headers']['x-test'], r['body'])")
+        assert r.ok, (r, r.error)
+        status, xtest, body = r.output
+        assert (status, xtest) == (200, "yes")
+        assert json.loads(body) == {"method": "GET", "path": "/api/hello?q=1", "body": "",
+                                    "x_token": None}
+        r = c.exec(f"r = http_request('{base}items', method='POST', body=b'a\\x00b',\n"
+                   "                 headers={'X-Token': 't1'})\n"
+                   "r['body']")
+        assert r.ok, (r, r.error)
+        assert json.loads(r.output) == {"method": "POST", "path": "/api/items",
+                                        "body": "a\x00b", "x_token": "t1"}
+        r = c.exec(f"http_request('{base}h', method='HEAD')['body']")
+        assert r.ok and r.output == b"", (r, r.error)
+    assert ("GET", "/api/hello?q=1") in server.seen
+
+
+@pytest.mark.parametrize("code,expect", [
+    ("http_request(BASE.replace('/api/', '/admin'))", "matches no egress rule"),
+    ("http_request(BASE + '../admin')", "matches no egress rule"),
+    ("http_request(BASE + 'x', method='DELETE')", "matches no egress rule"),
+    ("http_request('https://example.com/')", "matches no egress rule"),
+    ("http_request(BASE + 'x', headers={'Host': 'example.com'})", "set by pyfence"),
+])
+def test_requests_outside_the_rules_are_refused(egress_daemon, server, code, expect):
+    with egress_daemon.client() as c:
+        r = c.exec(code, variables={"BASE": egress_daemon.base})
+    assert r.outcome == "error", r
+    assert "Forbidden network egress" in r.error["message"] and expect in r.error["message"], r
+    assert server.seen == []
+
+
+def test_host_names_reach_public_addresses_only(egress_daemon, server):
+    """The localhost rule allows the request, but the name resolves to a loopback address."""
+    with egress_daemon.client() as c:
+        r = c.exec(f"http_request('http://localhost:{egress_daemon.port}/x')")
+    assert r.outcome == "error", r
+    assert "which is not a public address" in r.error["message"], r
+    assert server.seen == []
+
+
+def test_redirects_are_not_followed(egress_daemon, server):
+    with egress_daemon.client() as c:
+        r = c.exec(f"r = http_request('{egress_daemon.base}redirect')\n"
+                   "(r['status'], r['headers']['location'])")
+    assert r.ok and r.output == (302, "/admin"), (r, r.error)
+    assert server.seen == [("GET", "/api/redirect")]
+
+
+def test_limits_bite(egress_daemon, server):
+    base = egress_daemon.base
+    with egress_daemon.client() as c:
+        r = c.exec(f"http_request('{base}big')")
+        assert r.outcome == "error" and "exceeds egress_max_bytes 1024" in r.error["message"], r
+        r = c.exec(f"http_request('{base}x', method='POST', body=b'y' * 2000)")
+        assert r.outcome == "error" and "exceeds egress_max_bytes 1024" in r.error["message"], r
+        r = c.exec(f"try:\n    http_request('{base}slow')\nexcept TimeoutError as e:\n"
+                   "    t = str(e)\nt")
+        assert r.ok and "timed out after" in r.output, (r, r.error)
+        r = c.exec(f"[http_request('{base}n')['status'] for _ in range(3)]")
+        assert r.ok and r.output == [200, 200, 200], (r, r.error)
+        r = c.exec(f"[http_request('{base}n')['status'] for _ in range(4)]")
+        assert r.outcome == "error" and "egress_max_requests (3)" in r.error["message"], r
+
+
+def test_connection_failure_is_a_connection_error(daemon_factory, tmpdir_short):
+    policy = policy_with(tmpdir_short / "policy", [{"url": "http://127.0.0.1:9/"}])
+    d = daemon_factory("--policy", str(policy))
+    with d.client() as c:
+        r = c.exec("try:\n    http_request('http://127.0.0.1:9/')\n"
+                   "except ConnectionError as e:\n    m = 'refused: ' + str(e)\nm")
+    assert r.ok and r.output.startswith("refused: GET http://127.0.0.1:9/"), (r, r.error)
+
+
+def test_sessions_count_requests_per_run(egress_daemon, server):
+    with egress_daemon.client() as c, c.open_session() as s:
+        for _ in range(2):
+            r = s.exec(f"[http_request(BASE + 'n')['status'] for _ in range(3)]",
+                       variables={"BASE": egress_daemon.base})
+            assert r.ok and r.output == [200, 200, 200], (r, r.error)
+
+
+def test_job_ending_during_a_request_leaves_nothing(daemon_factory, tmpdir_short, server):
+    """The wall clock ends the job while pyfenced waits for the server: the late answer goes
+    nowhere, and the daemon goes on serving."""
+    port = server.server_address[1]
+    policy = policy_with(tmpdir_short / "policy", [{"url": f"http://127.0.0.1:{port}/api/"}],
+                         egress_timeout_ms=5000, timeout_ms=500)
+    d = daemon_factory("--policy", str(policy))
+    with d.client() as c:
+        r = c.exec(f"http_request('http://127.0.0.1:{port}/api/slow')")
+        assert r.outcome == "timeout", r
+        time.sleep(3.5)  # the server answers the abandoned request meanwhile
+        d.assert_serving()
+
+
+def test_shipped_profiles_allow_no_egress(daemon, server):
+    with daemon.client() as c:
+        r = c.exec(f"http_request('http://127.0.0.1:{server.server_address[1]}/api/x')")
+    assert r.outcome == "error", r
+    assert "allows no network egress" in r.error["message"], r
+    assert server.seen == []

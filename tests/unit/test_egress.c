@@ -1,0 +1,154 @@
+/* daemon/egress.c: which addresses a host name may be connected to, and the checks a worker's
+ * request passes before any transfer starts (the transfers themselves: integration.egress). */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "egress.h"
+#include "msg.h"
+#include "pf_cleanup.h"
+
+static bool public(const char *text)
+{
+    unsigned char addr[16];
+    int family = strchr(text, ':') ? AF_INET6 : AF_INET;
+    assert_int_equal(inet_pton(family, text, addr), 1);
+    return egress_address_public(family, addr);
+}
+
+static void
+test_public_addresses_pass(void **state)
+{
+    (void) state;
+    const char *ok[] = {"8.8.8.8",         "1.1.1.1",         "172.32.0.1",
+                        "100.128.0.1",     "192.169.0.1",     "11.0.0.1",
+                        "223.255.255.254", "2606:4700::1111", "2a00:1450:4001::200e"};
+    for (size_t i = 0; i < PF_ELEMENTSOF(ok); i++)
+        if (!public(ok[i]))
+            fail_msg("%s should be public", ok[i]);
+}
+
+static void
+test_local_and_private_addresses_are_refused(void **state)
+{
+    (void) state;
+    const char *refused[] = {
+            "127.0.0.1",
+            "127.255.0.9",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "224.0.0.1",
+            "240.0.0.1",
+            "255.255.255.255",
+            "192.0.2.1",
+            "198.18.0.1",
+            "::",
+            "::1",
+            "fe80::1",
+            "fc00::1",
+            "fd12:3456::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a00:1",
+            "2001:db8::1",
+    };
+    for (size_t i = 0; i < PF_ELEMENTSOF(refused); i++)
+        if (public(refused[i]))
+            fail_msg("%s should not be public", refused[i]);
+    /* an embedded public address stays public */
+    assert_true(public("::ffff:8.8.8.8"));
+}
+
+static void
+never_called(void *ctx, cJSON *frame)
+{
+    (void) ctx;
+    cJSON_Delete(frame);
+    fail_msg("no transfer should start");
+}
+
+/* The frame egress_start answers at once with for request_json under one rule. */
+static cJSON *
+answer(const char *request_json)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    _cleanup_json_ cJSON *rules_json = cJSON_Parse(
+            "[{\"url\": \"http://127.0.0.1:9/api/\", \"methods\": [\"GET\", \"POST\"]}]");
+    struct policy_egress rules = {0};
+    assert_int_equal(policy_egress_parse(rules_json, "test", &rules, &err), 0);
+    _cleanup_json_ cJSON *req = cJSON_Parse(request_json);
+    assert_non_null(req);
+    struct egress_limits limits = {.timeout_ms = 1000, .max_bytes = 4};
+    struct egress_call *call = NULL;
+    cJSON *frame = egress_start(uv_default_loop(), &rules, &limits, req, never_called, NULL, &call);
+    assert_null(call);
+    policy_egress_finish(&rules);
+    return frame;
+}
+
+static void
+expect_error(const char *request_json, const char *type, const char *text)
+{
+    _cleanup_json_ cJSON *f = answer(request_json);
+    assert_non_null(f);
+    assert_string_equal(msg_get_string(f, "op", ""), "egress");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(f, "error");
+    assert_string_equal(msg_get_string(e, "type", ""), type);
+    const char *msg = msg_get_string(e, "message", "");
+    if (!strstr(msg, text))
+        fail_msg("message '%s' lacks '%s'", msg, text);
+}
+
+static void
+test_requests_checked_before_any_transfer(void **state)
+{
+    (void) state;
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:9/admin\"}",
+                 "refused", "matches no egress rule");
+    expect_error("{\"event\":\"egress\",\"method\":\"PUT\",\"url\":\"http://127.0.0.1:9/api/x\"}",
+                 "refused", "matches no egress rule");
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\"}", "bad_request", "url");
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:9/api/\","
+                 "\"extra\":1}",
+                 "bad_request", "extra");
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:9/api/\","
+                 "\"headers\":{\"Host\":\"example.com\"}}",
+                 "bad_request", "set by pyfence");
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:9/api/\","
+                 "\"headers\":{\"X-A\":\"b\\r\\nHost: evil\"}}",
+                 "bad_request", "without line breaks");
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:9/api/\","
+                 "\"headers\":{\"bad name\":\"v\"}}",
+                 "bad_request", "is not a header name");
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:9/api/\","
+                 "\"body\":\"aGk=\"}",
+                 "bad_request", "GET or HEAD request has no body");
+    expect_error("{\"event\":\"egress\",\"method\":\"POST\",\"url\":\"http://127.0.0.1:9/api/\","
+                 "\"body\":\"not base64!\"}",
+                 "bad_request", "base64");
+    expect_error("{\"event\":\"egress\",\"method\":\"POST\",\"url\":\"http://127.0.0.1:9/api/\","
+                 "\"body\":\"aGVsbG8=\"}",
+                 "too_large", "egress_max_bytes 4");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_public_addresses_pass),
+            cmocka_unit_test(test_local_and_private_addresses_are_refused),
+            cmocka_unit_test(test_requests_checked_before_any_transfer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
