@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct egress_call {
     uv_work_t work;
     egress_done_fn done; /* NULL once abandoned */
     void *ctx;
+    atomic_bool abandoned; /* read by the thread: stop the transfer at its next progress call */
     /* the request, owned copies: the worker's frame is gone by the time the thread runs */
     char *method;
     char *url;
@@ -245,8 +247,10 @@ egress_start(uv_loop_t *loop, const struct policy_egress *rules, const struct eg
 void
 egress_abandon(struct egress_call *call)
 {
-    if (call)
-        call->done = NULL;
+    if (!call)
+        return;
+    call->done = NULL;
+    atomic_store(&call->abandoned, true);
 }
 
 /* ---- the transfer, on a thread-pool thread ------------------------------------------------ */
@@ -394,6 +398,17 @@ on_header(char *data, size_t size, size_t nmemb, void *userdata)
     return cJSON_AddStringToObject(c->resp_headers, name, value) ? n : 0;
 }
 
+/* An abandoned transfer ends at once instead of running to its timeout: a daemon shutting
+ * down waits for the thread pool. */
+static int
+on_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+            curl_off_t ulnow)
+{
+    struct egress_call *c = clientp;
+    (void) dltotal, (void) dlnow, (void) ultotal, (void) ulnow;
+    return atomic_load(&c->abandoned) ? 1 : 0;
+}
+
 static void
 on_work(uv_work_t *work)
 {
@@ -418,6 +433,9 @@ on_work(uv_work_t *work)
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "pyfence");
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
     if (strcmp(c->method, "HEAD") == 0)
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);

@@ -40,8 +40,8 @@ cJSON *egress_start(uv_loop_t *loop, const struct policy_egress *rules,
                     const struct egress_limits *limits, const cJSON *request, egress_done_fn done,
                     void *ctx, struct egress_call **ret_call);
 
-/* The call's owner is going away: done is not called, and the call frees itself when its
- * transfer ends (a thread-pool job cannot be stopped once running; timeout_ms bounds it). */
+/* The call's owner is going away: done is not called, the transfer is stopped at libcurl's
+ * next progress call (about a second at most), and the call then frees itself. */
 void egress_abandon(struct egress_call *call);
 
 /* Whether a host name may be connected to at addr (struct in_addr or in6_addr by family):

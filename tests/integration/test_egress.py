@@ -21,6 +21,8 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         if self.path.startswith("/api/slow"):
             time.sleep(3)
+        if self.path.startswith("/api/stall"):
+            time.sleep(20)
         if self.path.startswith("/api/redirect"):
             self.send_response(302)
             self.send_header("Location", "/admin")
@@ -166,16 +168,22 @@ def test_sessions_count_requests_per_run(egress_daemon, server):
 
 def test_job_ending_during_a_request_leaves_nothing(daemon_factory, tmpdir_short, server):
     """The wall clock ends the job while pyfenced waits for the server: the late answer goes
-    nowhere, and the daemon goes on serving."""
+    nowhere, the daemon goes on serving, and an abandoned transfer is stopped instead of
+    holding a shutting-down daemon until its own timeout."""
     port = server.server_address[1]
     policy = policy_with(tmpdir_short / "policy", [{"url": f"http://127.0.0.1:{port}/api/"}],
-                         egress_timeout_ms=5000, timeout_ms=500)
+                         egress_timeout_ms=60000, timeout_ms=500)
     d = daemon_factory("--policy", str(policy))
     with d.client() as c:
         r = c.exec(f"http_request('http://127.0.0.1:{port}/api/slow')")
         assert r.outcome == "timeout", r
         time.sleep(3.5)  # the server answers the abandoned request meanwhile
         d.assert_serving()
+        r = c.exec(f"http_request('http://127.0.0.1:{port}/api/stall')")
+        assert r.outcome == "timeout", r
+    started = time.monotonic()
+    d.stop()  # the stalled transfer (20 s at the server) is stopped, not waited for
+    assert time.monotonic() - started < 10
 
 
 def test_shipped_profiles_allow_no_egress(daemon, server):
