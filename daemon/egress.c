@@ -357,6 +357,28 @@ on_body(char *data, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/* Header text is ISO-8859-1 (RFC 9110 obs-text): as UTF-8, every byte over 0x7f becomes two,
+ * so that the frame to the worker is valid UTF-8 whatever the server sent. */
+static char *
+latin1_to_utf8(const char *s, size_t n)
+{
+    char *out = malloc(2 * n + 1);
+    if (!out)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char) s[i];
+        if (c < 0x80) {
+            out[k++] = (char) c;
+        } else {
+            out[k++] = (char) (0xc0 | (c >> 6));
+            out[k++] = (char) (0x80 | (c & 0x3f));
+        }
+    }
+    out[k] = '\0';
+    return out;
+}
+
 /* The final response's headers, names lowercased; repeated ones joined with ", ". A status
  * line starts over (1xx responses come first). */
 static size_t
@@ -374,13 +396,13 @@ on_header(char *data, size_t size, size_t nmemb, void *userdata)
     const char *colon = memchr(data, ':', n);
     if (!colon || !c->resp_headers)
         return n; /* the blank line ending the headers, or a malformed line */
-    _cleanup_free_ char *name = strndup(data, (size_t) (colon - data));
+    _cleanup_free_ char *name = latin1_to_utf8(data, (size_t) (colon - data));
     const char *v = colon + 1, *end = data + n;
     while (v < end && (*v == ' ' || *v == '\t'))
         v++;
     while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
         end--;
-    _cleanup_free_ char *value = strndup(v, (size_t) (end - v));
+    _cleanup_free_ char *value = latin1_to_utf8(v, (size_t) (end - v));
     if (!name || !value)
         return 0;
     for (char *p = name; *p; p++)

@@ -38,6 +38,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("X-Test", "yes")
+        self.send_header("X-Name", "caf\xe9")  # ISO-8859-1 on the wire
         self.send_header("Content-Length", str(len(out)))
         self.end_headers()
         if self.command != "HEAD":
@@ -84,10 +85,10 @@ def test_get_and_post_reach_the_server(egress_daemon, server):
     base = egress_daemon.base
     with egress_daemon.client() as c:
         r = c.exec(f"r = http_request('{base}hello?q=1')\n"
-                   "(r['status'], r['headers']['x-test'], r['body'])")
+                   "(r['status'], r['headers']['x-test'], r['headers']['x-name'], r['body'])")
         assert r.ok, (r, r.error)
-        status, xtest, body = r.output
-        assert (status, xtest) == (200, "yes")
+        status, xtest, xname, body = r.output
+        assert (status, xtest, xname) == (200, "yes", "caf\xe9")
         assert json.loads(body) == {"method": "GET", "path": "/api/hello?q=1", "body": "",
                                     "x_token": None}
         r = c.exec(f"r = http_request('{base}items', method='POST', body=b'a\\x00b',\n"
