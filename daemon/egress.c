@@ -92,7 +92,7 @@ call_free(struct egress_call *c)
 static const struct msg_field request_fields[] = {
         {"event", MSG_T_STRING, true, 1, 16},
         {"method", MSG_T_STRING, true, 1, 16},
-        {"url", MSG_T_STRING, true, 1, 8192},
+        {"url", MSG_T_STRING, true, 1, POLICY_EGRESS_MAX_URL},
         {"headers", MSG_T_OBJECT, false, 0, 0},
         {"body", MSG_T_STRING, false, 0, 64.0 * 1024 * 1024},
 };

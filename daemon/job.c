@@ -29,7 +29,6 @@ on_handle_closed(uv_handle_t *handle)
     struct job *j = handle->data;
     if (--j->open_handles > 0)
         return;
-    egress_abandon(j->egress);
     dlist_remove(&j->daemon_link);
     frame_decoder_finish(&j->dec);
     cJSON_Delete(j->req_id);
