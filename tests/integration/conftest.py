@@ -2,7 +2,8 @@
 started on a temporary socket (knot-resolver's tests/pytests/conftest.py pattern).
 
 Binaries come from the environment set by tests/integration/meson.build (PYFENCED, PYFENCE_CLI,
-PYFENCE_LIBCLIENT_E2E), falling back to build/. Extra daemon options: PYFENCED_ARGS."""
+PYFENCE_LIBCLIENT_E2E), falling back to build/. Extra daemon options: PYFENCED_ARGS; a command
+prefix it runs under (scripts/vm: a systemd scope): PYFENCED_WRAPPER."""
 
 import json
 import os
@@ -207,6 +208,10 @@ class Daemon:
         args += shlex.split(os.environ.get("PYFENCED_ARGS", "")) + list(extra_args)
         self.log = open(self.log_path, "w")
         ids = {} if user is None else {"user": user, "group": user, "extra_groups": []}
+        # A prefix that keeps pyfenced's pid, e.g. scripts/vm's "systemd-run --scope -p
+        # Delegate=yes": a cgroup of its own, as systemd gives the service.
+        if user is None:
+            args = shlex.split(os.environ.get("PYFENCED_WRAPPER", "")) + args
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, **ids)
         self.pid = self.proc.pid
