@@ -564,6 +564,15 @@ harden_cgroup_slot_dir_fd(unsigned index)
     return the_pool.slots[index].dir_fd;
 }
 
+const char *
+harden_cgroup_slot_dir(unsigned index, enum cgroup_dir d)
+{
+    if (the_pool.backend == &cgroup_backend_none || index >= the_pool.n_slots ||
+        !the_pool.slots[index].created || d < 0 || d >= _CGROUP_DIR_MAX)
+        return NULL;
+    return the_pool.slots[index].dir[the_pool.backend == &cgroup_backend_v2 ? 0 : d];
+}
+
 void
 harden_cgroup_slot_finish(unsigned index, struct harden_outcome *out)
 {

@@ -161,6 +161,10 @@ int harden_cgroup_slot_prepare(unsigned index, const struct harden_params *p,
 /* Slot `index`'s cgroup v2 directory (O_PATH) for harden_job_fork(), or -1 (v1, none, or a
  * slot not created). */
 int harden_cgroup_slot_dir_fd(unsigned index);
+/* Slot `index`'s directory in hierarchy d (v2: the one directory, whatever d), or NULL (none,
+ * or a slot not created). Tests read its files by it: the process's own cgroup may have moved
+ * (v2 "supervisor") since the pool was made. */
+const char *harden_cgroup_slot_dir(unsigned index, enum cgroup_dir d);
 /* Fills the cgroup part of *out (may be NULL), kills leftovers, resets the slot. */
 void harden_cgroup_slot_finish(unsigned index, struct harden_outcome *out);
 void harden_cgroup_finish(void);
