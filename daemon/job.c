@@ -436,6 +436,27 @@ on_worker_frame(void *userdata, char *payload, size_t len)
     return 0;
 }
 
+/* Why a pool job whose worker died cannot run elsewhere, NULL when it can. */
+static const char *
+why_not_retried(const struct job *j)
+{
+    if (j->heard)
+        return "it had sent a frame";
+    if (!j->channel_reset)
+        return "its channel ended without a reset: the worker may have read the job";
+    if (j->retries >= JOB_MAX_RETRIES)
+        return "the job was retried too often already";
+    if (!j->frame)
+        return "its run frame is gone";
+    if (!j->conn)
+        return "its client is gone";
+    if (j->kill_reason != JOB_KILL_NONE || j->cancel_requested)
+        return "pyfenced killed or cancelled it";
+    if (j->d->shutting_down)
+        return "pyfenced is stopping";
+    return NULL;
+}
+
 /* A pool worker that died without reading its run frame (the channel was reset: it was killed
  * while idle, before the zygote could say so) did not run the job: the request goes back to
  * the scheduler instead of failing with worker_crashed (its next pool worker may have been
@@ -444,10 +465,14 @@ static bool
 retry_elsewhere(struct job *j)
 {
     struct daemon *d = j->d;
-    if (!j->from_pool || j->heard || !j->channel_reset || j->retries >= JOB_MAX_RETRIES ||
-        !j->frame || !j->conn || j->kill_reason != JOB_KILL_NONE || j->cancel_requested ||
-        d->shutting_down)
+    if (!j->from_pool)
         return false;
+    const char *why_not = why_not_retried(j);
+    if (why_not) {
+        pf_log_debug(WORKER, "job %llu: its pool worker (pid %d) died; not run elsewhere: %s",
+                     (unsigned long long) j->id, (int) j->pid, why_not);
+        return false;
+    }
     struct job_spec spec = {.limits = j->limits,
                             .stream = j->stream,
                             .arrival_ns = j->arrival_ns,

@@ -135,26 +135,32 @@ def test_worker_killed_by_a_signal(daemon, client):
     daemon.assert_serving()
 
 
-def test_idle_pool_workers_killed_just_before_a_job(daemon, client):
+def test_idle_pool_workers_killed_just_before_a_job(daemon_factory):
     """Idle pool workers killed from outside right before a job: a dead one is never handed out,
     and a job bound to one that died before reading its run frame (its death not reported yet,
     its end closed before the frame was written, or the frame left unread) runs on another
-    worker. Each round is a race the daemon must win every time."""
+    worker. Each round is a race the daemon must win every time. Its own pyfenced logs at debug
+    level: a lost round shows which way each of its pool workers went (job.c's retry_elsewhere)."""
     import os
     import signal
     import time
 
-    for i in range(150):
-        for _ in range(400):
-            s = client.stats()
-            if s["pools"]["default"]["idle"] >= s["pools"]["default"]["size"]:
-                break
-            time.sleep(0.005)
-        for pid in descendants(s["zygote"]["pid"]):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        r = client.exec(f"{i} * 2")
-        assert r.ok and r.output == 2 * i, (i, r.reply)
+    daemon = daemon_factory("--log-level", "debug")
+    with daemon.client() as client:
+        for i in range(150):
+            for _ in range(400):
+                s = client.stats()
+                if s["pools"]["default"]["idle"] >= s["pools"]["default"]["size"]:
+                    break
+                time.sleep(0.005)
+            for pid in descendants(s["zygote"]["pid"]):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            r = client.exec(f"{i} * 2")
+            if not (r.ok and r.output == 2 * i):
+                jobs = [line for line in daemon.logs().splitlines()
+                        if "pool worker" in line or "died" in line or "ended" in line]
+                pytest.fail(f"round {i}: {r.reply}\n" + "\n".join(jobs[-30:]))
     daemon.assert_serving()
