@@ -231,7 +231,9 @@ daemon_egress_start(struct daemon *d, const char *profile, const struct policy_l
             .timeout_ms = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_TIMEOUT_MS],
             .max_bytes = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_MAX_BYTES],
     };
-    return egress_start(d->loop, p ? &p->egress : &no_rules, &lim, request, done, ctx, ret_call);
+    if (!d->egress)
+        return egress_error_frame("connection", "pyfenced is stopping");
+    return egress_start(d->egress, p ? &p->egress : &no_rules, &lim, request, done, ctx, ret_call);
 }
 
 static uint32_t
@@ -289,6 +291,8 @@ daemon_start(struct daemon *d, struct pf_error **err)
                        "and privileges layers are best-effort whatever the profiles say; the "
                        "zygotes make their namespaces inside a user namespace of their own",
                        (unsigned) geteuid());
+    if (!(d->egress = egress_new(d->loop, err)))
+        return -1;
     if (listener_start(&d->listener, d->loop, d->opts.socket_path, d->opts.socket_mode,
                        conn_on_connection, d, err) < 0)
         return -1;
@@ -329,6 +333,8 @@ daemon_stop_now(struct daemon *d)
         job_abandon(pf_container_of(pos, struct job, daemon_link));
     }
     pools_stop(&d->pools);
+    egress_close(d->egress); /* no job or session is left to wait for an answer */
+    d->egress = NULL;
     uv_close((uv_handle_t *) &d->flush_timer, NULL);
     uv_close((uv_handle_t *) &d->sig_term, NULL);
     uv_close((uv_handle_t *) &d->sig_int, NULL);

@@ -62,6 +62,7 @@ struct daemon {
     struct session_table sessions;       /* session.c; a session's worker counts in jobs_running */
     struct sched sched;                  /* the queue, per-uid caps and counters (scheduler.c) */
     struct pools pools;                  /* warm pools, job placement (pool.c) */
+    struct egress *egress;               /* owned (egress.h); NULL until started */
     struct latency latency;              /* request-to-reply times of recent jobs */
 
     uint64_t start_ns; /* uv_hrtime() at daemon_init */

@@ -4,7 +4,6 @@
 #include <curl/curl.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +13,34 @@
 
 #include "msg.h"
 #include "pf_cleanup.h"
+#include "pf_log.h"
 
 #define EGRESS_MAX_HEADERS      64
 #define EGRESS_MAX_HEADER_BYTES 8192
 
+struct egress {
+    uv_loop_t *loop;
+    CURLM *multi;
+    uv_timer_t timer;          /* libcurl's next timeout (CURLMOPT_TIMERFUNCTION) */
+    struct egress_call *calls; /* under way, doubly linked */
+    bool closing;
+};
+
+/* A socket libcurl asked to have watched (CURLMOPT_SOCKETFUNCTION), freed when its poll
+ * handle is closed. */
+struct egress_socket {
+    uv_poll_t poll;
+    struct egress *e;
+    curl_socket_t fd;
+};
+
 struct egress_call {
-    uv_work_t work;
-    egress_done_fn done; /* NULL once abandoned */
+    struct egress *e;
+    struct egress_call *prev, *next;
+    CURL *easy;
+    egress_done_fn done;
     void *ctx;
-    atomic_bool abandoned; /* read by the thread: stop the transfer at its next progress call */
-    /* the request, owned copies: the worker's frame is gone by the time the thread runs */
+    /* the request, owned copies: libcurl reads them while the transfer runs */
     char *method;
     char *url;
     struct curl_slist *headers;
@@ -31,7 +48,7 @@ struct egress_call {
     size_t body_len;
     bool host_is_ip; /* the rule names an IP literal: connect to it whatever it is */
     struct egress_limits limits;
-    /* filled by the thread */
+    /* filled as the transfer runs */
     CURLcode code;
     long status;
     char curl_msg[CURL_ERROR_SIZE];
@@ -50,6 +67,13 @@ egress_global_init(struct pf_error **err)
     if (c != CURLE_OK)
         return pf_error_set(err, PF_E_INTERNAL, "egress: curl_global_init: %s",
                             curl_easy_strerror(c));
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    if (!(v->features & CURL_VERSION_ASYNCHDNS))
+        pf_log_warning(EGRESS,
+                       "libcurl %s resolves host names synchronously: while an egress request's "
+                       "name is looked up, pyfenced serves nobody else (a libcurl built with the "
+                       "threaded resolver or c-ares avoids it)",
+                       v->version);
     return 0;
 }
 
@@ -75,9 +99,22 @@ egress_error_frame(const char *type, const char *message)
     return f;
 }
 
+/* Takes c out of its engine's list and frees it; its transfer must be over or removed. */
 static void
 call_free(struct egress_call *c)
 {
+    if (c->e) {
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            c->e->calls = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+    }
+    if (c->easy) {
+        curl_multi_remove_handle(c->e->multi, c->easy);
+        curl_easy_cleanup(c->easy);
+    }
     free(c->method);
     free(c->url);
     curl_slist_free_all(c->headers);
@@ -185,12 +222,12 @@ decode_base64(const char *text, unsigned char **ret, size_t *ret_len)
     return 0;
 }
 
-static void on_work(uv_work_t *work);
-static void on_after_work(uv_work_t *work, int status);
+static int call_transfer(struct egress *e, struct egress_call *c);
 
 cJSON *
-egress_start(uv_loop_t *loop, const struct policy_egress *rules, const struct egress_limits *limits,
-             const cJSON *request, egress_done_fn done, void *ctx, struct egress_call **ret_call)
+egress_start(struct egress *e, const struct policy_egress *rules,
+             const struct egress_limits *limits, const cJSON *request, egress_done_fn done,
+             void *ctx, struct egress_call **ret_call)
 {
     *ret_call = NULL;
     _cleanup_pf_error_ struct pf_error *err = NULL;
@@ -233,12 +270,14 @@ egress_start(uv_loop_t *loop, const struct policy_egress *rules, const struct eg
     }
     c->done = done;
     c->ctx = ctx;
-    c->work.data = c;
-    int r = uv_queue_work(loop, &c->work, on_work, on_after_work);
-    if (r < 0) {
+    if (e->closing) {
         call_free(c);
-        snprintf(why, sizeof(why), "egress: uv_queue_work: %s", uv_strerror(r));
-        return egress_error_frame("connection", why);
+        return egress_error_frame("connection", "pyfenced is stopping");
+    }
+    if (call_transfer(e, c) < 0) {
+        call_free(c);
+        return egress_error_frame("connection",
+                                  "egress: cannot start the transfer (out of memory)");
     }
     *ret_call = c;
     return NULL;
@@ -247,10 +286,8 @@ egress_start(uv_loop_t *loop, const struct policy_egress *rules, const struct eg
 void
 egress_abandon(struct egress_call *call)
 {
-    if (!call)
-        return;
-    call->done = NULL;
-    atomic_store(&call->abandoned, true);
+    if (call)
+        call_free(call);
 }
 
 /* ---- the transfer, on a thread-pool thread ------------------------------------------------ */
@@ -420,31 +457,22 @@ on_header(char *data, size_t size, size_t nmemb, void *userdata)
     return cJSON_AddStringToObject(c->resp_headers, name, value) ? n : 0;
 }
 
-/* An abandoned transfer ends at once instead of running to its timeout: a daemon shutting
- * down waits for the thread pool. */
+/* A new easy handle for c, added to e's multi handle: libcurl starts it at its next timeout. */
 static int
-on_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-            curl_off_t ulnow)
+call_transfer(struct egress *e, struct egress_call *c)
 {
-    struct egress_call *c = clientp;
-    (void) dltotal, (void) dlnow, (void) ultotal, (void) ulnow;
-    return atomic_load(&c->abandoned) ? 1 : 0;
-}
-
-static void
-on_work(uv_work_t *work)
-{
-    struct egress_call *c = work->data;
     CURL *h = curl_easy_init();
-    if (!h) {
-        c->code = CURLE_OUT_OF_MEMORY;
-        return;
-    }
+    if (!h)
+        return -1;
+    curl_easy_setopt(h, CURLOPT_PRIVATE, c);
     curl_easy_setopt(h, CURLOPT_URL, c->url);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROXY, ""); /* not the daemon's environment's */
+    /* A connection of its own, closed after it: none is shared with another request. */
+    curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long) c->limits.timeout_ms);
     curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) c->limits.max_bytes);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->curl_msg);
@@ -455,9 +483,6 @@ on_work(uv_work_t *work)
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "pyfence");
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->headers);
     if (strcmp(c->method, "HEAD") == 0)
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
@@ -467,9 +492,17 @@ on_work(uv_work_t *work)
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) c->body_len);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, (const char *) c->body);
     }
-    c->code = curl_easy_perform(h);
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c->status);
-    curl_easy_cleanup(h);
+    if (curl_multi_add_handle(e->multi, h) != CURLM_OK) {
+        curl_easy_cleanup(h);
+        return -1;
+    }
+    c->easy = h;
+    c->e = e;
+    c->next = e->calls;
+    if (c->next)
+        c->next->prev = c;
+    e->calls = c;
+    return 0;
 }
 
 /* ---- the reply, on the loop thread ----------------------------------------------------- */
@@ -520,15 +553,158 @@ response_frame(struct egress_call *c)
     return f;
 }
 
+/* The transfer is over: its frame goes to the call's owner, and the call is freed. */
 static void
-on_after_work(uv_work_t *work, int status)
+call_finish(struct egress_call *c, CURLcode code)
 {
-    struct egress_call *c = work->data;
-    if (c->done) {
-        cJSON *frame = status < 0            ? egress_error_frame("connection", uv_strerror(status))
-                       : c->code == CURLE_OK ? response_frame(c)
-                                             : failure_frame(c);
-        c->done(c->ctx, frame);
-    }
+    c->code = code;
+    curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
+    egress_done_fn done = c->done;
+    void *ctx = c->ctx;
+    cJSON *frame = code == CURLE_OK ? response_frame(c) : failure_frame(c);
     call_free(c);
+    done(ctx, frame);
+}
+
+/* Every transfer libcurl has finished, one at a time: a done callback may abandon others. */
+static void
+collect_finished(struct egress *e)
+{
+    CURLMsg *m;
+    int left;
+    /* (A done callback that stopped pyfenced closed the engine: nothing is left to read.) */
+    while (!e->closing && (m = curl_multi_info_read(e->multi, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        char *c = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &c);
+        if (c)
+            call_finish((struct egress_call *) c, m->data.result);
+    }
+}
+
+static void
+drive(struct egress *e, curl_socket_t fd, int flags)
+{
+    int running;
+    if (e->closing)
+        return;
+    curl_multi_socket_action(e->multi, fd, flags, &running);
+    collect_finished(e);
+}
+
+static void
+on_timer(uv_timer_t *t)
+{
+    drive(t->data, CURL_SOCKET_TIMEOUT, 0);
+}
+
+/* CURLMOPT_TIMERFUNCTION: -1 stops the timer; 0 means as soon as possible, which must not be
+ * from within this callback. */
+static int
+on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    struct egress *e = userp;
+    (void) multi;
+    if (timeout_ms < 0)
+        uv_timer_stop(&e->timer);
+    else
+        uv_timer_start(&e->timer, on_timer, (uint64_t) timeout_ms, 0);
+    return 0;
+}
+
+static void
+on_poll(uv_poll_t *h, int status, int events)
+{
+    struct egress_socket *sock = h->data;
+    int flags = 0;
+    if (status < 0)
+        flags = CURL_CSELECT_ERR;
+    if (events & UV_READABLE)
+        flags |= CURL_CSELECT_IN;
+    if (events & UV_WRITABLE)
+        flags |= CURL_CSELECT_OUT;
+    drive(sock->e, sock->fd, flags);
+}
+
+static void
+on_socket_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+/* CURLMOPT_SOCKETFUNCTION: what libcurl wants to hear about fd, or that it is done with it. */
+static int
+on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    struct egress *e = userp;
+    struct egress_socket *sock = socketp;
+    (void) easy;
+    if (what == CURL_POLL_REMOVE) {
+        if (sock) {
+            uv_poll_stop(&sock->poll);
+            uv_close((uv_handle_t *) &sock->poll, on_socket_closed);
+            curl_multi_assign(e->multi, fd, NULL);
+        }
+        return 0;
+    }
+    if (!sock) {
+        sock = calloc(1, sizeof(*sock));
+        if (!sock)
+            return -1;
+        if (uv_poll_init_socket(e->loop, &sock->poll, fd) < 0) {
+            free(sock);
+            return -1;
+        }
+        sock->poll.data = sock;
+        sock->e = e;
+        sock->fd = fd;
+        curl_multi_assign(e->multi, fd, sock);
+    }
+    int events = (what & CURL_POLL_IN ? UV_READABLE : 0) | (what & CURL_POLL_OUT ? UV_WRITABLE : 0);
+    return uv_poll_start(&sock->poll, events, on_poll) < 0 ? -1 : 0;
+}
+
+struct egress *
+egress_new(uv_loop_t *loop, struct pf_error **err)
+{
+    struct egress *e = calloc(1, sizeof(*e));
+    if (!e || !(e->multi = curl_multi_init())) {
+        free(e);
+        return pf_error_set(err, PF_E_INTERNAL, "egress: out of memory"), NULL;
+    }
+    e->loop = loop;
+    uv_timer_init(loop, &e->timer);
+    e->timer.data = e;
+    curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+    curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+    curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+    curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+    /* No HTTP/2 multiplexing: requests, maybe of different users, never share a connection. */
+    curl_multi_setopt(e->multi, CURLMOPT_PIPELINING, CURLPIPE_NOTHING);
+    return e;
+}
+
+static void
+on_engine_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+void
+egress_close(struct egress *e)
+{
+    if (!e || e->closing)
+        return;
+    e->closing = true;
+    while (e->calls) {
+        struct egress_call *c = e->calls;
+        egress_done_fn done = c->done;
+        void *ctx = c->ctx;
+        call_free(c);
+        done(ctx, egress_error_frame("connection", "pyfenced is stopping"));
+    }
+    curl_multi_cleanup(e->multi);
+    e->multi = NULL;
+    uv_close((uv_handle_t *) &e->timer, on_engine_closed);
 }

@@ -19,6 +19,14 @@ class Handler(BaseHTTPRequestHandler):
         self.server.seen.append((self.command, self.path))
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if self.path.startswith("/api/gather"):
+            try:  # no answer until every request the test sends has arrived
+                self.server.barrier.wait(timeout=15)
+            except threading.BrokenBarrierError:
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
         if self.path.startswith("/api/slow"):
             time.sleep(3)
         if self.path.startswith("/api/stall"):
@@ -185,6 +193,33 @@ def test_job_ending_during_a_request_leaves_nothing(daemon_factory, tmpdir_short
     started = time.monotonic()
     d.stop()  # the stalled transfer (20 s at the server) is stopped, not waited for
     assert time.monotonic() - started < 10
+
+
+def test_requests_are_under_way_at_once(daemon_factory, tmpdir_short, server):
+    """Eight jobs' requests reach a server that answers none of them until all eight have
+    arrived: pyfenced makes every allowed request at once, not a few at a time (its transfers
+    ran on libuv's thread pool before, four at once: the other four then waited for answers
+    that never came, and the server gave up on all of them)."""
+    n = 8
+    server.barrier = threading.Barrier(n)
+    port = server.server_address[1]
+    policy = policy_with(tmpdir_short / "policy", [{"url": f"http://127.0.0.1:{port}/api/"}],
+                         egress_timeout_ms=30000)
+    d = daemon_factory("--policy", str(policy), "--max-workers", str(2 * n))
+    replies = [None] * n
+
+    def one(i):
+        with d.client() as c:
+            replies[i] = c.exec(f"http_request('http://127.0.0.1:{port}/api/gather')['status']")
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for r in replies:
+        assert r is not None and r.ok and r.output == 200, (r, r and r.error)
+    assert len(server.seen) == n
 
 
 def test_shipped_profiles_allow_no_egress(daemon, server):

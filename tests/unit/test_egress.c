@@ -1,11 +1,16 @@
-/* daemon/egress.c: which addresses a host name may be connected to, and the checks a worker's
- * request passes before any transfer starts (the transfers themselves: integration.egress). */
+/* daemon/egress.c: which addresses a host name may be connected to, the checks a worker's
+ * request passes before any transfer starts, and how the engine ends transfers it was not
+ * let finish (the transfers themselves: integration.egress). */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
 
@@ -91,8 +96,12 @@ answer(const char *request_json)
     assert_non_null(req);
     struct egress_limits limits = {.timeout_ms = 1000, .max_bytes = 4};
     struct egress_call *call = NULL;
-    cJSON *frame = egress_start(uv_default_loop(), &rules, &limits, req, never_called, NULL, &call);
+    struct egress *e = egress_new(uv_default_loop(), &err);
+    assert_non_null(e);
+    cJSON *frame = egress_start(e, &rules, &limits, req, never_called, NULL, &call);
     assert_null(call);
+    egress_close(e);
+    assert_int_equal(uv_run(uv_default_loop(), UV_RUN_DEFAULT), 0);
     policy_egress_finish(&rules);
     return frame;
 }
@@ -142,6 +151,125 @@ test_requests_checked_before_any_transfer(void **state)
                  "too_large", "egress_max_bytes 4");
 }
 
+/* A listening socket on 127.0.0.1 that never accepts: a transfer to it connects (the kernel
+ * completes the handshake into the backlog) and then waits for an answer that never comes. */
+static int
+silent_server(int *ret_port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    assert_int_equal(bind(fd, (struct sockaddr *) &a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 16), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *) &a, &len), 0);
+    *ret_port = ntohs(a.sin_port);
+    return fd;
+}
+
+struct ending {
+    int calls;
+    char type[32];
+    char message[128];
+};
+
+static void
+record_end(void *ctx, cJSON *frame)
+{
+    struct ending *end = ctx;
+    end->calls++;
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(frame, "error");
+    snprintf(end->type, sizeof(end->type), "%s", msg_get_string(e, "type", "(none)"));
+    snprintf(end->message, sizeof(end->message), "%s", msg_get_string(e, "message", ""));
+    cJSON_Delete(frame);
+}
+
+/* One rule allowing the silent server at port. */
+static void
+rule_for(int port, struct policy_egress *rules)
+{
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    char json[64];
+    snprintf(json, sizeof(json), "[{\"url\": \"http://127.0.0.1:%d/\"}]", port);
+    _cleanup_json_ cJSON *rules_json = cJSON_Parse(json);
+    assert_int_equal(policy_egress_parse(rules_json, "test", rules, &err), 0);
+}
+
+/* Starts a GET to the silent server (listening on srv) under rules and runs the loop until
+ * the connection is made: the request is then waiting for its answer. */
+static struct egress_call *
+start_stalled(struct egress *e, const struct policy_egress *rules, int srv, int port,
+              struct ending *end)
+{
+    char json[128];
+    snprintf(json, sizeof(json),
+             "{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:%d/x\"}", port);
+    _cleanup_json_ cJSON *req = cJSON_Parse(json);
+    struct egress_limits limits = {.timeout_ms = 60000, .max_bytes = 1024};
+    struct egress_call *call = NULL;
+    assert_null(egress_start(e, rules, &limits, req, record_end, end, &call));
+    assert_non_null(call);
+    /* A connection waiting in the backlog makes the listening socket readable. */
+    struct pollfd p = {.fd = srv, .events = POLLIN};
+    for (int i = 0; i < 500 && poll(&p, 1, 0) == 0; i++) {
+        uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+        poll(&p, 1, 10);
+    }
+    assert_true(p.revents & POLLIN);
+    assert_int_equal(end->calls, 0);
+    return call;
+}
+
+/* A daemon that stops ends the transfers under way at once, each owner told why, and the
+ * loop is left with nothing open. */
+static void
+test_close_ends_transfers_under_way(void **state)
+{
+    (void) state;
+    int port;
+    int srv = silent_server(&port);
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    struct egress *e = egress_new(uv_default_loop(), &err);
+    assert_non_null(e);
+    struct policy_egress rules = {0};
+    rule_for(port, &rules);
+    struct ending first = {0}, second = {0};
+    start_stalled(e, &rules, srv, port, &first);
+    /* The first's connection keeps the socket readable: this one may still be connecting. */
+    start_stalled(e, &rules, srv, port, &second);
+    egress_close(e);
+    assert_int_equal(first.calls, 1);
+    assert_int_equal(second.calls, 1);
+    assert_string_equal(first.type, "connection");
+    assert_string_equal(first.message, "pyfenced is stopping");
+    assert_int_equal(uv_run(uv_default_loop(), UV_RUN_DEFAULT), 0);
+    policy_egress_finish(&rules);
+    close(srv);
+}
+
+/* An abandoned call is never answered, and leaves nothing open. */
+static void
+test_abandoned_transfer_is_not_answered(void **state)
+{
+    (void) state;
+    int port;
+    int srv = silent_server(&port);
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    struct egress *e = egress_new(uv_default_loop(), &err);
+    assert_non_null(e);
+    struct policy_egress rules = {0};
+    rule_for(port, &rules);
+    struct ending end = {0};
+    egress_abandon(start_stalled(e, &rules, srv, port, &end));
+    for (int i = 0; i < 20; i++)
+        uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+    egress_close(e);
+    assert_int_equal(end.calls, 0);
+    assert_int_equal(uv_run(uv_default_loop(), UV_RUN_DEFAULT), 0);
+    policy_egress_finish(&rules);
+    close(srv);
+}
+
 int
 main(void)
 {
@@ -149,6 +277,11 @@ main(void)
             cmocka_unit_test(test_public_addresses_pass),
             cmocka_unit_test(test_local_and_private_addresses_are_refused),
             cmocka_unit_test(test_requests_checked_before_any_transfer),
+            cmocka_unit_test(test_close_ends_transfers_under_way),
+            cmocka_unit_test(test_abandoned_transfer_is_not_answered),
     };
+    struct pf_error *err = NULL;
+    if (egress_global_init(&err) < 0)
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
