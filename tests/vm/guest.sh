@@ -5,7 +5,8 @@
 #  2. pyfenced installed with its systemd units (socket activation, Delegate=yes) chooses the
 #     v2 backend, keeps its pool below its own service cgroup, serves, enforces a memory limit
 #     through it, and leaves no cgroup or process behind when stopped;
-#  3. the cgroup unit tests, and the integration suites that read cgroups, with each test's
+#  3. the cgroup unit tests, and the integration suites that read cgroups or end workers by
+#     their limits (sessions: session_lost after an OOM kill; options: --cgroup), with each test's
 #     pyfenced in a transient systemd scope of its own with Delegate=yes (PYFENCED_WRAPPER), as
 #     the unit gives it.
 # Usage: tests/vm/guest.sh [meson test args for step 3, instead of its default suites]
@@ -107,7 +108,8 @@ step "tests with each pyfenced in a delegated scope"
 export PYFENCED_WRAPPER="systemd-run --scope --quiet --collect -p Delegate=yes"
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(unit.harden_cgroup unit.harden_cgroup_v2 unit.harden_fork
-                                 integration.outcomes integration.limits integration.leftovers)
+                                 integration.outcomes integration.limits integration.leftovers
+                                 integration.sessions integration.options)
 # The guest is emulated: every timeout ten times longer.
 if systemd-run --scope --quiet --collect -p Delegate=yes -- \
     meson test -C build --no-rebuild --print-errorlogs --num-processes 1 -t 10 "${tests[@]}"; then
