@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -220,54 +221,67 @@ start_stalled(struct egress *e, const struct policy_egress *rules, int srv, int 
     return call;
 }
 
+/* What the transfer tests share: a silent server, an engine, a rule for the server. */
+struct stalled_world {
+    int srv, port;
+    struct egress *e;
+    struct policy_egress rules;
+};
+
+static int
+stalled_world_setup(void **state)
+{
+    struct stalled_world *w = calloc(1, sizeof(*w));
+    assert_non_null(w);
+    w->srv = silent_server(&w->port);
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    w->e = egress_new(uv_default_loop(), &err);
+    assert_non_null(w->e);
+    rule_for(w->port, &w->rules);
+    *state = w;
+    return 0;
+}
+
+static int
+stalled_world_teardown(void **state)
+{
+    struct stalled_world *w = *state;
+    policy_egress_finish(&w->rules);
+    close(w->srv);
+    free(w);
+    return 0;
+}
+
 /* A daemon that stops ends the transfers under way at once, each owner told why, and the
  * loop is left with nothing open. */
 static void
 test_close_ends_transfers_under_way(void **state)
 {
-    (void) state;
-    int port;
-    int srv = silent_server(&port);
-    _cleanup_pf_error_ struct pf_error *err = NULL;
-    struct egress *e = egress_new(uv_default_loop(), &err);
-    assert_non_null(e);
-    struct policy_egress rules = {0};
-    rule_for(port, &rules);
+    struct stalled_world *w = *state;
     struct ending first = {0}, second = {0};
-    start_stalled(e, &rules, srv, port, &first);
+    start_stalled(w->e, &w->rules, w->srv, w->port, &first);
     /* The first's connection keeps the socket readable: this one may still be connecting. */
-    start_stalled(e, &rules, srv, port, &second);
-    egress_close(e);
+    start_stalled(w->e, &w->rules, w->srv, w->port, &second);
+    egress_close(w->e);
     assert_int_equal(first.calls, 1);
     assert_int_equal(second.calls, 1);
     assert_string_equal(first.type, "connection");
     assert_string_equal(first.message, "pyfenced is stopping");
     assert_int_equal(uv_run(uv_default_loop(), UV_RUN_DEFAULT), 0);
-    policy_egress_finish(&rules);
-    close(srv);
 }
 
 /* An abandoned call is never answered, and leaves nothing open. */
 static void
 test_abandoned_transfer_is_not_answered(void **state)
 {
-    (void) state;
-    int port;
-    int srv = silent_server(&port);
-    _cleanup_pf_error_ struct pf_error *err = NULL;
-    struct egress *e = egress_new(uv_default_loop(), &err);
-    assert_non_null(e);
-    struct policy_egress rules = {0};
-    rule_for(port, &rules);
+    struct stalled_world *w = *state;
     struct ending end = {0};
-    egress_abandon(start_stalled(e, &rules, srv, port, &end));
+    egress_abandon(start_stalled(w->e, &w->rules, w->srv, w->port, &end));
     for (int i = 0; i < 20; i++)
         uv_run(uv_default_loop(), UV_RUN_NOWAIT);
-    egress_close(e);
+    egress_close(w->e);
     assert_int_equal(end.calls, 0);
     assert_int_equal(uv_run(uv_default_loop(), UV_RUN_DEFAULT), 0);
-    policy_egress_finish(&rules);
-    close(srv);
 }
 
 int
@@ -277,8 +291,10 @@ main(void)
             cmocka_unit_test(test_public_addresses_pass),
             cmocka_unit_test(test_local_and_private_addresses_are_refused),
             cmocka_unit_test(test_requests_checked_before_any_transfer),
-            cmocka_unit_test(test_close_ends_transfers_under_way),
-            cmocka_unit_test(test_abandoned_transfer_is_not_answered),
+            cmocka_unit_test_setup_teardown(test_close_ends_transfers_under_way,
+                                            stalled_world_setup, stalled_world_teardown),
+            cmocka_unit_test_setup_teardown(test_abandoned_transfer_is_not_answered,
+                                            stalled_world_setup, stalled_world_teardown),
     };
     struct pf_error *err = NULL;
     if (egress_global_init(&err) < 0)
