@@ -311,26 +311,31 @@ bench_throughput(const char *socket_path, const char *code, int clients, double 
     return 0;
 }
 
-/* VmRSS of pid, in KiB; -1 when unreadable. */
-static long
-vm_rss_kb(pid_t pid)
+/* Resident memory of pid, in KiB: all of it (VmRSS) and its anonymous part (RssAnon: what the
+ * process itself allocated, not the shared libraries' pages it maps). -1 when unreadable. */
+struct rss_kb {
+    long total, anon;
+};
+
+static struct rss_kb
+rss_kb(pid_t pid)
 {
     char path[64], line[256];
     snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
     FILE *f = fopen(path, "re");
-    long kb = -1;
+    struct rss_kb r = {-1, -1};
     while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
+        if (sscanf(line, "VmRSS: %ld kB", &r.total) != 1)
+            sscanf(line, "RssAnon: %ld kB", &r.anon);
     if (f)
         fclose(f);
-    return kb;
+    return r;
 }
 
 /* pyfenced's VmRSS before and with `n` idle connections (each has said hello, so it was
  * accepted and set up). The daemon's pid comes from SO_PEERCRED. */
 static int
-bench_idle(const char *socket_path, int n, long *ret_before_kb, long *ret_with_kb)
+bench_idle(const char *socket_path, int n, struct rss_kb *ret_before, struct rss_kb *ret_with)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t) n + 64) {
@@ -351,7 +356,7 @@ bench_idle(const char *socket_path, int n, long *ret_before_kb, long *ret_with_k
         fprintf(stderr, "bench_exec: SO_PEERCRED: %s\n", strerror(errno));
         return -1;
     }
-    *ret_before_kb = vm_rss_kb(cred.pid);
+    *ret_before = rss_kb(cred.pid);
     int r = 0, opened = 1;
     for (; opened < n; opened++)
         if (pyfence_connect(socket_path, &conns[opened], &err) < 0 ||
@@ -361,7 +366,7 @@ bench_idle(const char *socket_path, int n, long *ret_before_kb, long *ret_with_k
             opened++;
             break;
         }
-    *ret_with_kb = vm_rss_kb(cred.pid);
+    *ret_with = rss_kb(cred.pid);
     for (int i = 0; i < opened; i++)
         pyfence_close(conns[i]);
     free(conns);
@@ -631,13 +636,15 @@ main(int argc, char **argv)
         printf("CPU per ephemeral job: not available (cannot read pyfenced's /proc entries)\n");
     }
 
-    long before_kb = 0, with_kb = 0;
-    if (bench_idle(socket_path, idle, &before_kb, &with_kb) < 0)
+    struct rss_kb before = {0, 0}, with = {0, 0};
+    if (bench_idle(socket_path, idle, &before, &with) < 0)
         return 1;
-    printf("pyfenced VmRSS: %.1f MiB with 1 connection, %.1f MiB with %d idle connections\n",
-           (double) before_kb / 1024, (double) with_kb / 1024, idle);
-    print_targets(&sx, gap_ms, sess == 0 ? &sn : NULL, rate, clients, (double) with_kb / 1024, idle,
-                  ss.p50);
+    printf("pyfenced VmRSS: %.1f MiB (%.1f anonymous) with 1 connection, %.1f MiB (%.1f "
+           "anonymous) with %d idle connections\n",
+           (double) before.total / 1024, (double) before.anon / 1024, (double) with.total / 1024,
+           (double) with.anon / 1024, idle);
+    print_targets(&sx, gap_ms, sess == 0 ? &sn : NULL, rate, clients, (double) with.total / 1024,
+                  idle, ss.p50);
     free(ex);
     free(bb);
     free(se);
