@@ -63,6 +63,8 @@ pyfence_code_name(int code)
         return "ok";
     if (code == PYFENCE_E_PROTOCOL)
         return "protocol";
+    if (code == PYFENCE_E_INTERRUPTED)
+        return "interrupted";
     return pf_code_name(code);
 }
 
@@ -73,6 +75,8 @@ pyfence_code_from_name(const char *name)
         return PYFENCE_OK;
     if (name && strcmp(name, "protocol") == 0)
         return PYFENCE_E_PROTOCOL;
+    if (name && strcmp(name, "interrupted") == 0)
+        return PYFENCE_E_INTERRUPTED;
     int c = pf_code_from_name(name);
     return c ? c : PYFENCE_E_INTERNAL;
 }
@@ -461,10 +465,29 @@ take_orphan(struct pyfence_conn *conn, struct pyfence_error *err)
     return r;
 }
 
-/* Reads frames until the reply of `id`, passing its output events to cb. */
+/* Blocks until the socket is readable with the thread's signal mask set to *sigmask: 0, or
+ * -1 when a signal handler ran. */
 static int
-wait_reply(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb cb, void *userdata,
-           cJSON **ret_reply, struct pyfence_error *err)
+wait_readable(struct pyfence_conn *conn, const sigset_t *sigmask)
+{
+    struct pollfd pfd = {.fd = conn->fd, .events = POLLIN};
+    for (;;) {
+        int n = ppoll(&pfd, 1, NULL, sigmask);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno == EINTR)
+            return -1;
+        if (n < 0) /* ENOMEM: a blocking read waits instead, uninterruptibly */
+            return 0;
+    }
+}
+
+/* Reads frames until the reply of `id`, passing its output events to cb. With a sigmask, a
+ * signal handler that runs while it waits ends it (pyfence_wait_sigmask); only a wait its
+ * caller can make again may have one: the other calls' ids are internal. */
+static int
+wait_reply(struct pyfence_conn *conn, uint64_t id, const sigset_t *sigmask, pyfence_output_cb cb,
+           void *userdata, cJSON **ret_reply, struct pyfence_error *err)
 {
     if (inflight_find(conn, id) < 0)
         return fail(err, PYFENCE_E_NOT_FOUND, "request %llu is not in flight on this connection",
@@ -494,6 +517,10 @@ wait_reply(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb cb, void *u
         }
         if (conn->broken_code)
             return fail(err, conn->broken_code, "%s", conn->broken_msg);
+        if (sigmask && wait_readable(conn, sigmask) < 0)
+            return fail(err, PYFENCE_E_INTERRUPTED,
+                        "interrupted by a signal while waiting for request %llu (still in flight)",
+                        (unsigned long long) id);
         read_more(conn, 0);
     }
 }
@@ -508,7 +535,7 @@ simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply, struct 
     if (r < 0)
         return r;
     _cleanup_json_ cJSON *reply = NULL;
-    r = wait_reply(conn, id, NULL, NULL, &reply, err);
+    r = wait_reply(conn, id, NULL, NULL, NULL, &reply, err);
     if (r < 0)
         return r;
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
@@ -779,15 +806,23 @@ fill_result(const cJSON *reply, struct pyfence_result *res, struct pyfence_error
 }
 
 int
-pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb, void *userdata,
-             struct pyfence_result *result, struct pyfence_error *err)
+pyfence_wait_sigmask(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
+                     void *userdata, const sigset_t *sigmask, struct pyfence_result *result,
+                     struct pyfence_error *err)
 {
     _cleanup_json_ cJSON *reply = NULL;
-    int r = wait_reply(conn, id, output_cb, userdata, &reply, err);
+    int r = wait_reply(conn, id, sigmask, output_cb, userdata, &reply, err);
     if (r < 0)
         return r;
     pyfence_result_finish(result);
     return fill_result(reply, result, err);
+}
+
+int
+pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb, void *userdata,
+             struct pyfence_result *result, struct pyfence_error *err)
+{
+    return pyfence_wait_sigmask(conn, id, output_cb, userdata, NULL, result, err);
 }
 
 int

@@ -1,12 +1,14 @@
 /* pyfence: the command-line client of pyfenced (contract in DESIGN.md "Names").
  * Exit status: 0 ok; 1 the snippet raised, was refused by policy, crashed its worker or made a
- * forbidden system call; 2 usage, connection, protocol or internal error; 3 a limit was hit. */
+ * forbidden system call; 2 usage, connection, protocol or internal error; 3 a limit was hit;
+ * 130 Ctrl-C cancelled the exec. */
 #include "pyfence.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ enum exit_status {
     EXIT_SNIPPET = 1,
     EXIT_USAGE = 2,
     EXIT_LIMIT = 3,
+    EXIT_INTERRUPTED = 130, /* as a shell reports a command that SIGINT ended */
 };
 
 #define MAX_IMPORTS    64
@@ -48,7 +51,8 @@ static const char main_usage[] =
         "\n"
         "Exit status: 0 ok; 1 the snippet raised or was refused (also worker_crashed,\n"
         "seccomp_violation); 2 usage, connection or protocol error; 3 a limit was hit\n"
-        "(timeout, cpu_limit, memory_limit, pids_limit, output_limit).\n";
+        "(timeout, cpu_limit, memory_limit, pids_limit, output_limit); 130 Ctrl-C\n"
+        "cancelled an exec.\n";
 
 static const char exec_usage[] =
         "Usage: pyfence exec [-c CODE | FILE | -] [--timeout SEC] [--import MOD]... [--json]\n"
@@ -58,7 +62,8 @@ static const char exec_usage[] =
         "output goes to stdout as it\n"
         "is produced, then the repr() of its result when that is not None. Errors go to\n"
         "stderr in smolagents' form. With no CODE or FILE, or with -, reads the snippet from\n"
-        "stdin.\n"
+        "stdin. Ctrl-C cancels the snippet (a session keeps its state) and reports how it\n"
+        "ended, exit status 130; a second Ctrl-C ends the command at once.\n"
         "\n"
         "Options:\n"
         "  -c, --code CODE     the snippet itself\n"
@@ -147,6 +152,8 @@ exit_status_of(int outcome_code)
     case PYFENCE_E_PIDS_LIMIT:
     case PYFENCE_E_OUTPUT_LIMIT:
         return EXIT_LIMIT;
+    case PYFENCE_E_CANCELLED:
+        return EXIT_INTERRUPTED;
     default:
         return EXIT_USAGE;
     }
@@ -307,6 +314,53 @@ parse_timeout(const char *arg, uint32_t *ret_ms)
     return 0;
 }
 
+static void
+on_sigint(int sig)
+{
+    (void) sig; /* only there to interrupt the wait (installed without SA_RESTART) */
+}
+
+/* pyfence_exec, but Ctrl-C cancels the snippet and the reply still comes: the user sees its
+ * output so far and "cancelled", instead of a command that vanished while the daemon noticed
+ * the closed connection. SIGINT is blocked but while the wait blocks, so a Ctrl-C that comes
+ * while output is being printed is not lost: it ends the next wait. Once it is taken, SIGINT
+ * gets its previous disposition back: a second Ctrl-C normally ends the command (its closed
+ * connection cancels too). A SIGINT the caller ignores stays ignored. */
+static int
+exec_cancelling_on_sigint(struct pyfence_conn *conn, const char *code,
+                          const struct pyfence_exec_options *opts, pyfence_output_cb cb,
+                          void *userdata, struct pyfence_result *res, struct pyfence_error *err)
+{
+    struct sigaction sa = {.sa_handler = on_sigint}, old;
+    sigemptyset(&sa.sa_mask);
+    sigset_t sigint, old_mask, wait_mask;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    sigemptyset(&old_mask);
+    bool catching = sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN &&
+                    sigprocmask(SIG_BLOCK, &sigint, &old_mask) == 0;
+    if (catching && sigaction(SIGINT, &sa, NULL) < 0) {
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        catching = false;
+    }
+    wait_mask = old_mask;
+    sigdelset(&wait_mask, SIGINT);
+
+    uint64_t id;
+    int r = pyfence_submit(conn, code, opts, &id, err);
+    if (r == 0)
+        r = pyfence_wait_sigmask(conn, id, cb, userdata, catching ? &wait_mask : NULL, res, err);
+    if (catching) {
+        sigaction(SIGINT, &old, NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    }
+    if (r != -PYFENCE_E_INTERRUPTED)
+        return r;
+    /* Not cancelled (false) means its reply is on its way already: wait for it all the same. */
+    r = pyfence_cancel(conn, id, NULL, err);
+    return r < 0 ? r : pyfence_wait(conn, id, cb, userdata, res, err);
+}
+
 static int
 cmd_exec(const char *socket_path, int argc, char **argv)
 {
@@ -376,7 +430,7 @@ cmd_exec(const char *socket_path, int argc, char **argv)
     pyfence_result_init(&res);
     int status;
     if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_exec(conn, code, &opts, json ? NULL : on_output, &st, &res, &err) < 0)
+        exec_cancelling_on_sigint(conn, code, &opts, json ? NULL : on_output, &st, &res, &err) < 0)
         status = report(&err);
     else
         status = print_exec_result(&res, &st, json);

@@ -16,6 +16,7 @@
 #ifndef PYFENCE_H
 #define PYFENCE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +30,8 @@ extern "C" {
 #define PYFENCE_PROTOCOL_VERSION 1
 
 /* Error codes. 1..20 are the server's codes (proto/PROTOCOL.md "Error codes"), with the same
- * wire names, returned by pyfence_code_name(). PYFENCE_E_PROTOCOL is client-side only. */
+ * wire names, returned by pyfence_code_name(). PYFENCE_E_PROTOCOL and PYFENCE_E_INTERRUPTED are
+ * client-side only. */
 enum pyfence_code {
     PYFENCE_OK = 0,
     PYFENCE_E_INTERNAL = 1,
@@ -53,7 +55,8 @@ enum pyfence_code {
     PYFENCE_E_PERMISSION,
     PYFENCE_E_NOT_FOUND,
     PYFENCE_E_SESSION_LOST,
-    PYFENCE_E_PROTOCOL = 100, /* the server sent something we cannot interpret */
+    PYFENCE_E_PROTOCOL = 100,    /* the server sent something we cannot interpret */
+    PYFENCE_E_INTERRUPTED = 101, /* a signal ended a wait (pyfence_wait_sigmask) */
 };
 
 /* Stable lower-case name of a code ("connect", "timeout", "protocol"); accepts negative codes.
@@ -151,6 +154,16 @@ int pyfence_submit(struct pyfence_conn *conn, const char *code,
  * Fails only when no reply can be had (connection lost, protocol error, unknown id). */
 int pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
                  void *userdata, struct pyfence_result *result, struct pyfence_error *err);
+/* pyfence_wait, interruptible without a race: while it blocks, the thread's signal mask is
+ * *sigmask (as with ppoll()), and when a signal handler runs meanwhile it fails with
+ * PYFENCE_E_INTERRUPTED. Nothing is lost: the request is still in flight, what was read is
+ * kept, and the same wait can be made again, or the request cancelled first (pyfence_cancel),
+ * as the pyfence CLI does on Ctrl-C. Block the signal (sigprocmask) before submitting and pass
+ * a mask that lets it through: one that comes while no wait blocks stays pending and ends the
+ * next wait at once. Plain pyfence_wait() goes on through signals. */
+int pyfence_wait_sigmask(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
+                         void *userdata, const sigset_t *sigmask, struct pyfence_result *result,
+                         struct pyfence_error *err);
 /* pyfence_submit + pyfence_wait. */
 int pyfence_exec(struct pyfence_conn *conn, const char *code,
                  const struct pyfence_exec_options *opts, pyfence_output_cb output_cb,
@@ -197,7 +210,8 @@ int pyfence_session_list(struct pyfence_conn *conn, char **ret_json, struct pyfe
  * 500 ms later. Its reply (outcome "cancelled") is still collected with pyfence_wait().
  * *ret_cancelled (may be NULL) is false when the daemon had no such request in flight (it was
  * answered already). Only the connection that sent a request can cancel it, so this is a
- * library call (the pyfence CLI owns no request another command could name). */
+ * library call (the pyfence CLI owns no request another command could name; its exec cancels
+ * its own on Ctrl-C). */
 int pyfence_cancel(struct pyfence_conn *conn, uint64_t id, bool *ret_cancelled,
                    struct pyfence_error *err);
 

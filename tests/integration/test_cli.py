@@ -1,9 +1,13 @@
 """The pyfence CLI against the real pyfenced: inputs, output, --json, --import, --timeout, ping,
-status and the exit-status contract (0 ok, 1 snippet error, 2 usage/connection, 3 limit)."""
+status, Ctrl-C during an exec and the exit-status contract (0 ok, 1 snippet error,
+2 usage/connection, 3 limit, 130 cancelled by Ctrl-C)."""
 
 import json
+import signal
+import subprocess
+import time
 
-from conftest import run_cli
+from conftest import PYFENCE_CLI, require_binary, run_cli
 
 
 def test_exec_c(daemon):
@@ -57,6 +61,67 @@ def test_exec_timeout_exit_3(daemon):
     assert r.returncode == 3, r.stderr
     assert r.stderr.startswith("pyfence: timeout: ")
     daemon.assert_serving()
+
+
+# Slow per operation, so no operation or iteration budget ends it before the cancel does.
+LOOP = "print('started')\nfor i in range(10**12):\n    sorted(range(1000))"
+
+
+def interrupt_exec(daemon, *args, running=None):
+    """Starts `pyfence exec ARGS`, waits until its snippet runs (by default: for its first line
+    of output), sends SIGINT as Ctrl-C does; returns (exit status, stdout, stderr)."""
+    p = subprocess.Popen([require_binary(PYFENCE_CLI), "--socket", daemon.socket_path, "exec", *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = running() if running else p.stdout.readline()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+        p.wait()
+    return p.returncode, (first or "") + out, err
+
+
+def job_started(daemon, total_before):
+    """Waits until a job more than total_before got a worker (the tests of a module run one at a
+    time, so it is the exec just started)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with daemon.client() as c:
+            if c.stats()["jobs"]["total"] > total_before:
+                return
+        time.sleep(0.01)
+    raise AssertionError("the exec never started")
+
+
+def test_ctrl_c_cancels_the_exec_exit_130(daemon):
+    code, out, err = interrupt_exec(daemon, "-c", LOOP)
+    assert (code, out) == (130, "started\n"), err
+    assert err.startswith("pyfence: cancelled: ") and "Code execution was cancelled" in err, err
+    with daemon.client() as c:
+        assert c.stats()["jobs"]["by_outcome"]["cancelled"] == 1
+    daemon.assert_serving()
+
+
+def test_ctrl_c_json_prints_the_cancelled_reply(daemon):
+    with daemon.client() as c:
+        total = c.stats()["jobs"]["total"]
+    code, out, err = interrupt_exec(daemon, "--json", "-c", LOOP, running=lambda: job_started(daemon, total))
+    reply = json.loads(out)
+    # Without streaming there is no line to wait for: the cancel may reach the snippet before
+    # its print does.
+    assert code == 130 and reply["outcome"] == "cancelled", (out, err)
+    assert reply["logs"] in ("", "started\n"), reply
+
+
+def test_ctrl_c_in_a_session_keeps_its_state(daemon):
+    sid = daemon.cli("session", "open").stdout.strip()
+    assert daemon.cli("exec", "--session", sid, "-c", "x = 41").returncode == 0
+    code, out, err = interrupt_exec(daemon, "--session", sid, "-c", "x += 1\n" + LOOP)
+    assert (code, out) == (130, "started\n"), err
+    r = daemon.cli("exec", "--session", sid, "-c", "x")
+    assert (r.returncode, r.stdout) == (0, "42\n"), r.stderr
+    assert daemon.cli("session", "close", sid).returncode == 0
 
 
 def test_exec_loosening_timeout_exit_2(daemon):

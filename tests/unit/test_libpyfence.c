@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,11 +22,12 @@
 #define MAX_STEPS 256
 
 /* One scripted answer per request: a printf format for the reply bytes' JSON, where every %1$llu
- * is the request's id; or raw bytes sent as they are; then optionally close. */
+ * is the request's id; or raw bytes sent as they are; after delay_ms; then optionally close. */
 struct step {
     const char *json; /* frame payload format, may contain "%1$llu" */
     const char *raw;  /* or: raw bytes (raw_len of them) */
     size_t raw_len;
+    int delay_ms;
     int close_after;
 };
 
@@ -83,6 +85,8 @@ serve(void *userdata)
                 cJSON_GetObjectItemCaseSensitive(obj, "id"));
         cJSON_Delete(obj);
         const struct step *s = &f->steps[i];
+        if (s->delay_ms)
+            usleep((useconds_t) s->delay_ms * 1000);
         if (s->raw) {
             if (write(fd, s->raw, s->raw_len) != (ssize_t) s->raw_len)
                 fprintf(stderr, "fake server: short write\n");
@@ -541,6 +545,132 @@ test_hello(void **state)
     fake_stop(f);
 }
 
+/* ---- interruptible waits ---------------------------------------------------------------- */
+
+static void
+on_sigusr1(int sig)
+{
+    (void) sig;
+}
+
+/* Sends SIGUSR1 to one thread every few milliseconds until told to stop: a wait that should
+ * end on a signal gets one whenever it blocks, however the threads are scheduled. */
+struct signaller {
+    pthread_t target, thread;
+    volatile int stop;
+};
+
+static void *
+keep_signalling(void *userdata)
+{
+    struct signaller *s = userdata;
+    while (!s->stop) {
+        pthread_kill(s->target, SIGUSR1);
+        usleep(5000);
+    }
+    return NULL;
+}
+
+static void
+signaller_start(struct signaller *s, struct sigaction *ret_old)
+{
+    struct sigaction sa = {.sa_handler = on_sigusr1}; /* no SA_RESTART: recv fails with EINTR */
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, ret_old), 0);
+    s->target = pthread_self();
+    s->stop = 0;
+    assert_int_equal(pthread_create(&s->thread, NULL, keep_signalling, s), 0);
+}
+
+static void
+signaller_stop(struct signaller *s, const struct sigaction *old)
+{
+    s->stop = 1;
+    pthread_join(s->thread, NULL);
+    sigaction(SIGUSR1, old, NULL);
+}
+
+/* SIGUSR1 blocked, with a handler: *ret_wait_mask lets it through. */
+static void
+block_sigusr1(sigset_t *ret_wait_mask, sigset_t *ret_old_mask, struct sigaction *ret_old)
+{
+    struct sigaction sa = {.sa_handler = on_sigusr1};
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, ret_old), 0);
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    assert_int_equal(pthread_sigmask(SIG_BLOCK, &block, ret_old_mask), 0);
+    *ret_wait_mask = *ret_old_mask;
+    sigdelset(ret_wait_mask, SIGUSR1);
+}
+
+static void
+test_interrupted_wait_keeps_the_request(void **state)
+{
+    /* The exec gets no answer until the cancel comes; then its reply, then the cancel's. */
+    const char *parts[] = {
+            "{\"id\": 1, \"event\": \"output\", \"data\": \"so far\\n\"}",
+            "{\"id\": 1, \"ok\": false, \"outcome\": \"cancelled\", \"error\": {\"code\": "
+            "\"cancelled\", \"message\": \"Code execution was cancelled\"}}",
+            "{\"id\": 2, \"ok\": true, \"cancelled\": true}",
+    };
+    char frames[1024];
+    const struct step s[] = {{.json = NULL},
+                             {.raw = frames, .raw_len = build_frames(frames, parts, 3)}};
+    struct fake *f = fake_start(s, 2);
+    struct pyfence_conn *conn = connect_to(f);
+    sigset_t wait_mask, old_mask;
+    struct sigaction old;
+    block_sigusr1(&wait_mask, &old_mask, &old);
+    struct pyfence_error err = {0};
+    uint64_t id;
+    assert_int_equal(pyfence_submit(conn, "while True: pass", NULL, &id, &err), 0);
+    struct pyfence_result res;
+    pyfence_result_init(&res);
+    struct captured out = {{0}};
+    /* Sent before the wait, while blocked: it stays pending, and the wait takes it. */
+    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
+    int r = pyfence_wait_sigmask(conn, id, capture, &out, &wait_mask, &res, &err);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
+    assert_string_equal(err.name, "interrupted");
+    assert_non_null(strstr(err.message, "still in flight"));
+    /* Still in flight: it can be cancelled, and its reply waited for. */
+    bool cancelled = false;
+    assert_int_equal(pyfence_cancel(conn, id, &cancelled, &err), 0);
+    assert_true(cancelled);
+    assert_int_equal(pyfence_wait(conn, id, capture, &out, &res, &err), 0);
+    assert_int_equal(res.outcome_code, PYFENCE_E_CANCELLED);
+    assert_string_equal(out.buf, "so far\n");
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_signals_do_not_end_a_wait_by_default(void **state)
+{
+    /* The answer comes 150 ms late, through some 30 signals. */
+    const struct step s[] = {{.json = EXEC_OK, .delay_ms = 150}};
+    struct fake *f = fake_start(s, 1);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_error err = {0};
+    struct pyfence_result res;
+    pyfence_result_init(&res);
+    struct signaller sig;
+    struct sigaction old;
+    signaller_start(&sig, &old);
+    int r = pyfence_exec(conn, "1", NULL, NULL, NULL, &res, &err);
+    signaller_stop(&sig, &old);
+    assert_int_equal(r, 0);
+    assert_string_equal(res.output_repr, "42");
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
 static void
 test_code_names(void **state)
 {
@@ -548,6 +678,8 @@ test_code_names(void **state)
     assert_string_equal(pyfence_code_name(-PYFENCE_E_TIMEOUT), "timeout");
     assert_string_equal(pyfence_code_name(PYFENCE_E_SECCOMP), "seccomp_violation");
     assert_string_equal(pyfence_code_name(PYFENCE_E_PROTOCOL), "protocol");
+    assert_string_equal(pyfence_code_name(PYFENCE_E_INTERRUPTED), "interrupted");
+    assert_int_equal(pyfence_code_from_name("interrupted"), PYFENCE_E_INTERRUPTED);
     assert_string_equal(pyfence_code_name(12345), "internal");
     for (int c = PYFENCE_E_INTERNAL; c <= PYFENCE_E_SESSION_LOST; c++)
         assert_int_equal(pyfence_code_from_name(pyfence_code_name(c)), c);
@@ -575,6 +707,8 @@ main(void)
             cmocka_unit_test(test_bad_options_are_caught_locally),
             cmocka_unit_test(test_connect_errors),
             cmocka_unit_test(test_hello),
+            cmocka_unit_test(test_interrupted_wait_keeps_the_request),
+            cmocka_unit_test(test_signals_do_not_end_a_wait_by_default),
             cmocka_unit_test(test_code_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
