@@ -21,12 +21,14 @@
 #include "zygote.h"
 
 #define CONTROL_MAX_PACKET (64 * 1024)
-#define READY_TIMEOUT_MS   10000
-#define BACKOFF_MIN_MS     100
-#define BACKOFF_MAX_MS     5000
-#define STABLE_AFTER_MS    10000 /* a zygote that lived this long resets the back-off */
-#define STOP_GRACE_MS      5000
-#define MAX_JSON_INT       9007199254740992.0
+/* A zygote imports what its profiles preload before it says it is ready: pandas alone took
+ * over 10 s in the emulated guest of scripts/vm, and a slow host is not a broken zygote. */
+#define READY_TIMEOUT_MS 30000
+#define BACKOFF_MIN_MS   100
+#define BACKOFF_MAX_MS   5000
+#define STABLE_AFTER_MS  10000 /* a zygote that lived this long resets the back-off */
+#define STOP_GRACE_MS    5000
+#define MAX_JSON_INT     9007199254740992.0
 
 struct zjob {
     struct zjob *next;
@@ -527,8 +529,10 @@ on_timer(uv_timer_t *t)
     if (z->stopping)
         return;
     if (z->current) {
+        char why[64];
+        snprintf(why, sizeof(why), "not ready within %d ms", READY_TIMEOUT_MS);
         if (!z->current->ready)
-            proc_lost(z->current, "not ready within 10 s");
+            proc_lost(z->current, why);
         return;
     }
     _cleanup_pf_error_ struct pf_error *err = NULL;
