@@ -373,12 +373,29 @@ join_path(const char *mnt, const char *path)
     return out;
 }
 
+char *
+cgroup_v2_delegated_dir(const char *own_dir)
+{
+    const char *slash = strrchr(own_dir, '/');
+    if (!slash || slash == own_dir || strcmp(slash + 1, CGROUP_V2_SUPERVISOR) != 0)
+        return strdup(own_dir);
+    _cleanup_free_ char *parent = strndup(own_dir, (size_t) (slash - own_dir));
+    char buf[512];
+    if (!parent || read_small(parent, "cgroup.subtree_control", buf, sizeof(buf), NULL) < 0)
+        return strdup(own_dir);
+    buf[strcspn(buf, "\n")] = '\0';
+    if (!list_has(buf, "memory", ' ') || !list_has(buf, "pids", ' ') || access(parent, W_OK) < 0)
+        return strdup(own_dir);
+    return TAKE_PTR(parent);
+}
+
 int
 cgroup_host_detect(struct cgroup_host *ret, struct pf_error **err)
 {
     struct cgroup_host h = {0};
     _cleanup_free_ char *v2_mnt = mount_point(NULL), *v2_own = own_path(NULL);
-    h.v2_dir = join_path(v2_mnt, v2_own);
+    _cleanup_free_ char *v2_own_dir = join_path(v2_mnt, v2_own);
+    h.v2_dir = v2_own_dir ? cgroup_v2_delegated_dir(v2_own_dir) : NULL;
     if (h.v2_dir) {
         char buf[512];
         if (read_small(h.v2_dir, "cgroup.controllers", buf, sizeof(buf), NULL) == 0) {

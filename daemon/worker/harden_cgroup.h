@@ -103,6 +103,16 @@ extern const struct cgroup_backend cgroup_backend_none;
 /* ---- harden_cgroup.c: shared helpers for the backends ------------------------------------- */
 
 int cgroup_host_detect(struct cgroup_host *ret, struct pf_error **err);
+/* The leaf the first zygote moves pyfenced and itself into, so that the delegated cgroup may
+ * enable controllers for its children (the no-internal-process rule; harden_cgroup_v2.c). */
+#define CGROUP_V2_SUPERVISOR "supervisor"
+/* The delegated cgroup to keep a pool in, for a zygote whose own cgroup is own_dir: own_dir,
+ * but for the zygotes pyfenced starts after the first moved it (the preload zygote, a restarted
+ * one), which start in that supervisor leaf: the leaf's parent, when it already gives its
+ * children memory and pids and is writable. Their pools then sit beside the first's, with its
+ * limits, instead of finding their own cgroup full of other processes and running without
+ * any. Malloc'd; NULL when out of memory. */
+char *cgroup_v2_delegated_dir(const char *own_dir);
 void cgroup_host_finish(struct cgroup_host *host);
 /* Whether the v2 cgroup of the caller offers `controller` ("memory", "pids", "cpu"). */
 bool cgroup_v2_has(const struct cgroup_host *host, const char *controller);

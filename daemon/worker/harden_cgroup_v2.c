@@ -85,7 +85,7 @@ move_to_supervisor(const char *dir, struct pf_error **err)
                                 "pyfenced a cgroup of its own (systemd Delegate=yes)",
                                 dir);
     _cleanup_free_ char *sup = NULL;
-    if (asprintf(&sup, "%s/supervisor", dir) < 0)
+    if (asprintf(&sup, "%s/%s", dir, CGROUP_V2_SUPERVISOR) < 0)
         return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
     if (cgroup_mkdir(sup, err) < 0)
         return -1;

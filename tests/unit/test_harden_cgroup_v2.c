@@ -2,7 +2,8 @@
  * and pids controllers are on v1, so the kernel side of v2 is exercised where systemd delegates
  * a v2 cgroup): the choice of v2 over v1, the limits written, memory.events / pids.events /
  * cpu.stat / memory.peak parsed through the fds a slot keeps open, cgroup.kill used to empty a
- * slot, and only when pids.current says it is not empty. */
+ * slot, and only when pids.current says it is not empty; and the delegated cgroup a zygote
+ * started after the first keeps its pool in. */
 /* cmocka.h needs these first, in this order. */
 /* clang-format off */
 #include <setjmp.h>
@@ -236,6 +237,45 @@ test_foreign_processes_not_moved(void **state)
     assert_int_equal(access(sup, F_OK), -1);
 }
 
+static void
+test_later_zygotes_use_the_delegated_cgroup(void **state)
+{
+    /* The first zygote moved pyfenced into <delegated>/supervisor and enabled memory and pids
+     * there: a zygote pyfenced starts later finds itself in that leaf, and keeps its pool in
+     * the delegated cgroup, as the first did. */
+    char deleg[512], sup[600];
+    snprintf(deleg, sizeof(deleg), "%s/deleg", root);
+    snprintf(sup, sizeof(sup), "%s/" CGROUP_V2_SUPERVISOR, deleg);
+    fake_cgroup(deleg);
+    fake_cgroup(sup);
+    put(deleg, "cgroup.subtree_control", "cpu memory pids\n");
+    char *dir = cgroup_v2_delegated_dir(sup);
+    assert_string_equal(dir, deleg);
+    free(dir);
+    /* Controllers not enabled there (not made by a zygote): the leaf itself, as for any. */
+    put(deleg, "cgroup.subtree_control", "cpu\n");
+    dir = cgroup_v2_delegated_dir(sup);
+    assert_string_equal(dir, sup);
+    free(dir);
+    /* Another name: its own cgroup, whatever its parent enables. */
+    put(deleg, "cgroup.subtree_control", "memory pids\n");
+    char other[700];
+    snprintf(other, sizeof(other), "%s/session", deleg);
+    fake_cgroup(other);
+    dir = cgroup_v2_delegated_dir(other);
+    assert_string_equal(dir, other);
+    free(dir);
+    /* A parent without the control file (not a cgroup): the leaf. */
+    char plain[700], leaf[800];
+    snprintf(plain, sizeof(plain), "%s/plain", root);
+    snprintf(leaf, sizeof(leaf), "%s/" CGROUP_V2_SUPERVISOR, plain);
+    assert_int_equal(mkdir(plain, 0755), 0);
+    fake_cgroup(leaf);
+    dir = cgroup_v2_delegated_dir(leaf);
+    assert_string_equal(dir, leaf);
+    free(dir);
+}
+
 int
 main(void)
 {
@@ -248,6 +288,7 @@ main(void)
             cmocka_unit_test(test_pool_limits_events),
             cmocka_unit_test(test_empty_slot_not_killed),
             cmocka_unit_test(test_foreign_processes_not_moved),
+            cmocka_unit_test(test_later_zygotes_use_the_delegated_cgroup),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
