@@ -3,12 +3,14 @@
 # with the host's plain build in build/:
 #  1. the host is what real users run: cgroup2 alone, with memory and pids;
 #  2. pyfenced installed with its systemd units (socket activation, Delegate=yes) chooses the
-#     v2 backend, keeps its pool below its own service cgroup, serves, enforces a memory limit
-#     through it, and leaves no cgroup or process behind when stopped;
-#  3. the cgroup unit tests, and the integration suites that read cgroups or end workers by
-#     their limits (sessions: session_lost after an OOM kill; options: --cgroup), with each test's
-#     pyfenced in a transient systemd scope of its own with Delegate=yes (PYFENCED_WRAPPER), as
-#     the unit gives it.
+#     v2 backend, keeps a pool for each zygote below its own service cgroup, serves, enforces
+#     a memory limit through it, and leaves no cgroup or process behind when stopped;
+#  3. the cgroup unit tests and every integration suite (limits ended through v2 slots,
+#     session_lost after an OOM kill, --cgroup, cancel and the pool, the lifecycle, egress...),
+#     with each test's pyfenced in a transient systemd scope of its own with Delegate=yes
+#     (PYFENCED_WRAPPER), as the unit gives it. PYFENCE_EMULATED tells the tests that the guest
+#     is emulated: the few figures they hold against how long jobs take (fairness's "about one
+#     job") are checked on the host only.
 # Usage: tests/vm/guest.sh [meson test args for step 3, instead of its default suites]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -53,6 +55,21 @@ if grep -q "cgroup backend: v2" <<<"$journal"; then
 else
   fail "the service did not choose v2:"
   echo "$journal" | tail -20
+fi
+# Every zygote (the default one and the data profile's preload one, started after the first
+# had moved pyfenced into its supervisor leaf) keeps a pool of its own there: none may fall back
+# to workers without cgroup limits.
+zygotes=$($cli status --json | python3 -c '
+import json, sys
+z = json.load(sys.stdin)["zygote"]
+print(z["pid"], z.get("preload_pid") or "")')
+missing=""
+for z in $zygotes; do [ -d "$unit_cg/pyfence-$z" ] || missing="$missing $z"; done
+if [ -n "$zygotes" ] && [ -z "$missing" ] && ! grep -q "cgroup backend: none" <<<"$journal"; then
+  pass "a v2 pool for each zygote ($zygotes)"
+else
+  fail "zygotes ($zygotes) without a v2 pool:$missing"
+  grep "cgroup" <<<"$journal"
 fi
 if grep -q WARN <<<"$journal"; then
   echo "warnings in the service's log:"
@@ -107,9 +124,17 @@ fi
 step "tests with each pyfenced in a delegated scope"
 export PYFENCED_WRAPPER="systemd-run --scope --quiet --collect -p Delegate=yes"
 tests=("$@")
+# The cgroup unit tests first, then the integration suites in tests/integration/meson.build's
+# order, those that read cgroups or end workers by their limits first.
 [ ${#tests[@]} -gt 0 ] || tests=(unit.harden_cgroup unit.harden_cgroup_v2 unit.harden_fork
                                  integration.outcomes integration.limits integration.leftovers
-                                 integration.sessions integration.options)
+                                 integration.sessions integration.options integration.sched
+                                 integration.lifecycle integration.egress integration.load
+                                 integration.adversarial integration.cli integration.pyclient
+                                 integration.libclient integration.values integration.halfclose
+                                 integration.unprivileged integration.install
+                                 integration.pyclient_fake integration.cli_fake)
+export PYFENCE_EMULATED=1
 # The guest is emulated: every timeout ten times longer.
 if systemd-run --scope --quiet --collect -p Delegate=yes -- \
     meson test -C build --no-rebuild --print-errorlogs --num-processes 1 -t 10 "${tests[@]}"; then
