@@ -2,6 +2,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,14 +467,17 @@ take_orphan(struct pyfence_conn *conn, struct pyfence_error *err)
     return r;
 }
 
-/* Blocks until the socket is readable with the thread's signal mask set to *sigmask: 0, or
- * -1 when a signal handler ran. */
+/* Blocks until the socket is readable with signal signo unblocked: 0, or -1 when a signal
+ * handler ran. */
 static int
-wait_readable(struct pyfence_conn *conn, const sigset_t *sigmask)
+wait_readable(struct pyfence_conn *conn, int signo)
 {
+    sigset_t mask;
+    if (pthread_sigmask(SIG_BLOCK, NULL, &mask) != 0 || sigdelset(&mask, signo) != 0)
+        return 0; /* no such signal: a blocking read waits, uninterruptibly */
     struct pollfd pfd = {.fd = conn->fd, .events = POLLIN};
     for (;;) {
-        int n = ppoll(&pfd, 1, NULL, sigmask);
+        int n = ppoll(&pfd, 1, NULL, &mask);
         if (n > 0)
             return 0;
         if (n < 0 && errno == EINTR)
@@ -482,12 +487,12 @@ wait_readable(struct pyfence_conn *conn, const sigset_t *sigmask)
     }
 }
 
-/* Reads frames until the reply of `id`, passing its output events to cb. With a sigmask, a
- * signal handler that runs while it waits ends it (pyfence_wait_sigmask); only a wait its
+/* Reads frames until the reply of `id`, passing its output events to cb. With a signal
+ * (signo > 0), its handler running while it waits ends it (pyfence_wait_signal); only a wait its
  * caller can make again may have one: the other calls' ids are internal. */
 static int
-wait_reply(struct pyfence_conn *conn, uint64_t id, const sigset_t *sigmask, pyfence_output_cb cb,
-           void *userdata, cJSON **ret_reply, struct pyfence_error *err)
+wait_reply(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb cb, void *userdata,
+           cJSON **ret_reply, struct pyfence_error *err)
 {
     if (inflight_find(conn, id) < 0)
         return fail(err, PYFENCE_E_NOT_FOUND, "request %llu is not in flight on this connection",
@@ -517,7 +522,7 @@ wait_reply(struct pyfence_conn *conn, uint64_t id, const sigset_t *sigmask, pyfe
         }
         if (conn->broken_code)
             return fail(err, conn->broken_code, "%s", conn->broken_msg);
-        if (sigmask && wait_readable(conn, sigmask) < 0)
+        if (signo > 0 && wait_readable(conn, signo) < 0)
             return fail(err, PYFENCE_E_INTERRUPTED,
                         "interrupted by a signal while waiting for request %llu (still in flight)",
                         (unsigned long long) id);
@@ -535,7 +540,7 @@ simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply, struct 
     if (r < 0)
         return r;
     _cleanup_json_ cJSON *reply = NULL;
-    r = wait_reply(conn, id, NULL, NULL, NULL, &reply, err);
+    r = wait_reply(conn, id, 0, NULL, NULL, &reply, err);
     if (r < 0)
         return r;
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
@@ -806,12 +811,11 @@ fill_result(const cJSON *reply, struct pyfence_result *res, struct pyfence_error
 }
 
 int
-pyfence_wait_sigmask(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
-                     void *userdata, const sigset_t *sigmask, struct pyfence_result *result,
-                     struct pyfence_error *err)
+pyfence_wait_signal(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb output_cb,
+                    void *userdata, struct pyfence_result *result, struct pyfence_error *err)
 {
     _cleanup_json_ cJSON *reply = NULL;
-    int r = wait_reply(conn, id, sigmask, output_cb, userdata, &reply, err);
+    int r = wait_reply(conn, id, signo, output_cb, userdata, &reply, err);
     if (r < 0)
         return r;
     pyfence_result_finish(result);
@@ -822,7 +826,7 @@ int
 pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb, void *userdata,
              struct pyfence_result *result, struct pyfence_error *err)
 {
-    return pyfence_wait_sigmask(conn, id, output_cb, userdata, NULL, result, err);
+    return pyfence_wait_signal(conn, id, 0, output_cb, userdata, result, err);
 }
 
 int

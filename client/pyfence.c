@@ -333,7 +333,7 @@ exec_cancelling_on_sigint(struct pyfence_conn *conn, const char *code,
 {
     struct sigaction sa = {.sa_handler = on_sigint}, old;
     sigemptyset(&sa.sa_mask);
-    sigset_t sigint, old_mask, wait_mask;
+    sigset_t sigint, old_mask;
     sigemptyset(&sigint);
     sigaddset(&sigint, SIGINT);
     sigemptyset(&old_mask);
@@ -343,13 +343,11 @@ exec_cancelling_on_sigint(struct pyfence_conn *conn, const char *code,
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         catching = false;
     }
-    wait_mask = old_mask;
-    sigdelset(&wait_mask, SIGINT);
 
     uint64_t id;
     int r = pyfence_submit(conn, code, opts, &id, err);
     if (r == 0)
-        r = pyfence_wait_sigmask(conn, id, cb, userdata, catching ? &wait_mask : NULL, res, err);
+        r = pyfence_wait_signal(conn, id, catching ? SIGINT : 0, cb, userdata, res, err);
     if (catching) {
         sigaction(SIGINT, &old, NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);

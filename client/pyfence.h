@@ -16,7 +16,6 @@
 #ifndef PYFENCE_H
 #define PYFENCE_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,7 +55,7 @@ enum pyfence_code {
     PYFENCE_E_NOT_FOUND,
     PYFENCE_E_SESSION_LOST,
     PYFENCE_E_PROTOCOL = 100,    /* the server sent something we cannot interpret */
-    PYFENCE_E_INTERRUPTED = 101, /* a signal ended a wait (pyfence_wait_sigmask) */
+    PYFENCE_E_INTERRUPTED = 101, /* a signal ended a wait (pyfence_wait_signal) */
 };
 
 /* Stable lower-case name of a code ("connect", "timeout", "protocol"); accepts negative codes.
@@ -154,16 +153,17 @@ int pyfence_submit(struct pyfence_conn *conn, const char *code,
  * Fails only when no reply can be had (connection lost, protocol error, unknown id). */
 int pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
                  void *userdata, struct pyfence_result *result, struct pyfence_error *err);
-/* pyfence_wait, interruptible without a race: while it blocks, the thread's signal mask is
- * *sigmask (as with ppoll()), and when a signal handler runs meanwhile it fails with
- * PYFENCE_E_INTERRUPTED. Nothing is lost: the request is still in flight, what was read is
- * kept, and the same wait can be made again, or the request cancelled first (pyfence_cancel),
- * as the pyfence CLI does on Ctrl-C. Block the signal (sigprocmask) before submitting and pass
- * a mask that lets it through: one that comes while no wait blocks stays pending and ends the
- * next wait at once. Plain pyfence_wait() goes on through signals. */
-int pyfence_wait_sigmask(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
-                         void *userdata, const sigset_t *sigmask, struct pyfence_result *result,
-                         struct pyfence_error *err);
+/* pyfence_wait, interruptible by one signal without a race: the caller keeps signal `signo`
+ * blocked (sigprocmask) and handles it; while this wait blocks, signo is let through (ppoll()),
+ * and when its handler has run the wait fails with PYFENCE_E_INTERRUPTED. Nothing is lost: the
+ * request is still in flight, what was read is kept, and the same wait can be made again, or
+ * the request cancelled first (pyfence_cancel), as the pyfence CLI does on Ctrl-C. A signal
+ * that comes while no wait blocks stays pending and ends the next wait at once. Plain
+ * pyfence_wait() goes on through signals. (An int, not a sigset_t: this header stays plain
+ * C99.) */
+int pyfence_wait_signal(struct pyfence_conn *conn, uint64_t id, int signo,
+                        pyfence_output_cb output_cb, void *userdata, struct pyfence_result *result,
+                        struct pyfence_error *err);
 /* pyfence_submit + pyfence_wait. */
 int pyfence_exec(struct pyfence_conn *conn, const char *code,
                  const struct pyfence_exec_options *opts, pyfence_output_cb output_cb,

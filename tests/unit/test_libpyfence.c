@@ -590,9 +590,9 @@ signaller_stop(struct signaller *s, const struct sigaction *old)
     sigaction(SIGUSR1, old, NULL);
 }
 
-/* SIGUSR1 blocked, with a handler: *ret_wait_mask lets it through. */
+/* SIGUSR1 blocked, with a handler. */
 static void
-block_sigusr1(sigset_t *ret_wait_mask, sigset_t *ret_old_mask, struct sigaction *ret_old)
+block_sigusr1(sigset_t *ret_old_mask, struct sigaction *ret_old)
 {
     struct sigaction sa = {.sa_handler = on_sigusr1};
     sigemptyset(&sa.sa_mask);
@@ -601,8 +601,6 @@ block_sigusr1(sigset_t *ret_wait_mask, sigset_t *ret_old_mask, struct sigaction 
     sigemptyset(&block);
     sigaddset(&block, SIGUSR1);
     assert_int_equal(pthread_sigmask(SIG_BLOCK, &block, ret_old_mask), 0);
-    *ret_wait_mask = *ret_old_mask;
-    sigdelset(ret_wait_mask, SIGUSR1);
 }
 
 static void
@@ -620,9 +618,9 @@ test_interrupted_wait_keeps_the_request(void **state)
                              {.raw = frames, .raw_len = build_frames(frames, parts, 3)}};
     struct fake *f = fake_start(s, 2);
     struct pyfence_conn *conn = connect_to(f);
-    sigset_t wait_mask, old_mask;
+    sigset_t old_mask;
     struct sigaction old;
-    block_sigusr1(&wait_mask, &old_mask, &old);
+    block_sigusr1(&old_mask, &old);
     struct pyfence_error err = {0};
     uint64_t id;
     assert_int_equal(pyfence_submit(conn, "while True: pass", NULL, &id, &err), 0);
@@ -631,7 +629,7 @@ test_interrupted_wait_keeps_the_request(void **state)
     struct captured out = {{0}};
     /* Sent before the wait, while blocked: it stays pending, and the wait takes it. */
     assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
-    int r = pyfence_wait_sigmask(conn, id, capture, &out, &wait_mask, &res, &err);
+    int r = pyfence_wait_signal(conn, id, SIGUSR1, capture, &out, &res, &err);
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
     sigaction(SIGUSR1, &old, NULL);
     assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
