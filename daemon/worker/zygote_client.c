@@ -529,10 +529,11 @@ on_timer(uv_timer_t *t)
     if (z->stopping)
         return;
     if (z->current) {
-        char why[64];
-        snprintf(why, sizeof(why), "not ready within %d ms", READY_TIMEOUT_MS);
-        if (!z->current->ready)
+        if (!z->current->ready) {
+            char why[64];
+            snprintf(why, sizeof(why), "not ready within %d ms", READY_TIMEOUT_MS);
             proc_lost(z->current, why);
+        }
         return;
     }
     _cleanup_pf_error_ struct pf_error *err = NULL;
