@@ -472,9 +472,9 @@ take_orphan(struct pyfence_conn *conn, struct pyfence_error *err)
 static int
 wait_readable(struct pyfence_conn *conn, int signo)
 {
-    sigset_t mask;
+    sigset_t mask; /* signo was checked by pyfence_wait_signal */
     if (pthread_sigmask(SIG_BLOCK, NULL, &mask) != 0 || sigdelset(&mask, signo) != 0)
-        return 0; /* no such signal: a blocking read waits, uninterruptibly */
+        return 0;
     struct pollfd pfd = {.fd = conn->fd, .events = POLLIN};
     for (;;) {
         int n = ppoll(&pfd, 1, NULL, &mask);
@@ -814,6 +814,10 @@ int
 pyfence_wait_signal(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb output_cb,
                     void *userdata, struct pyfence_result *result, struct pyfence_error *err)
 {
+    sigset_t valid;
+    if (signo < 0 || (signo > 0 && (sigemptyset(&valid) != 0 || sigaddset(&valid, signo) != 0)))
+        return fail(err, PYFENCE_E_BAD_REQUEST, "wait for request %llu: %d is not a signal number",
+                    (unsigned long long) id, signo);
     _cleanup_json_ cJSON *reply = NULL;
     int r = wait_reply(conn, id, signo, output_cb, userdata, &reply, err);
     if (r < 0)

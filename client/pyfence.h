@@ -159,7 +159,8 @@ int pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb outpu
  * request is still in flight, what was read is kept, and the same wait can be made again, or
  * the request cancelled first (pyfence_cancel), as the pyfence CLI does on Ctrl-C. A signal
  * that comes while no wait blocks stays pending and ends the next wait at once. Plain
- * pyfence_wait() goes on through signals. (An int, not a sigset_t: this header stays plain
+ * pyfence_wait() goes on through signals; signo 0 is the same. A signo that is not a signal
+ * number fails with PYFENCE_E_BAD_REQUEST. (An int, not a sigset_t: this header stays plain
  * C99.) */
 int pyfence_wait_signal(struct pyfence_conn *conn, uint64_t id, int signo,
                         pyfence_output_cb output_cb, void *userdata, struct pyfence_result *result,

@@ -635,6 +635,12 @@ test_interrupted_wait_keeps_the_request(void **state)
     assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
     assert_string_equal(err.name, "interrupted");
     assert_non_null(strstr(err.message, "still in flight"));
+    /* A number that is no signal is refused, not waited on uninterruptibly. */
+    assert_int_equal(pyfence_wait_signal(conn, id, 12345, NULL, NULL, &res, &err),
+                     -PYFENCE_E_BAD_REQUEST);
+    assert_non_null(strstr(err.message, "12345 is not a signal number"));
+    assert_int_equal(pyfence_wait_signal(conn, id, -1, NULL, NULL, &res, &err),
+                     -PYFENCE_E_BAD_REQUEST);
     /* Still in flight: it can be cancelled, and its reply waited for. */
     bool cancelled = false;
     assert_int_equal(pyfence_cancel(conn, id, &cancelled, &err), 0);
