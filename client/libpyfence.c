@@ -14,6 +14,7 @@
 
 #include "frame.h"
 #include "json_write.h"
+#include "libpyfence_internal.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_error.h"
@@ -530,17 +531,19 @@ wait_reply(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb 
     }
 }
 
-/* Sends req (adding its id) and waits for its reply; a failure reply becomes an error. */
-static int
-simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply, struct pyfence_error *err)
+int
+libpyfence_request_signal(struct pyfence_conn *conn, cJSON *req, int signo, uint64_t *ret_id,
+                          cJSON **ret_reply, struct pyfence_error *err)
 {
     uint64_t id;
     const char *op = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "op"));
     int r = send_request(conn, req, &id, err);
     if (r < 0)
         return r;
+    if (ret_id)
+        *ret_id = id;
     _cleanup_json_ cJSON *reply = NULL;
-    r = wait_reply(conn, id, 0, NULL, NULL, &reply, err);
+    r = wait_reply(conn, id, signo, NULL, NULL, &reply, err);
     if (r < 0)
         return r;
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
@@ -550,6 +553,13 @@ simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply, struct 
     }
     *ret_reply = TAKE_PTR(reply);
     return 0;
+}
+
+/* Sends req (adding its id) and waits for its reply; a failure reply becomes an error. */
+static int
+simple_request(struct pyfence_conn *conn, cJSON *req, cJSON **ret_reply, struct pyfence_error *err)
+{
+    return libpyfence_request_signal(conn, req, 0, NULL, ret_reply, err);
 }
 
 /* simple_request, with the reply handed back as exact JSON text (the caller frees it). */
@@ -810,12 +820,18 @@ fill_result(const cJSON *reply, struct pyfence_result *res, struct pyfence_error
     return 0;
 }
 
+bool
+libpyfence_signo_valid(int signo)
+{
+    sigset_t valid;
+    return signo == 0 || (signo > 0 && sigemptyset(&valid) == 0 && sigaddset(&valid, signo) == 0);
+}
+
 int
 pyfence_wait_signal(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb output_cb,
                     void *userdata, struct pyfence_result *result, struct pyfence_error *err)
 {
-    sigset_t valid;
-    if (signo < 0 || (signo > 0 && (sigemptyset(&valid) != 0 || sigaddset(&valid, signo) != 0)))
+    if (!libpyfence_signo_valid(signo))
         return fail(err, PYFENCE_E_BAD_REQUEST, "wait for request %llu: %d is not a signal number",
                     (unsigned long long) id, signo);
     _cleanup_json_ cJSON *reply = NULL;

@@ -1,10 +1,12 @@
-/* libpyfence: the session calls of pyfence.h, built on pyfence_request. */
+/* libpyfence: the session calls of pyfence.h, built on pyfence_request (session.open on
+ * libpyfence_request_signal, to be interruptible). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json_write.h"
+#include "libpyfence_internal.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pyfence.h"
@@ -108,10 +110,46 @@ build_open(const struct pyfence_session_options *o, cJSON *req, struct pyfence_e
     return 0;
 }
 
-int
-pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session_options *opts,
-                     char ret_id[PYFENCE_SESSION_ID_LEN + 1], struct pyfence_error *err)
+/* The session id of a session.open reply; NULL when it has none (or reply is NULL). */
+static const char *
+reply_session_id(const cJSON *reply)
 {
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "session"));
+    return id && strlen(id) == PYFENCE_SESSION_ID_LEN ? id : NULL;
+}
+
+/* After an interrupted open: cancels request open_id and waits for its answer; closes the
+ * session if it opened all the same. PYFENCE_E_INTERRUPTED when nothing is left open. */
+static int
+take_back_open(struct pyfence_conn *conn, uint64_t open_id, struct pyfence_error *err)
+{
+    /* Not cancelled means its reply is on its way (or here): wait for it all the same. */
+    int r = pyfence_cancel(conn, open_id, NULL, err);
+    struct pyfence_result res;
+    pyfence_result_init(&res);
+    if (r == 0)
+        r = pyfence_wait(conn, open_id, NULL, NULL, &res, err);
+    _cleanup_json_ cJSON *reply = r == 0 && res.ok ? cJSON_Parse(res.reply_json) : NULL;
+    pyfence_result_finish(&res);
+    if (r < 0)
+        return r;
+    const char *id = reply_session_id(reply);
+    if (id && (r = pyfence_session_close(conn, id, err)) < 0)
+        return r;
+    return set_error(err, PYFENCE_E_INTERRUPTED,
+                     "session.open interrupted by a signal: no session was opened");
+}
+
+int
+pyfence_session_open_signal(struct pyfence_conn *conn, const struct pyfence_session_options *opts,
+                            int signo, char ret_id[PYFENCE_SESSION_ID_LEN + 1],
+                            struct pyfence_error *err)
+{
+    if (!libpyfence_signo_valid(signo)) {
+        char msg[64];
+        snprintf(msg, sizeof(msg), "session.open: %d is not a signal number", signo);
+        return set_error(err, PYFENCE_E_BAD_REQUEST, msg);
+    }
     struct pyfence_session_options defaults;
     if (!opts) {
         pyfence_session_options_init(&defaults);
@@ -124,14 +162,24 @@ pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session_opt
     if (r < 0)
         return r;
     _cleanup_json_ cJSON *reply = NULL;
-    r = request_obj(conn, req, &reply, err);
+    uint64_t open_id = 0;
+    r = libpyfence_request_signal(conn, req, signo, &open_id, &reply, err);
+    if (r == -PYFENCE_E_INTERRUPTED)
+        return take_back_open(conn, open_id, err);
     if (r < 0)
         return r;
-    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "session"));
-    if (!id || strlen(id) != PYFENCE_SESSION_ID_LEN)
+    const char *id = reply_session_id(reply);
+    if (!id)
         return set_error(err, PYFENCE_E_PROTOCOL, "session.open: the reply has no session id");
     memcpy(ret_id, id, PYFENCE_SESSION_ID_LEN + 1);
     return 0;
+}
+
+int
+pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session_options *opts,
+                     char ret_id[PYFENCE_SESSION_ID_LEN + 1], struct pyfence_error *err)
+{
+    return pyfence_session_open_signal(conn, opts, 0, ret_id, err);
 }
 
 /* {"op": op, "session": id} */

@@ -89,6 +89,8 @@ static const char session_usage[] =
         "  open    start a session and print its id alone on a line. It is opened detached\n"
         "          (this command's connection ends when it exits): it lasts until closed or\n"
         "          idle for the profile's session_idle_timeout_ms (10 minutes by default).\n"
+        "          Ctrl-C while it waits for a worker takes the open back: no session is\n"
+        "          left, and it exits with status 130.\n"
         "            -p, --profile NAME   a profile you may use (default: yours)\n"
         "            -i, --import MOD     also allow importing MOD, within the profile\n"
         "            -t, --timeout SEC    wall-clock limit of each snippet (tightens only)\n"
@@ -320,38 +322,57 @@ on_sigint(int sig)
     (void) sig; /* only there to interrupt the wait (installed without SA_RESTART) */
 }
 
+/* SIGINT taken over for one request: blocked but while libpyfence's wait blocks, so a Ctrl-C
+ * that comes while output is being printed is not lost (it ends the next wait). A SIGINT the
+ * caller ignores stays ignored (catching false). */
+struct sigint_catch {
+    bool catching;
+    struct sigaction old;
+    sigset_t old_mask;
+};
+
+static void
+sigint_catch_begin(struct sigint_catch *sc)
+{
+    struct sigaction sa = {.sa_handler = on_sigint};
+    sigemptyset(&sa.sa_mask);
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    sigemptyset(&sc->old_mask);
+    sc->catching = sigaction(SIGINT, NULL, &sc->old) == 0 && sc->old.sa_handler != SIG_IGN &&
+                   sigprocmask(SIG_BLOCK, &sigint, &sc->old_mask) == 0;
+    if (sc->catching && sigaction(SIGINT, &sa, NULL) < 0) {
+        sigprocmask(SIG_SETMASK, &sc->old_mask, NULL);
+        sc->catching = false;
+    }
+}
+
+/* Gives SIGINT its previous disposition back: a second Ctrl-C normally ends the command. */
+static void
+sigint_catch_end(struct sigint_catch *sc)
+{
+    if (!sc->catching)
+        return;
+    sigaction(SIGINT, &sc->old, NULL);
+    sigprocmask(SIG_SETMASK, &sc->old_mask, NULL);
+}
+
 /* pyfence_exec, but Ctrl-C cancels the snippet and the reply still comes: the user sees its
  * output so far and "cancelled", instead of a command that vanished while the daemon noticed
- * the closed connection. SIGINT is blocked but while the wait blocks, so a Ctrl-C that comes
- * while output is being printed is not lost: it ends the next wait. Once it is taken, SIGINT
- * gets its previous disposition back: a second Ctrl-C normally ends the command (its closed
- * connection cancels too). A SIGINT the caller ignores stays ignored. */
+ * the closed connection (which cancels too, so a second Ctrl-C is safe). */
 static int
 exec_cancelling_on_sigint(struct pyfence_conn *conn, const char *code,
                           const struct pyfence_exec_options *opts, pyfence_output_cb cb,
                           void *userdata, struct pyfence_result *res, struct pyfence_error *err)
 {
-    struct sigaction sa = {.sa_handler = on_sigint}, old;
-    sigemptyset(&sa.sa_mask);
-    sigset_t sigint, old_mask;
-    sigemptyset(&sigint);
-    sigaddset(&sigint, SIGINT);
-    sigemptyset(&old_mask);
-    bool catching = sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN &&
-                    sigprocmask(SIG_BLOCK, &sigint, &old_mask) == 0;
-    if (catching && sigaction(SIGINT, &sa, NULL) < 0) {
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        catching = false;
-    }
-
+    struct sigint_catch sc;
+    sigint_catch_begin(&sc);
     uint64_t id;
     int r = pyfence_submit(conn, code, opts, &id, err);
     if (r == 0)
-        r = pyfence_wait_signal(conn, id, catching ? SIGINT : 0, cb, userdata, res, err);
-    if (catching) {
-        sigaction(SIGINT, &old, NULL);
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    }
+        r = pyfence_wait_signal(conn, id, sc.catching ? SIGINT : 0, cb, userdata, res, err);
+    sigint_catch_end(&sc);
     if (r != -PYFENCE_E_INTERRUPTED)
         return r;
     /* Not cancelled (false) means its reply is on its way already: wait for it all the same. */
@@ -600,8 +621,18 @@ session_open(const char *socket_path, int argc, char **argv)
     struct pyfence_conn *conn = NULL;
     char id[PYFENCE_SESSION_ID_LEN + 1];
     int status = EXIT_OK;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_session_open(conn, &opts, id, &err) < 0)
+    struct sigint_catch sc;
+    int r = pyfence_connect(socket_path, &conn, &err);
+    if (r == 0) {
+        /* Ctrl-C takes the open back, so no detached session is left that nobody knows of. */
+        sigint_catch_begin(&sc);
+        r = pyfence_session_open_signal(conn, &opts, sc.catching ? SIGINT : 0, id, &err);
+        sigint_catch_end(&sc);
+    }
+    if (r == -PYFENCE_E_INTERRUPTED) {
+        fputs("pyfence: cancelled: no session was opened\n", stderr);
+        status = EXIT_INTERRUPTED;
+    } else if (r < 0)
         status = report(&err);
     else
         printf("%s\n", id);

@@ -1,5 +1,5 @@
 """The pyfence CLI against the real pyfenced: inputs, output, --json, --import, --timeout, ping,
-status, Ctrl-C during an exec and the exit-status contract (0 ok, 1 snippet error,
+status, Ctrl-C during an exec or a session open and the exit-status contract (0 ok, 1 snippet error,
 2 usage/connection, 3 limit, 130 cancelled by Ctrl-C)."""
 
 import json
@@ -122,6 +122,43 @@ def test_ctrl_c_in_a_session_keeps_its_state(daemon):
     r = daemon.cli("exec", "--session", sid, "-c", "x")
     assert (r.returncode, r.stdout) == (0, "42\n"), r.stderr
     assert daemon.cli("session", "close", sid).returncode == 0
+
+
+def until(pred, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never: {what}")
+        time.sleep(0.02)
+
+
+def test_ctrl_c_takes_back_a_waiting_session_open(daemon_factory):
+    """The only worker is busy, so `session open` waits in the queue; Ctrl-C takes it back
+    and says so: no session is left (the CLI opens detached ones, which nothing else would
+    end), and the daemon goes on."""
+    d = daemon_factory("--max-workers", "1")
+    with d.client() as c:
+        until(lambda: c.stats()["workers"]["live"] >= 1, "a worker")
+        hold = c.submit(LOOP)
+        until(lambda: c.stats()["workers"]["busy"] == 1, "the loop runs")
+        p = subprocess.Popen([require_binary(PYFENCE_CLI), "--socket", d.socket_path, "session",
+                              "open"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            until(lambda: c.stats()["queue"]["queued"] == 1, "the open waits in the queue")
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=30)
+        finally:
+            p.kill()
+            p.wait()
+        assert (p.returncode, out) == (130, ""), err
+        assert err == "pyfence: cancelled: no session was opened\n", err
+        assert c.stats()["queue"]["queued"] == 0
+        assert c.cancel(hold)
+        assert c.wait(hold).outcome == "cancelled"
+        assert c.stats()["sessions"] == 0
+    r = d.cli("session", "list", "--json")
+    assert (r.returncode, json.loads(r.stdout)) == (0, []), r.stderr
+    d.assert_serving()
 
 
 def test_exec_loosening_timeout_exit_2(daemon):

@@ -653,6 +653,119 @@ test_interrupted_wait_keeps_the_request(void **state)
     fake_stop(f);
 }
 
+/* Request i, as the fake server received it, has op, and field name with value (a string, or
+ * a number's text). */
+static void
+assert_request(struct fake *f, size_t i, const char *op, const char *name, const char *value)
+{
+    assert_non_null(f->requests[i]);
+    cJSON *req = cJSON_Parse(f->requests[i]);
+    assert_non_null(req);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "op")), op);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, name);
+    char num[32];
+    if (cJSON_IsNumber(v))
+        snprintf(num, sizeof(num), "%.0f", v->valuedouble);
+    assert_string_equal(cJSON_IsNumber(v) ? num : cJSON_GetStringValue(v), value);
+    cJSON_Delete(req);
+}
+
+#define SID "0123456789abcdef0123456789abcdef"
+
+static void
+test_interrupted_open_is_cancelled(void **state)
+{
+    /* The open waits (no answer) until its cancel: then its cancelled reply, then the cancel's. */
+    const char *parts[] = {
+            "{\"id\": 1, \"ok\": false, \"error\": {\"code\": \"cancelled\", \"message\": "
+            "\"session.open was cancelled\"}}",
+            "{\"id\": 2, \"ok\": true, \"cancelled\": true}",
+    };
+    char frames[1024];
+    const struct step s[] = {{.json = NULL},
+                             {.raw = frames, .raw_len = build_frames(frames, parts, 2)}};
+    struct fake *f = fake_start(s, 2);
+    struct pyfence_conn *conn = connect_to(f);
+    sigset_t old_mask;
+    struct sigaction old;
+    block_sigusr1(&old_mask, &old);
+    struct pyfence_error err = {0};
+    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
+    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
+    int r = pyfence_session_open_signal(conn, NULL, SIGUSR1, id, &err);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
+    assert_string_equal(err.name, "interrupted");
+    assert_non_null(strstr(err.message, "no session was opened"));
+    assert_string_equal(id, "");
+    /* The connection goes on. */
+    assert_int_equal(pyfence_fileno(conn) >= 0, 1);
+    fake_join(f);
+    assert_request(f, 0, "session.open", "id", "1");
+    assert_request(f, 1, "cancel", "target", "1");
+    assert_null(f->requests[2]);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_interrupted_open_that_opened_is_closed(void **state)
+{
+    /* The open's reply crosses the cancel: the session exists, and is closed. */
+    const char *parts[] = {
+            "{\"id\": 1, \"ok\": true, \"session\": \"" SID "\", \"profile\": \"default\", "
+            "\"detached\": true}",
+            "{\"id\": 2, \"ok\": true, \"cancelled\": false}",
+    };
+    char frames[1024];
+    const struct step s[] = {{.json = NULL},
+                             {.raw = frames, .raw_len = build_frames(frames, parts, 2)},
+                             {.json = "{\"id\": %1$llu, \"ok\": true}"}};
+    struct fake *f = fake_start(s, 3);
+    struct pyfence_conn *conn = connect_to(f);
+    sigset_t old_mask;
+    struct sigaction old;
+    block_sigusr1(&old_mask, &old);
+    struct pyfence_error err = {0};
+    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
+    struct pyfence_session_options opts;
+    pyfence_session_options_init(&opts);
+    opts.detach = true;
+    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
+    int r = pyfence_session_open_signal(conn, &opts, SIGUSR1, id, &err);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
+    assert_string_equal(id, "");
+    fake_join(f);
+    assert_request(f, 1, "cancel", "target", "1");
+    assert_request(f, 2, "session.close", "session", SID);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
+static void
+test_open_signal_not_interrupted_and_bad_signo(void **state)
+{
+    /* signo 0: a plain wait for a late answer. */
+    const struct step s[] = {
+            {.json = "{\"id\": %1$llu, \"ok\": true, \"session\": \"" SID "\"}", .delay_ms = 100}};
+    struct fake *f = fake_start(s, 1);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_error err = {0};
+    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
+    assert_int_equal(pyfence_session_open_signal(conn, NULL, 0, id, &err), 0);
+    assert_string_equal(id, SID);
+    /* Refused before anything is sent. */
+    assert_int_equal(pyfence_session_open_signal(conn, NULL, 12345, id, &err),
+                     -PYFENCE_E_BAD_REQUEST);
+    assert_non_null(strstr(err.message, "12345 is not a signal number"));
+    fake_join(f);
+    pyfence_close(conn);
+    fake_stop(f);
+}
+
 static void
 test_signals_do_not_end_a_wait_by_default(void **state)
 {
@@ -713,6 +826,9 @@ main(void)
             cmocka_unit_test(test_hello),
             cmocka_unit_test(test_interrupted_wait_keeps_the_request),
             cmocka_unit_test(test_signals_do_not_end_a_wait_by_default),
+            cmocka_unit_test(test_interrupted_open_is_cancelled),
+            cmocka_unit_test(test_interrupted_open_that_opened_is_closed),
+            cmocka_unit_test(test_open_signal_not_interrupted_and_bad_signo),
             cmocka_unit_test(test_code_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
