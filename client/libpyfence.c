@@ -827,6 +827,21 @@ libpyfence_signo_valid(int signo)
     return signo == 0 || (signo > 0 && sigemptyset(&valid) == 0 && sigaddset(&valid, signo) == 0);
 }
 
+bool
+libpyfence_take_pending(int signo)
+{
+    sigset_t pending, only, old;
+    if (signo <= 0 || sigpending(&pending) != 0 || sigismember(&pending, signo) != 1)
+        return false;
+    /* Unblocking a pending signal delivers it before the call returns. */
+    sigemptyset(&only);
+    sigaddset(&only, signo);
+    if (pthread_sigmask(SIG_UNBLOCK, &only, &old) != 0)
+        return false;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return true;
+}
+
 int
 pyfence_wait_signal(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb output_cb,
                     void *userdata, struct pyfence_result *result, struct pyfence_error *err)

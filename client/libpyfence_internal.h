@@ -12,6 +12,11 @@
 /* True for 0 (no signal) and for every number sigaddset() takes. */
 bool libpyfence_signo_valid(int signo);
 
+/* When signo (blocked) is pending: lets it through, so that its handler runs as it would have
+ * in a wait, and returns true. A signal that comes while a wait does not block (as its reply
+ * is read) stays pending until then. */
+bool libpyfence_take_pending(int signo);
+
 /* Sends req (its id added) and waits for its reply, which *ret_reply receives (the caller
  * deletes it); a reply that is not ok fails with its error. signo interrupts the wait as in
  * pyfence_wait_signal (0: nothing does): then it fails with PYFENCE_E_INTERRUPTED and the

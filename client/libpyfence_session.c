@@ -118,6 +118,17 @@ reply_session_id(const cJSON *reply)
     return id && strlen(id) == PYFENCE_SESSION_ID_LEN ? id : NULL;
 }
 
+/* After an interrupted open: closes the session it opened all the same (id; NULL: none).
+ * PYFENCE_E_INTERRUPTED when nothing is left open. */
+static int
+close_opened(struct pyfence_conn *conn, const char *id, struct pyfence_error *err)
+{
+    int r = id ? pyfence_session_close(conn, id, err) : 0;
+    return r < 0 ? r
+                 : set_error(err, PYFENCE_E_INTERRUPTED,
+                             "session.open interrupted by a signal: no session was opened");
+}
+
 /* After an interrupted open: cancels request open_id and waits for its answer; closes the
  * session if it opened all the same. PYFENCE_E_INTERRUPTED when nothing is left open. */
 static int
@@ -133,11 +144,7 @@ take_back_open(struct pyfence_conn *conn, uint64_t open_id, struct pyfence_error
     pyfence_result_finish(&res);
     if (r < 0)
         return r;
-    const char *id = reply_session_id(reply);
-    if (id && (r = pyfence_session_close(conn, id, err)) < 0)
-        return r;
-    return set_error(err, PYFENCE_E_INTERRUPTED,
-                     "session.open interrupted by a signal: no session was opened");
+    return close_opened(conn, reply_session_id(reply), err);
 }
 
 int
@@ -171,6 +178,10 @@ pyfence_session_open_signal(struct pyfence_conn *conn, const struct pyfence_sess
     const char *id = reply_session_id(reply);
     if (!id)
         return set_error(err, PYFENCE_E_PROTOCOL, "session.open: the reply has no session id");
+    /* One that came as the reply was read counts too: the caller would otherwise get an id
+     * and then, with the signal handled, likely drop it, leaving a detached session behind. */
+    if (libpyfence_take_pending(signo))
+        return close_opened(conn, id, err);
     memcpy(ret_id, id, PYFENCE_SESSION_ID_LEN + 1);
     return 0;
 }

@@ -573,6 +573,33 @@ cmd_status(const char *socket_path, int argc, char **argv)
 
 /* ---- sessions ------------------------------------------------------------------------- */
 
+/* Prints a new session's id; closes the session when the id cannot be written (a closed
+ * pipe, a full disk), since nobody could use or close it. */
+static int
+print_session_id(struct pyfence_conn *conn, const char *id, struct pyfence_error *err)
+{
+    /* A closed pipe must fail the write (EPIPE), not end the command before the close. */
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ignore.sa_mask);
+    bool ignoring = sigaction(SIGPIPE, &ignore, &old) == 0;
+    bool written = printf("%s\n", id) >= 0 && fflush(stdout) == 0;
+    int errnum = errno;
+    if (ignoring)
+        sigaction(SIGPIPE, &old, NULL);
+    if (written)
+        return 0;
+    if (pyfence_session_close(conn, id, err) < 0) {
+        char why[sizeof(err->message)];
+        snprintf(why, sizeof(why), "%s", err->message);
+        snprintf(err->message, sizeof(err->message),
+                 "could not write the session id (%.64s), nor close the session %s: %.800s",
+                 strerror(errnum), id, why);
+    } else
+        snprintf(err->message, sizeof(err->message),
+                 "could not write the session id (%s): the session was closed", strerror(errnum));
+    return -PYFENCE_E_INTERNAL;
+}
+
 static int
 session_open(const char *socket_path, int argc, char **argv)
 {
@@ -621,12 +648,15 @@ session_open(const char *socket_path, int argc, char **argv)
     struct pyfence_conn *conn = NULL;
     char id[PYFENCE_SESSION_ID_LEN + 1];
     int status = EXIT_OK;
-    struct sigint_catch sc;
     int r = pyfence_connect(socket_path, &conn, &err);
     if (r == 0) {
-        /* Ctrl-C takes the open back, so no detached session is left that nobody knows of. */
+        /* Ctrl-C takes the open back, and one that comes later waits until the id is out: no
+         * detached session is left that nobody knows of. */
+        struct sigint_catch sc;
         sigint_catch_begin(&sc);
         r = pyfence_session_open_signal(conn, &opts, sc.catching ? SIGINT : 0, id, &err);
+        if (r == 0)
+            r = print_session_id(conn, id, &err);
         sigint_catch_end(&sc);
     }
     if (r == -PYFENCE_E_INTERRUPTED) {
@@ -634,8 +664,6 @@ session_open(const char *socket_path, int argc, char **argv)
         status = EXIT_INTERRUPTED;
     } else if (r < 0)
         status = report(&err);
-    else
-        printf("%s\n", id);
     pyfence_close(conn);
     return status;
 }

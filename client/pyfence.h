@@ -196,11 +196,11 @@ int pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session
                          char ret_id[PYFENCE_SESSION_ID_LEN + 1], struct pyfence_error *err);
 /* pyfence_session_open, interruptible by signal signo as pyfence_wait_signal is (the caller
  * keeps signo blocked and handles it; 0: not interruptible). When signo comes while the open
- * waits (for a worker, or in a busy daemon's queue), the open is taken back: cancelled, and if
- * the session opened all the same, closed; then it fails with PYFENCE_E_INTERRUPTED and no
- * session is left. If taking it back fails (the connection broke, say), that error is
- * returned instead: a detached session that opened just before may then stay until its idle
- * timeout. */
+ * waits (for a worker, or in a busy daemon's queue), or as its reply is read, the open is
+ * taken back: cancelled, and if the session opened all the same, closed; then it fails with
+ * PYFENCE_E_INTERRUPTED and no session is left. If taking it back fails (the connection broke,
+ * say), that error is returned instead: a detached session that opened just before may then
+ * stay until its idle timeout. */
 int pyfence_session_open_signal(struct pyfence_conn *conn,
                                 const struct pyfence_session_options *opts, int signo,
                                 char ret_id[PYFENCE_SESSION_ID_LEN + 1], struct pyfence_error *err);

@@ -3,6 +3,7 @@ status, Ctrl-C during an exec or a session open and the exit-status contract (0 
 2 usage/connection, 3 limit, 130 cancelled by Ctrl-C)."""
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -159,6 +160,23 @@ def test_ctrl_c_takes_back_a_waiting_session_open(daemon_factory):
     r = d.cli("session", "list", "--json")
     assert (r.returncode, json.loads(r.stdout)) == (0, []), r.stderr
     d.assert_serving()
+
+
+def test_session_open_with_stdout_closed_closes_the_session(daemon):
+    """An id that cannot be written (the reader is gone) would leave a detached session nobody
+    can use or close: the CLI closes it and says so."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        r = subprocess.run([require_binary(PYFENCE_CLI), "--socket", daemon.socket_path, "session",
+                            "open"], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=30)
+    finally:
+        os.close(write_end)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == "pyfence: could not write the session id (Broken pipe): the session was closed\n", r.stderr
+    with daemon.client() as c:
+        assert c.list_sessions() == []
+    daemon.assert_serving()
 
 
 def test_exec_loosening_timeout_exit_2(daemon):

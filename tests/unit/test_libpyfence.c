@@ -2,6 +2,7 @@
  * way a server can misbehave (unexpected id, duplicate keys, bad length, id-less refusal, close
  * mid-frame). Only the public pyfence.h API is used. */
 #include <cjson/cJSON.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above first. */
@@ -29,6 +31,8 @@ struct step {
     size_t raw_len;
     int delay_ms;
     int close_after;
+    int early; /* sent as soon as the client connects, before its request is read (so its
+                * json has the id written in, not %1$llu) */
 };
 
 struct fake {
@@ -60,8 +64,29 @@ send_frame(int fd, const char *payload, size_t len)
 {
     uint8_t hdr[4] = {(uint8_t) (len >> 24), (uint8_t) (len >> 16), (uint8_t) (len >> 8),
                       (uint8_t) len};
-    if (write(fd, hdr, 4) != 4 || write(fd, payload, len) != (ssize_t) len)
+    /* One writev: a client never sees half a frame it would wait for the rest of. */
+    struct iovec iov[2] = {{hdr, 4}, {(void *) payload, len}};
+    if (writev(fd, iov, 2) != (ssize_t) (4 + len))
         fprintf(stderr, "fake server: short write\n");
+}
+
+/* Sends step s's answer to request id. */
+static void
+answer(int fd, const struct step *s, unsigned long long id)
+{
+    if (s->raw) {
+        if (write(fd, s->raw, s->raw_len) != (ssize_t) s->raw_len)
+            fprintf(stderr, "fake server: short write\n");
+    } else if (s->json) {
+        char *buf = NULL;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        int n = asprintf(&buf, s->json, id);
+#pragma GCC diagnostic pop
+        assert_true(n > 0);
+        send_frame(fd, buf, (size_t) n);
+        free(buf);
+    }
 }
 
 static void *
@@ -70,6 +95,9 @@ serve(void *userdata)
     struct fake *f = userdata;
     int fd = accept(f->listen_fd, NULL, NULL);
     for (size_t i = 0; fd >= 0 && i < f->n_steps; i++) {
+        const struct step *s = &f->steps[i];
+        if (s->early)
+            answer(fd, s, 0);
         uint8_t hdr[4];
         if (read_exact(fd, hdr, 4) < 0)
             break;
@@ -84,22 +112,10 @@ serve(void *userdata)
         unsigned long long id = (unsigned long long) cJSON_GetNumberValue(
                 cJSON_GetObjectItemCaseSensitive(obj, "id"));
         cJSON_Delete(obj);
-        const struct step *s = &f->steps[i];
         if (s->delay_ms)
             usleep((useconds_t) s->delay_ms * 1000);
-        if (s->raw) {
-            if (write(fd, s->raw, s->raw_len) != (ssize_t) s->raw_len)
-                fprintf(stderr, "fake server: short write\n");
-        } else if (s->json) {
-            char *buf = NULL;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-            int n = asprintf(&buf, s->json, id);
-#pragma GCC diagnostic pop
-            assert_true(n > 0);
-            send_frame(fd, buf, (size_t) n);
-            free(buf);
-        }
+        if (!s->early)
+            answer(fd, s, id);
         if (s->close_after)
             break;
     }
@@ -547,10 +563,13 @@ test_hello(void **state)
 
 /* ---- interruptible waits ---------------------------------------------------------------- */
 
+static volatile sig_atomic_t sigusr1_handled;
+
 static void
 on_sigusr1(int sig)
 {
     (void) sig;
+    sigusr1_handled++;
 }
 
 /* Sends SIGUSR1 to one thread every few milliseconds until told to stop: a wait that should
@@ -746,6 +765,43 @@ test_interrupted_open_that_opened_is_closed(void **state)
 }
 
 static void
+test_signal_as_the_open_reply_is_read_closes_it(void **state)
+{
+    /* The reply is there before the wait blocks, so the wait does not let the pending signal
+     * through (ppoll reports a readable socket first): it is still pending once the reply is
+     * read, and counts as an interruption all the same. */
+    const struct step s[] = {
+            {.json = "{\"id\": 1, \"ok\": true, \"session\": \"" SID "\"}", .early = 1},
+            {.json = "{\"id\": %1$llu, \"ok\": true}"}};
+    struct fake *f = fake_start(s, 2);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pollfd early = {.fd = pyfence_fileno(conn), .events = POLLIN};
+    assert_int_equal(poll(&early, 1, 10000), 1); /* the early reply is there */
+    sigset_t old_mask;
+    struct sigaction old;
+    block_sigusr1(&old_mask, &old);
+    sigusr1_handled = 0;
+    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
+    struct pyfence_error err = {0};
+    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
+    int r = pyfence_session_open_signal(conn, NULL, SIGUSR1, id, &err);
+    sigset_t pending;
+    assert_int_equal(sigpending(&pending), 0);
+    assert_false(sigismember(&pending, SIGUSR1));
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    if (r != -PYFENCE_E_INTERRUPTED)
+        fail_msg("%d: %s", r, err.message);
+    assert_int_equal(sigusr1_handled, 1); /* its handler ran, once */
+    assert_string_equal(id, "");
+    pyfence_close(conn);
+    fake_join(f);
+    assert_request(f, 0, "session.open", "id", "1");
+    assert_request(f, 1, "session.close", "session", SID);
+    fake_stop(f);
+}
+
+static void
 test_open_signal_not_interrupted_and_bad_signo(void **state)
 {
     /* signo 0: a plain wait for a late answer. */
@@ -828,6 +884,7 @@ main(void)
             cmocka_unit_test(test_signals_do_not_end_a_wait_by_default),
             cmocka_unit_test(test_interrupted_open_is_cancelled),
             cmocka_unit_test(test_interrupted_open_that_opened_is_closed),
+            cmocka_unit_test(test_signal_as_the_open_reply_is_read_closes_it),
             cmocka_unit_test(test_open_signal_not_interrupted_and_bad_signo),
             cmocka_unit_test(test_code_names),
     };
