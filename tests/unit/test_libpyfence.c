@@ -691,6 +691,26 @@ assert_request(struct fake *f, size_t i, const char *op, const char *name, const
 
 #define SID "0123456789abcdef0123456789abcdef"
 
+/* pyfence_session_open_signal(SIGUSR1) with SIGUSR1 blocked, handled, and already pending: the
+ * call must take it (its handler runs once), whichever way it ends. */
+static int
+open_with_sigusr1_pending(struct pyfence_conn *conn, const struct pyfence_session_options *opts,
+                          char *id, struct pyfence_error *err)
+{
+    sigset_t old_mask, pending;
+    struct sigaction old;
+    block_sigusr1(&old_mask, &old);
+    sigusr1_handled = 0;
+    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
+    int r = pyfence_session_open_signal(conn, opts, SIGUSR1, id, err);
+    assert_int_equal(sigpending(&pending), 0);
+    assert_false(sigismember(&pending, SIGUSR1));
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    assert_int_equal(sigusr1_handled, 1);
+    return r;
+}
+
 static void
 test_interrupted_open_is_cancelled(void **state)
 {
@@ -705,16 +725,9 @@ test_interrupted_open_is_cancelled(void **state)
                              {.raw = frames, .raw_len = build_frames(frames, parts, 2)}};
     struct fake *f = fake_start(s, 2);
     struct pyfence_conn *conn = connect_to(f);
-    sigset_t old_mask;
-    struct sigaction old;
-    block_sigusr1(&old_mask, &old);
     struct pyfence_error err = {0};
     char id[PYFENCE_SESSION_ID_LEN + 1] = "";
-    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
-    int r = pyfence_session_open_signal(conn, NULL, SIGUSR1, id, &err);
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-    sigaction(SIGUSR1, &old, NULL);
-    assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
+    assert_int_equal(open_with_sigusr1_pending(conn, NULL, id, &err), -PYFENCE_E_INTERRUPTED);
     assert_string_equal(err.name, "interrupted");
     assert_non_null(strstr(err.message, "no session was opened"));
     assert_string_equal(id, "");
@@ -743,19 +756,12 @@ test_interrupted_open_that_opened_is_closed(void **state)
                              {.json = "{\"id\": %1$llu, \"ok\": true}"}};
     struct fake *f = fake_start(s, 3);
     struct pyfence_conn *conn = connect_to(f);
-    sigset_t old_mask;
-    struct sigaction old;
-    block_sigusr1(&old_mask, &old);
     struct pyfence_error err = {0};
     char id[PYFENCE_SESSION_ID_LEN + 1] = "";
     struct pyfence_session_options opts;
     pyfence_session_options_init(&opts);
     opts.detach = true;
-    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
-    int r = pyfence_session_open_signal(conn, &opts, SIGUSR1, id, &err);
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-    sigaction(SIGUSR1, &old, NULL);
-    assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
+    assert_int_equal(open_with_sigusr1_pending(conn, &opts, id, &err), -PYFENCE_E_INTERRUPTED);
     assert_string_equal(id, "");
     fake_join(f);
     assert_request(f, 1, "cancel", "target", "1");
@@ -777,22 +783,11 @@ test_signal_as_the_open_reply_is_read_closes_it(void **state)
     struct pyfence_conn *conn = connect_to(f);
     struct pollfd early = {.fd = pyfence_fileno(conn), .events = POLLIN};
     assert_int_equal(poll(&early, 1, 10000), 1); /* the early reply is there */
-    sigset_t old_mask;
-    struct sigaction old;
-    block_sigusr1(&old_mask, &old);
-    sigusr1_handled = 0;
-    assert_int_equal(pthread_kill(pthread_self(), SIGUSR1), 0);
     struct pyfence_error err = {0};
     char id[PYFENCE_SESSION_ID_LEN + 1] = "";
-    int r = pyfence_session_open_signal(conn, NULL, SIGUSR1, id, &err);
-    sigset_t pending;
-    assert_int_equal(sigpending(&pending), 0);
-    assert_false(sigismember(&pending, SIGUSR1));
-    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-    sigaction(SIGUSR1, &old, NULL);
+    int r = open_with_sigusr1_pending(conn, NULL, id, &err);
     if (r != -PYFENCE_E_INTERRUPTED)
         fail_msg("%d: %s", r, err.message);
-    assert_int_equal(sigusr1_handled, 1); /* its handler ran, once */
     assert_string_equal(id, "");
     pyfence_close(conn);
     fake_join(f);
