@@ -306,6 +306,14 @@ def default_socket_path():
     return os.path.join(rt, "pyfence.sock")
 
 
+def _checked(reply):
+    """reply, if it is ok; else its error raised as PyfenceError."""
+    if reply.get("ok") is not True:
+        err = reply.get("error") or {}
+        raise PyfenceError(err.get("code") or "internal", err.get("message") or "(no message)", reply)
+    return reply
+
+
 def _job_fields(imports, limits, timeout, variables):
     """The request fields an exec and a session.open share, from the Client methods' arguments."""
     fields = {}
@@ -572,11 +580,7 @@ class Client:
 
     def request(self, op, **fields):
         """Sends one request and returns its reply; a failure reply raises PyfenceError."""
-        reply = self.wait_reply(self.submit_request(op, **fields))
-        if reply.get("ok") is not True:
-            err = reply.get("error") or {}
-            raise PyfenceError(err.get("code") or "internal", err.get("message") or "(no message)", reply)
-        return reply
+        return _checked(self.wait_reply(self.submit_request(op, **fields)))
 
     # -- operations --
 
@@ -634,14 +638,34 @@ class Client:
         the caller may use; `imports`, `limits` and `timeout` (seconds per snippet) are fixed for
         the session's life and may only tighten the profile's; `variables` are defined before
         the first snippet. detach=True keeps the session when this connection closes (until its
-        idle timeout), so another connection of the same user can resume it with session(id)."""
+        idle timeout), so another connection of the same user can resume it with session(id).
+        Interrupted while it waits (KeyboardInterrupt), the open is taken back before the
+        exception goes on: no session is left."""
         fields = _job_fields(imports, limits, timeout, variables)
         if profile is not None:
             fields["profile"] = profile
         if detach:
             fields["detach"] = True
-        reply = self.request("session.open", **fields)
+        rid = self.submit_request("session.open", **fields)
+        try:
+            reply = self.wait_reply(rid)
+        except BaseException:
+            # KeyboardInterrupt, say, while the open waited for a worker: take it back, so
+            # that no session is left that nobody knows of (a detached one outlives us).
+            self._take_back_open(rid)
+            raise
+        reply = _checked(reply)
         return Session(self, reply["session"], reply)
+
+    def _take_back_open(self, rid):
+        """Cancels session.open `rid`; closes the session if it opened all the same."""
+        try:
+            self.cancel(rid)
+            reply = self.wait_reply(rid)
+            if reply.get("ok") is True:
+                self.request("session.close", session=reply["session"])
+        except PyfenceError:
+            pass  # the connection broke: an attached open ends with it
 
     def session(self, session_id):
         """A Session object for an existing session of this user, e.g. a detached one opened

@@ -3,7 +3,9 @@ error handling and the smolagents adapter, without the daemon."""
 
 import datetime
 import math
+import signal
 import threading
+import time
 
 import pytest
 
@@ -253,6 +255,62 @@ def test_threads_share_one_client(fake):
         for t in threads:
             t.join(60)
     assert not errors and len(srv.requests) == 200
+
+
+SID = "0123456789abcdef0123456789abcdef"
+
+
+def interrupted_open(fake, on_cancel):
+    """Opens a detached session that the server holds; a KeyboardInterrupt (a real SIGINT to the
+    main thread) comes while the client waits. on_cancel(conn, open_request, cancel_request)
+    answers the take-back's cancel. Returns the server's requests as (op, fields)."""
+    held = threading.Event()
+
+    def handler(conn, req):
+        if req["op"] == "session.open":
+            conn.held.append(req)
+            held.set()
+        elif req["op"] == "cancel":
+            on_cancel(conn, conn.held.pop(), req)
+        else:  # session.close, ping
+            conn.send({"id": req["id"], "ok": True})
+
+    def interrupt():
+        # Once the client reads (a private flag: it then waits in recv), not merely once the
+        # request was sent: an interruption inside submit_request would come before the open
+        # can be taken back.
+        deadline = time.monotonic() + 10
+        while not (held.is_set() and c._reading) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    srv = fake(handler)
+    with pyfence.Client(srv.path) as c:
+        t = threading.Thread(target=interrupt)
+        t.start()
+        with pytest.raises(KeyboardInterrupt):
+            c.open_session(detach=True)
+        t.join()
+        assert c.ping()  # the connection goes on
+    return [(r["op"], r.get("target") or r.get("session")) for r in srv.requests]
+
+
+def test_interrupted_open_is_cancelled(fake):
+    def cancelled(conn, open_req, req):
+        conn.send({"id": open_req["id"], "ok": False,
+                   "error": {"code": "cancelled", "message": "session.open was cancelled"}})
+        conn.send({"id": req["id"], "ok": True, "cancelled": True})
+
+    assert interrupted_open(fake, cancelled) == [("session.open", None), ("cancel", 1), ("ping", None)]
+
+
+def test_interrupted_open_that_opened_is_closed(fake):
+    def opened(conn, open_req, req):
+        conn.send({"id": open_req["id"], "ok": True, "session": SID, "detached": True})
+        conn.send({"id": req["id"], "ok": True, "cancelled": False})
+
+    assert interrupted_open(fake, opened) == [("session.open", None), ("cancel", 1),
+                                              ("session.close", SID), ("ping", None)]
 
 
 def test_unexpected_id_is_protocol_error(fake):
