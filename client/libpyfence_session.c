@@ -1,6 +1,7 @@
 /* libpyfence: the session calls of pyfence.h, built on pyfence_request (session.open on
  * libpyfence_request_signal, to be interruptible). */
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,10 +141,15 @@ take_back_open(struct pyfence_conn *conn, uint64_t open_id, struct pyfence_error
     pyfence_result_init(&res);
     if (r == 0)
         r = pyfence_wait(conn, open_id, NULL, NULL, &res, err);
-    _cleanup_json_ cJSON *reply = r == 0 && res.ok ? cJSON_Parse(res.reply_json) : NULL;
+    bool opened = r == 0 && res.ok;
+    _cleanup_json_ cJSON *reply = opened ? cJSON_Parse(res.reply_json) : NULL;
     pyfence_result_finish(&res);
     if (r < 0)
         return r;
+    if (opened && !reply_session_id(reply))
+        return set_error(err, PYFENCE_E_INTERNAL,
+                         "session.open interrupted, but the session it opened cannot be "
+                         "closed: no session id could be read from its reply");
     return close_opened(conn, reply_session_id(reply), err);
 }
 

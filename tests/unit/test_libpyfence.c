@@ -771,6 +771,29 @@ test_interrupted_open_that_opened_is_closed(void **state)
 }
 
 static void
+test_interrupted_open_with_no_id_to_close_says_so(void **state)
+{
+    /* An open that succeeded without a usable id: it cannot be closed, and is not called gone. */
+    const char *parts[] = {
+            "{\"id\": 1, \"ok\": true, \"session\": \"short\"}",
+            "{\"id\": 2, \"ok\": true, \"cancelled\": false}",
+    };
+    char frames[1024];
+    const struct step s[] = {{.json = NULL},
+                             {.raw = frames, .raw_len = build_frames(frames, parts, 2)}};
+    struct fake *f = fake_start(s, 2);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_error err = {0};
+    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
+    assert_int_equal(open_with_sigusr1_pending(conn, NULL, id, &err), -PYFENCE_E_INTERNAL);
+    assert_non_null(strstr(err.message, "cannot be closed"));
+    pyfence_close(conn);
+    fake_join(f);
+    assert_null(f->requests[2]);
+    fake_stop(f);
+}
+
+static void
 test_signal_as_the_open_reply_is_read_closes_it(void **state)
 {
     /* The reply is there before the wait blocks, so the wait does not let the pending signal
@@ -879,6 +902,7 @@ main(void)
             cmocka_unit_test(test_signals_do_not_end_a_wait_by_default),
             cmocka_unit_test(test_interrupted_open_is_cancelled),
             cmocka_unit_test(test_interrupted_open_that_opened_is_closed),
+            cmocka_unit_test(test_interrupted_open_with_no_id_to_close_says_so),
             cmocka_unit_test(test_signal_as_the_open_reply_is_read_closes_it),
             cmocka_unit_test(test_open_signal_not_interrupted_and_bad_signo),
             cmocka_unit_test(test_code_names),
