@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -711,33 +712,50 @@ open_with_sigusr1_pending(struct pyfence_conn *conn, const struct pyfence_sessio
     return r;
 }
 
-static void
-test_interrupted_open_is_cancelled(void **state)
+/* A detached open the server holds until its cancel, which it answers with open_reply (the
+ * open's own answer, id 1) and the cancel's reply (cancelled as given), then a session.close if
+ * one comes; the open runs with SIGUSR1 pending. Returns its result; *ret_f is the finished
+ * server, whose requests the caller checks before fake_stop. */
+static int
+run_interrupted_open(const char *open_reply, bool cancelled, struct pyfence_error *err,
+                     struct fake **ret_f)
 {
-    /* The open waits (no answer) until its cancel: then its cancelled reply, then the cancel's. */
-    const char *parts[] = {
-            "{\"id\": 1, \"ok\": false, \"error\": {\"code\": \"cancelled\", \"message\": "
-            "\"session.open was cancelled\"}}",
-            "{\"id\": 2, \"ok\": true, \"cancelled\": true}",
-    };
+    const char *parts[] = {open_reply, cancelled
+                                               ? "{\"id\": 2, \"ok\": true, \"cancelled\": true}"
+                                               : "{\"id\": 2, \"ok\": true, \"cancelled\": false}"};
     char frames[1024];
     const struct step s[] = {{.json = NULL},
-                             {.raw = frames, .raw_len = build_frames(frames, parts, 2)}};
-    struct fake *f = fake_start(s, 2);
+                             {.raw = frames, .raw_len = build_frames(frames, parts, 2)},
+                             {.json = "{\"id\": %1$llu, \"ok\": true}"}};
+    struct fake *f = fake_start(s, 3);
     struct pyfence_conn *conn = connect_to(f);
-    struct pyfence_error err = {0};
+    struct pyfence_session_options opts;
+    pyfence_session_options_init(&opts);
+    opts.detach = true;
     char id[PYFENCE_SESSION_ID_LEN + 1] = "";
-    assert_int_equal(open_with_sigusr1_pending(conn, NULL, id, &err), -PYFENCE_E_INTERRUPTED);
-    assert_string_equal(err.name, "interrupted");
-    assert_non_null(strstr(err.message, "no session was opened"));
-    assert_string_equal(id, "");
-    /* The connection goes on. */
-    assert_int_equal(pyfence_fileno(conn) >= 0, 1);
+    int r = open_with_sigusr1_pending(conn, &opts, id, err);
+    assert_string_equal(id, ""); /* no id is handed out, whatever the outcome */
+    pyfence_close(conn);
     fake_join(f);
     assert_request(f, 0, "session.open", "id", "1");
     assert_request(f, 1, "cancel", "target", "1");
+    *ret_f = f;
+    return r;
+}
+
+static void
+test_interrupted_open_is_cancelled(void **state)
+{
+    /* The open waits until its cancel: then its cancelled reply, then the cancel's. */
+    struct pyfence_error err = {0};
+    struct fake *f;
+    int r = run_interrupted_open("{\"id\": 1, \"ok\": false, \"error\": {\"code\": \"cancelled\", "
+                                 "\"message\": \"session.open was cancelled\"}}",
+                                 true, &err, &f);
+    assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
+    assert_string_equal(err.name, "interrupted");
+    assert_non_null(strstr(err.message, "no session was opened"));
     assert_null(f->requests[2]);
-    pyfence_close(conn);
     fake_stop(f);
 }
 
@@ -745,28 +763,13 @@ static void
 test_interrupted_open_that_opened_is_closed(void **state)
 {
     /* The open's reply crosses the cancel: the session exists, and is closed. */
-    const char *parts[] = {
-            "{\"id\": 1, \"ok\": true, \"session\": \"" SID "\", \"profile\": \"default\", "
-            "\"detached\": true}",
-            "{\"id\": 2, \"ok\": true, \"cancelled\": false}",
-    };
-    char frames[1024];
-    const struct step s[] = {{.json = NULL},
-                             {.raw = frames, .raw_len = build_frames(frames, parts, 2)},
-                             {.json = "{\"id\": %1$llu, \"ok\": true}"}};
-    struct fake *f = fake_start(s, 3);
-    struct pyfence_conn *conn = connect_to(f);
     struct pyfence_error err = {0};
-    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
-    struct pyfence_session_options opts;
-    pyfence_session_options_init(&opts);
-    opts.detach = true;
-    assert_int_equal(open_with_sigusr1_pending(conn, &opts, id, &err), -PYFENCE_E_INTERRUPTED);
-    assert_string_equal(id, "");
-    fake_join(f);
-    assert_request(f, 1, "cancel", "target", "1");
+    struct fake *f;
+    int r = run_interrupted_open("{\"id\": 1, \"ok\": true, \"session\": \"" SID "\", "
+                                 "\"profile\": \"default\", \"detached\": true}",
+                                 false, &err, &f);
+    assert_int_equal(r, -PYFENCE_E_INTERRUPTED);
     assert_request(f, 2, "session.close", "session", SID);
-    pyfence_close(conn);
     fake_stop(f);
 }
 
@@ -774,21 +777,12 @@ static void
 test_interrupted_open_with_no_id_to_close_says_so(void **state)
 {
     /* An open that succeeded without a usable id: it cannot be closed, and is not called gone. */
-    const char *parts[] = {
-            "{\"id\": 1, \"ok\": true, \"session\": \"short\"}",
-            "{\"id\": 2, \"ok\": true, \"cancelled\": false}",
-    };
-    char frames[1024];
-    const struct step s[] = {{.json = NULL},
-                             {.raw = frames, .raw_len = build_frames(frames, parts, 2)}};
-    struct fake *f = fake_start(s, 2);
-    struct pyfence_conn *conn = connect_to(f);
     struct pyfence_error err = {0};
-    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
-    assert_int_equal(open_with_sigusr1_pending(conn, NULL, id, &err), -PYFENCE_E_INTERNAL);
+    struct fake *f;
+    int r = run_interrupted_open("{\"id\": 1, \"ok\": true, \"session\": \"short\"}", false, &err,
+                                 &f);
+    assert_int_equal(r, -PYFENCE_E_INTERNAL);
     assert_non_null(strstr(err.message, "cannot be closed"));
-    pyfence_close(conn);
-    fake_join(f);
     assert_null(f->requests[2]);
     fake_stop(f);
 }
