@@ -122,16 +122,16 @@ policy_limits_init_defaults(struct policy_limits *limits)
 
 int
 policy_limits_set(struct policy_limits *limits, enum policy_limit limit, int64_t value,
-                  const char *where, struct pf_error **err)
+                  const char *field, struct pf_error **err)
 {
     const struct policy_limit_def *def = policy_limit_def(limit);
     if (!def)
-        return pf_error_set(err, PF_E_INTERNAL, "%s: unknown limit %d", where, (int) limit);
+        return pf_error_set(err, PF_E_INTERNAL, "%s: unknown limit %d", field, (int) limit);
     if (value < def->min)
-        return pf_error_set(err, PF_E_CONFIG, "%s: %s: %lld is below minimum %lld", where,
-                            def->name, (long long) value, (long long) def->min);
+        return pf_error_set(err, PF_E_CONFIG, "%s: %lld is below minimum %lld", field,
+                            (long long) value, (long long) def->min);
     if (value > def->max)
-        return pf_error_set(err, PF_E_CONFIG, "%s: %s: %lld exceeds maximum %lld", where, def->name,
+        return pf_error_set(err, PF_E_CONFIG, "%s: %lld exceeds maximum %lld", field,
                             (long long) value, (long long) def->max);
     limits->v[limit] = value;
     return 0;

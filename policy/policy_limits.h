@@ -74,10 +74,11 @@ enum policy_limit policy_limit_from_name(const char *name);
 
 void policy_limits_init_defaults(struct policy_limits *limits);
 
-/* Sets one limit, checking the table's [min, max]. `where` prefixes the message:
- * "profiles/x.json: limits.memory_mb: 9000 exceeds maximum 4096". PF_E_CONFIG. */
+/* Sets one limit, checking the table's [min, max]. `field` names the value where the user wrote
+ * it and starts the message: "profiles/x.json: limits.memory_mb: 9000 exceeds maximum 4096",
+ * "--max-workers: 0 is below minimum 1". PF_E_CONFIG. */
 int policy_limits_set(struct policy_limits *limits, enum policy_limit limit, int64_t value,
-                      const char *where, struct pf_error **err);
+                      const char *field, struct pf_error **err);
 
 /* Applies an object {name: integer} of per-job limits that may only tighten: each value must
  * be a job-scope limit, integral, within the table's range, and <= the current value.

@@ -336,7 +336,9 @@ read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
         double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
         if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740991.0)
             return pf_error_set(err, PF_E_CONFIG, "%s.%s: must be an integer", where, item->string);
-        if (policy_limits_set(limits, id, (int64_t) d, where, err) < 0)
+        char field[600];
+        snprintf(field, sizeof(field), "%s.%s", where, item->string);
+        if (policy_limits_set(limits, id, (int64_t) d, field, err) < 0)
             return -1;
     }
     return 0;

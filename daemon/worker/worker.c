@@ -325,7 +325,9 @@ limits_from_json(const cJSON *obj, struct policy_limits *lim, struct pf_error **
         if (v != (double) (int64_t) v)
             return pf_error_set(err, PF_E_BAD_REQUEST, "run.limits.%s: must be an integer",
                                 item->string);
-        if (policy_limits_set(lim, l, (int64_t) v, "run.limits", err) < 0)
+        char field[64];
+        snprintf(field, sizeof(field), "run.limits.%s", d->name);
+        if (policy_limits_set(lim, l, (int64_t) v, field, err) < 0)
             return -1;
     }
     return 0;

@@ -434,7 +434,7 @@ def test_bad_max_pending_per_session_is_refused(tmpdir_short):
         r = subprocess.run([PYFENCED, "--check-policy", str(policy)],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode != 0
-        assert f"default.json: limits: max_pending_per_session: {why}" in r.stderr, r.stderr
+        assert f"default.json: limits.max_pending_per_session: {why}" in r.stderr, r.stderr
 
 
 def wait_for(cond, timeout=10):

@@ -590,7 +590,7 @@ test_reload_keeps_old_policy_on_error(void **state)
 
     write_file(dir, "broken.json", "{\"name\":\"broken\",\"limits\":{\"memory_mb\":9000}}");
     assert_int_equal(daemon_reload_policy(&f->d, &err), -1);
-    assert_non_null(strstr(err->msg, "memory_mb: 9000 exceeds maximum 4096"));
+    assert_non_null(strstr(err->msg, "limits.memory_mb: 9000 exceeds maximum 4096"));
     err = pf_error_free(err);
     assert_ptr_equal(f->d.policy, good);
 
@@ -604,7 +604,7 @@ test_reload_keeps_old_policy_on_error(void **state)
     cJSON *pol = cJSON_GetObjectItem(r, "policy");
     assert_string_equal(cJSON_GetObjectItem(pol, "source")->valuestring, dir);
     assert_non_null(strstr(cJSON_GetObjectItem(pol, "reload_error")->valuestring,
-                           "memory_mb: 9000 exceeds maximum 4096"));
+                           "limits.memory_mb: 9000 exceeds maximum 4096"));
     cJSON_Delete(r);
     /* Fixed: the next reload succeeds and the error is gone. */
     write_file(dir, "broken.json", "{\"name\":\"broken\"}");

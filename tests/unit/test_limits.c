@@ -34,9 +34,10 @@ test_set_names_the_limit(void **state)
     struct pf_error *err = NULL;
     policy_limits_init_defaults(&l);
     assert_int_equal(
-            policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 9000, "profiles/x.json: limits", &err),
+            policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 9000, "profiles/x.json: limits.memory_mb",
+                              &err),
             -1);
-    assert_string_equal(err->msg, "profiles/x.json: limits: memory_mb: 9000 exceeds maximum 4096");
+    assert_string_equal(err->msg, "profiles/x.json: limits.memory_mb: 9000 exceeds maximum 4096");
     err = pf_error_free(err);
     assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 256, "x", &err), 0);
     assert_int_equal(l.v[POLICY_LIMIT_MEMORY_MB], 256);

@@ -82,7 +82,7 @@ test_bad_fields_are_named(void **state)
 {
     (void) state;
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 9000}}",
-                 "profiles/x.json: limits: memory_mb: 9000 exceeds maximum 4096");
+                 "profiles/x.json: limits.memory_mb: 9000 exceeds maximum 4096");
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1.5}}",
                  "memory_mb: must be an integer");
     expect_error("{\"name\": \"x\", \"limits\": {\"max_connections\": 5}}",
@@ -129,9 +129,9 @@ test_max_pending_per_session(void **state)
     assert_int_equal(p->limits.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION], 16);
     policy_profile_free(p);
     expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": 1025}}",
-                 "profiles/x.json: limits: max_pending_per_session: 1025 exceeds maximum 1024");
+                 "profiles/x.json: limits.max_pending_per_session: 1025 exceeds maximum 1024");
     expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": -1}}",
-                 "profiles/x.json: limits: max_pending_per_session: -1 is below minimum 0");
+                 "profiles/x.json: limits.max_pending_per_session: -1 is below minimum 0");
     expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": \"8\"}}",
                  "max_pending_per_session: must be an integer");
 
@@ -226,7 +226,7 @@ test_directory_all_or_nothing(void **state)
     write_file(dir, "bad.json", "{\"name\": \"bad\", \"limits\": {\"pids\": 0}}");
     assert_int_equal(policy_load_dir(dir, &pol, &err), -1);
     assert_null(pol);
-    assert_non_null(strstr(err->msg, "/bad.json: limits: pids: 0 is below minimum 1"));
+    assert_non_null(strstr(err->msg, "/bad.json: limits.pids: 0 is below minimum 1"));
     err = pf_error_free(err);
 
     /* No default profile. */

@@ -473,15 +473,15 @@ test_egress_limits(void **state)
         const char *json, *message;
     } bad[] = {
             {"{\"name\": \"x\", \"limits\": {\"egress_timeout_ms\": 99}}",
-             "profiles/x.json: limits: egress_timeout_ms: 99 is below minimum 100"},
+             "profiles/x.json: limits.egress_timeout_ms: 99 is below minimum 100"},
             {"{\"name\": \"x\", \"limits\": {\"egress_timeout_ms\": 300001}}",
-             "profiles/x.json: limits: egress_timeout_ms: 300001 exceeds maximum 300000"},
+             "profiles/x.json: limits.egress_timeout_ms: 300001 exceeds maximum 300000"},
             {"{\"name\": \"x\", \"limits\": {\"egress_max_bytes\": 1023}}",
-             "profiles/x.json: limits: egress_max_bytes: 1023 is below minimum 1024"},
+             "profiles/x.json: limits.egress_max_bytes: 1023 is below minimum 1024"},
             {"{\"name\": \"x\", \"limits\": {\"egress_max_bytes\": 33554433}}",
-             "profiles/x.json: limits: egress_max_bytes: 33554433 exceeds maximum 33554432"},
+             "profiles/x.json: limits.egress_max_bytes: 33554433 exceeds maximum 33554432"},
             {"{\"name\": \"x\", \"limits\": {\"egress_max_requests\": 10001}}",
-             "profiles/x.json: limits: egress_max_requests: 10001 exceeds maximum 10000"},
+             "profiles/x.json: limits.egress_max_requests: 10001 exceeds maximum 10000"},
     };
     for (size_t i = 0; i < PF_ELEMENTSOF(bad); i++) {
         struct policy_profile *q = NULL;
