@@ -47,7 +47,7 @@ daemon_init(struct daemon *d, uv_loop_t *loop, const struct daemon_options *opts
     pools_init(&d->pools, d);
     dlist_init(&d->conns);
     dlist_init(&d->jobs);
-    session_table_init(&d->sessions, loop, session_end);
+    session_table_init(&d->sessions, loop, &d->sched, session_end);
     d->start_ns = uv_hrtime();
     d->privileged = geteuid() == 0;
     uv_timer_init(loop, &d->flush_timer);

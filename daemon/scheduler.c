@@ -160,6 +160,26 @@ sched_peer_detach(struct sched *s, uid_t uid)
     uid_maybe_free(s, u);
 }
 
+int
+sched_session_attach(struct sched *s, uid_t uid)
+{
+    struct sched_uid *u = uid_get(s, uid);
+    if (!u)
+        return -ENOMEM;
+    u->sessions++;
+    return 0;
+}
+
+void
+sched_session_detach(struct sched *s, uid_t uid)
+{
+    struct sched_uid *u = sched_uid_find(s, uid);
+    if (!u || u->sessions == 0)
+        return;
+    u->sessions--;
+    uid_maybe_free(s, u);
+}
+
 /* When a refused client should come back: once about one queued job of its own (for the
  * per-uid bound, with every ready uid taking its turn) or of anyone (the global bound) has
  * left the queue. */

@@ -34,7 +34,7 @@ struct sched_uid {
     struct dlist queue;      /* struct sched_entry.link, oldest first */
     unsigned queued, running;
     unsigned conns;    /* connections of this uid (sched_peer_attach) */
-    unsigned sessions; /* live sessions of this uid (kept by the sessions module) */
+    unsigned sessions; /* sessions of this uid not ended yet (sched_session_attach) */
     uint64_t jobs;     /* jobs admitted since the record was made */
     bool in_ready;
 };
@@ -99,6 +99,10 @@ void sched_finish(struct sched *s);
 /* A connection of uid opened or closed (peers, per-uid counters). -ENOMEM on attach. */
 int sched_peer_attach(struct sched *s, uid_t uid);
 void sched_peer_detach(struct sched *s, uid_t uid);
+/* A session of uid opened or ended: the uid's record, with its counters, stays while it has
+ * one (a detached session outlives its connections). -ENOMEM on attach. */
+int sched_session_attach(struct sched *s, uid_t uid);
+void sched_session_detach(struct sched *s, uid_t uid);
 /* The record of uid, or NULL. */
 struct sched_uid *sched_uid_find(struct sched *s, uid_t uid);
 

@@ -31,10 +31,12 @@ unix_ms(void)
 }
 
 void
-session_table_init(struct session_table *t, uv_loop_t *loop, session_expire_cb expire_cb)
+session_table_init(struct session_table *t, uv_loop_t *loop, struct sched *sched,
+                   session_expire_cb expire_cb)
 {
     memset(t, 0, sizeof(*t));
     t->loop = loop;
+    t->sched = sched;
     t->expire_cb = expire_cb;
     dlist_init(&t->all);
     dlist_init(&t->ended);
@@ -78,10 +80,8 @@ lookup(struct session_table *t, const char *id)
 size_t
 session_count_uid(const struct session_table *t, uid_t uid)
 {
-    size_t n = 0;
-    for (const struct dlist *pos = t->all.next; pos != &t->all; pos = pos->next)
-        n += pf_container_of(pos, struct session, link)->uid == uid;
-    return n;
+    const struct sched_uid *u = sched_uid_find(t->sched, uid);
+    return u ? u->sessions : 0;
 }
 
 static bool
@@ -153,6 +153,10 @@ session_new(struct session_table *t, uid_t uid, const char *profile,
         if (make_id(s->id, err) < 0)
             return NULL;
     } while (lookup(t, s->id));
+    if (sched_session_attach(t->sched, uid) < 0) {
+        pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        return NULL;
+    }
     s->ctx_kind = WORKER_CTX_SESSION;
     s->table = t;
     s->uid = uid;
@@ -212,6 +216,7 @@ session_unlink(struct session *s, enum session_end why)
     dlist_remove(&s->link);
     dlist_insert_tail(&s->table->ended, &s->link);
     s->table->n--;
+    sched_session_detach(s->table->sched, s->uid);
 }
 
 void

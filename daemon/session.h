@@ -71,6 +71,7 @@ struct session_table {
     struct dlist all;   /* struct session.link: every session not ended yet */
     struct dlist ended; /* struct session.link: ended, waiting for their worker and handles */
     size_t n;           /* in `all` */
+    struct sched *sched; /* Not owned: each session counts for its uid there while in `all` */
     session_expire_cb expire_cb;
 };
 
@@ -147,7 +148,9 @@ struct session {
 
 /* ---- the table (session.c) ------------------------------------------------------------ */
 
-void session_table_init(struct session_table *t, uv_loop_t *loop, session_expire_cb expire_cb);
+/* sched counts each uid's sessions (the uid records of stats and the per-uid bound). */
+void session_table_init(struct session_table *t, uv_loop_t *loop, struct sched *sched,
+                        session_expire_cb expire_cb);
 
 /* A new session of uid in the table, with a fresh random id, in state STARTING, its timers
  * running. Fails with busy past max_sessions_per_uid (limits is the session's, and its
@@ -160,6 +163,7 @@ struct session *session_new(struct session_table *t, uid_t uid, const char *prof
 struct session *session_find(struct session_table *t, const char *id, uid_t uid,
                              struct pf_error **err);
 
+/* The sessions of uid not ended yet. */
 size_t session_count_uid(const struct session_table *t, uid_t uid);
 
 /* A request starts (the idle timer stops) or ends (it restarts from now). */

@@ -29,21 +29,12 @@ workers_json(const struct daemon *d)
     return NULL;
 }
 
-/* The queue, then its per-uid part moved up as "uids", with each uid's sessions counted. */
+/* The queue, then its per-uid part and its peer count moved up beside it. */
 static bool
 queue_json(struct daemon *d, cJSON *reply)
 {
     cJSON *q = sched_stats_json(&d->sched);
     cJSON *uids = q ? cJSON_DetachItemFromObjectCaseSensitive(q, "uids") : NULL;
-    cJSON *u;
-    cJSON_ArrayForEach(u, uids) {
-        cJSON *uid = cJSON_GetObjectItemCaseSensitive(u, "uid");
-        if (cJSON_IsNumber(uid))
-            cJSON_ReplaceItemInObjectCaseSensitive(
-                    u, "sessions",
-                    cJSON_CreateNumber(
-                            (double) session_count_uid(&d->sessions, (uid_t) uid->valuedouble)));
-    }
     cJSON *peers = q ? cJSON_DetachItemFromObjectCaseSensitive(q, "peers") : NULL;
     return add(reply, "queue", q) && add(reply, "uids", uids) && add(reply, "peers", peers);
 }

@@ -319,6 +319,40 @@ test_peers_and_stats(void **state)
     fake_free(f);
 }
 
+/* A uid whose only state is a detached session (no connection, no job) keeps its record, and
+ * with it its counters and its line in the stats, until the session ends. */
+static void
+test_session_keeps_the_uid_record(void **state)
+{
+    (void) state;
+    struct fake *f = fake_new(100, 100, 100, 4);
+    assert_int_equal(sched_peer_attach(&f->s, 1000), 0);
+    assert_int_equal(submit(f, 1000, 1, false), 0);
+    assert_int_equal(sched_session_attach(&f->s, 1000), 0);
+    finish_all(f);
+    sched_peer_detach(&f->s, 1000);
+
+    struct sched_uid *u = sched_uid_find(&f->s, 1000);
+    assert_non_null(u);
+    assert_int_equal(u->sessions, 1);
+    assert_int_equal(u->conns, 0);
+    assert_int_equal(u->jobs, 1);
+    cJSON *st = sched_stats_json(&f->s);
+    assert_non_null(st);
+    cJSON *uids = cJSON_GetObjectItem(st, "uids");
+    assert_int_equal(cJSON_GetArraySize(uids), 1);
+    cJSON *u0 = cJSON_GetArrayItem(uids, 0);
+    assert_int_equal(cJSON_GetObjectItem(u0, "uid")->valuedouble, 1000);
+    assert_int_equal(cJSON_GetObjectItem(u0, "sessions")->valuedouble, 1);
+    assert_int_equal(cJSON_GetObjectItem(u0, "jobs")->valuedouble, 1);
+    cJSON_Delete(st);
+
+    sched_session_detach(&f->s, 1000);
+    assert_null(sched_uid_find(&f->s, 1000));
+    sched_session_detach(&f->s, 1000); /* unbalanced: ignored */
+    fake_free(f);
+}
+
 static void
 test_derived_limits(void **state)
 {
@@ -353,7 +387,8 @@ main(void)
             cmocka_unit_test(test_cancelled_queued_job_never_starts),
             cmocka_unit_test(test_failed_start_moves_on),
             cmocka_unit_test(test_peers_and_stats),
-            cmocka_unit_test(test_derived_limits),
+            cmocka_unit_test(test_session_keeps_the_uid_record),
+        cmocka_unit_test(test_derived_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 
 struct table_fx {
     uv_loop_t loop;
+    struct sched sched; /* counts the sessions of each uid; starts nothing here */
     struct session_table t;
     struct policy_limits limits;
     int expired;
@@ -52,14 +53,22 @@ on_expire(struct session *s, enum session_end why)
     session_maybe_release(s);
 }
 
+static enum sched_start
+no_start(void *ctx, struct sched_entry *e)
+{
+    fail_msg("the table's tests submit nothing to the scheduler");
+    return SCHED_FAILED;
+}
+
 static int
 table_setup(void **state)
 {
     struct table_fx *f = calloc(1, sizeof(*f));
     assert_non_null(f);
     assert_int_equal(uv_loop_init(&f->loop), 0);
-    session_table_init(&f->t, &f->loop, on_expire);
     policy_limits_init_defaults(&f->limits);
+    sched_init(&f->sched, &f->limits, no_start, NULL);
+    session_table_init(&f->t, &f->loop, &f->sched, on_expire);
     current = f;
     *state = f;
     return 0;
@@ -78,6 +87,9 @@ table_teardown(void **state)
     uv_run(&f->loop, UV_RUN_DEFAULT);
     assert_true(dlist_empty(&f->t.all));
     assert_true(dlist_empty(&f->t.ended));
+    /* Every session ended, so no uid record is left. */
+    assert_int_equal(f->sched.n_uids, 0);
+    sched_finish(&f->sched);
     assert_int_equal(uv_loop_close(&f->loop), 0);
     free(f);
     return 0;
@@ -1092,6 +1104,12 @@ test_conn_close_ends_attached_not_detached(void **state)
     assert_non_null(session_find(&f->d.sessions, detached, getuid(), &err));
     assert_null(session_find(&f->d.sessions, attached, getuid(), &err));
     pf_error_free(err);
+    /* With no connection left, the detached session keeps the uid in the stats. */
+    const struct sched_uid *u = sched_uid_find(&f->d.sched, getuid());
+    assert_non_null(u);
+    assert_int_equal(u->conns, 0);
+    assert_int_equal(u->sessions, 1);
+    assert_int_equal(session_count_uid(&f->d.sessions, getuid()), 1);
     end_worker(f, job_a, 0, SIGKILL, true, 1);
 }
 
