@@ -36,6 +36,7 @@ on_handle_closed(uv_handle_t *handle)
     for (unsigned i = 0; i < c->inflight; i++)
         cJSON_Delete(c->inflight_ids[i]);
     free(c->inflight_ids);
+    free(c->groups);
     pf_log_debug(CONN, "connection #%llu closed", (unsigned long long) c->serial);
     free(c);
     daemon_conn_gone(d);
@@ -469,6 +470,44 @@ conn_new(struct daemon *d)
     return c;
 }
 
+/* The supplementary groups the peer had when it connected (SO_PEERGROUPS; the kernel says how
+ * much room they need). Without them only the primary group can match a profile's groups:
+ * access is narrower, never wider. */
+static void
+read_peer_groups(struct conn *c, int fd)
+{
+    socklen_t len = 32 * sizeof(gid_t);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        gid_t *groups = malloc(len > 0 ? len : 1);
+        if (!groups)
+            break;
+        socklen_t got = len;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &got) == 0) {
+            c->groups = groups;
+            c->n_groups = got / sizeof(gid_t);
+            return;
+        }
+        int saved = errno;
+        free(groups);
+        if (saved != ERANGE) {
+            errno = saved;
+            break;
+        }
+        len = got;
+    }
+    pf_log_warning(CONN,
+                   "connection #%llu: cannot read the peer's supplementary groups (%s): only its "
+                   "primary group %u counts for profiles' access.groups",
+                   (unsigned long long) c->serial, strerror(errno), (unsigned) c->gid);
+}
+
+struct policy_peer
+conn_peer(const struct conn *c)
+{
+    return (struct policy_peer){
+            .uid = c->uid, .gid = c->gid, .groups = c->groups, .n_groups = c->n_groups};
+}
+
 static void
 conn_setup(struct conn *c)
 {
@@ -476,13 +515,15 @@ conn_setup(struct conn *c)
     uv_os_fd_t fd;
     struct ucred cred = {.pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1};
     socklen_t len = sizeof(cred);
-    if (uv_fileno((uv_handle_t *) &c->pipe, &fd) == 0 &&
-        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+    bool have_fd = uv_fileno((uv_handle_t *) &c->pipe, &fd) == 0;
+    if (have_fd && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
         pf_log_warning(CONN, "connection #%llu: SO_PEERCRED: %s, ignoring",
                        (unsigned long long) c->serial, strerror(errno));
     c->uid = cred.uid;
     c->gid = cred.gid;
     c->pid = cred.pid;
+    if (have_fd)
+        read_peer_groups(c, fd);
 
     int64_t max = d->limits.v[POLICY_LIMIT_MAX_CONNECTIONS];
     if ((int64_t) d->n_conns >= max) {

@@ -13,6 +13,7 @@
 #include "dlist.h"
 #include "frame.h"
 #include "pf_error.h"
+#include "profile.h"
 
 struct daemon;
 
@@ -28,6 +29,8 @@ struct conn {
     uid_t uid;       /* SO_PEERCRED, read once at accept */
     gid_t gid;
     pid_t pid;
+    gid_t *groups; /* owned: supplementary groups (SO_PEERGROUPS), read once at accept */
+    size_t n_groups;
     unsigned inflight;    /* requests without a reply yet: the length of inflight_ids */
     cJSON **inflight_ids; /* owned copies of their ids, each unique on this connection */
     unsigned inflight_cap;
@@ -42,6 +45,9 @@ struct conn {
 
 /* The listener's connection callback. */
 void conn_on_connection(uv_stream_t *server, int status);
+
+/* The peer's credentials, as the policy matches them (valid while c is). */
+struct policy_peer conn_peer(const struct conn *c);
 /* Serves an already-connected stream socket (tests, and anything that is not accept()). */
 int conn_open_fd(struct daemon *d, int fd, struct conn **ret, struct pf_error **err);
 

@@ -27,7 +27,8 @@ session_profile(struct conn *c, const cJSON *req, const struct policy_profile **
     const char *name = msg_get_string(req, "profile", NULL);
     if (!name || !c->d->policy)
         return ops_peer_profile(c, ret, err);
-    *ret = policy_resolve(c->d->policy, name, c->uid, c->gid, err);
+    struct policy_peer peer = conn_peer(c);
+    *ret = policy_resolve(c->d->policy, name, &peer, err);
     return *ret ? 0 : -1;
 }
 

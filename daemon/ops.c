@@ -62,7 +62,8 @@ ops_peer_profile(struct conn *c, const struct policy_profile **ret, struct pf_er
     *ret = NULL;
     if (!c->d->policy)
         return 0;
-    const struct policy_profile *p = policy_default_for(c->d->policy, c->uid, c->gid, err);
+    struct policy_peer peer = conn_peer(c);
+    const struct policy_profile *p = policy_default_for(c->d->policy, &peer, err);
     if (!p)
         return -1;
     *ret = p;

@@ -194,22 +194,23 @@ policy_find(const struct policy *p, const char *name)
 }
 
 const struct policy_profile *
-policy_resolve(const struct policy *p, const char *name, uid_t uid, gid_t gid,
+policy_resolve(const struct policy *p, const char *name, const struct policy_peer *peer,
                struct pf_error **err)
 {
     const struct policy_profile *profile = policy_find(p, name);
-    if (!profile || !policy_profile_allows(profile, uid, gid)) {
-        pf_error_set(err, PF_E_NOT_FOUND, "no profile '%s' for uid %u", name, (unsigned) uid);
+    if (!profile || !policy_profile_allows(profile, peer)) {
+        pf_error_set(err, PF_E_NOT_FOUND, "no profile '%s' for uid %u", name,
+                     (unsigned) peer->uid);
         return NULL;
     }
     return profile;
 }
 
 const struct policy_profile *
-policy_default_for(const struct policy *p, uid_t uid, gid_t gid, struct pf_error **err)
+policy_default_for(const struct policy *p, const struct policy_peer *peer, struct pf_error **err)
 {
     for (size_t i = 0; i < p->n; i++)
-        if (policy_profile_is_default_for(p->profiles[i], uid, gid))
-            return policy_resolve(p, p->profiles[i]->name, uid, gid, err);
-    return policy_resolve(p, "default", uid, gid, err);
+        if (policy_profile_is_default_for(p->profiles[i], peer))
+            return policy_resolve(p, p->profiles[i]->name, peer, err);
+    return policy_resolve(p, "default", peer, err);
 }

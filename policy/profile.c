@@ -397,29 +397,40 @@ fail:
 }
 
 static bool
-access_matches(const struct policy_access *a, uid_t uid, gid_t gid)
+peer_in_group(const struct policy_peer *peer, gid_t gid)
+{
+    if (peer->gid == gid)
+        return true;
+    for (size_t i = 0; i < peer->n_groups; i++)
+        if (peer->groups[i] == gid)
+            return true;
+    return false;
+}
+
+static bool
+access_matches(const struct policy_access *a, const struct policy_peer *peer)
 {
     if (a->everyone)
         return true;
     for (size_t i = 0; i < a->n_uids; i++)
-        if (a->uids[i] == uid)
+        if (a->uids[i] == peer->uid)
             return true;
     for (size_t i = 0; i < a->n_gids; i++)
-        if (a->gids[i] == gid)
+        if (peer_in_group(peer, a->gids[i]))
             return true;
     return false;
 }
 
 bool
-policy_profile_allows(const struct policy_profile *p, uid_t uid, gid_t gid)
+policy_profile_allows(const struct policy_profile *p, const struct policy_peer *peer)
 {
-    return uid == 0 || access_matches(&p->access, uid, gid);
+    return peer->uid == 0 || access_matches(&p->access, peer);
 }
 
 bool
-policy_profile_is_default_for(const struct policy_profile *p, uid_t uid, gid_t gid)
+policy_profile_is_default_for(const struct policy_profile *p, const struct policy_peer *peer)
 {
-    return access_matches(&p->default_for, uid, gid);
+    return access_matches(&p->default_for, peer);
 }
 
 static cJSON *

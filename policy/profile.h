@@ -80,9 +80,18 @@ int policy_profile_parse(const char *text, size_t len, const char *origin,
                          struct pf_error **err);
 struct policy_profile *policy_profile_free(struct policy_profile *p);
 
-/* True when a peer with these credentials may use the profile (root always may). */
-bool policy_profile_allows(const struct policy_profile *p, uid_t uid, gid_t gid);
-bool policy_profile_is_default_for(const struct policy_profile *p, uid_t uid, gid_t gid);
+/* Who asks: the credentials its socket recorded when it connected. A group in a profile's
+ * access matches the primary group or any supplementary one, as file permissions do. */
+struct policy_peer {
+    uid_t uid;
+    gid_t gid;           /* primary (SO_PEERCRED) */
+    const gid_t *groups; /* supplementary (SO_PEERGROUPS); Not owned */
+    size_t n_groups;
+};
+
+/* True when the peer may use the profile (root always may). */
+bool policy_profile_allows(const struct policy_profile *p, const struct policy_peer *peer);
+bool policy_profile_is_default_for(const struct policy_profile *p, const struct policy_peer *peer);
 
 /* The effective profile as JSON (what `pyfenced --check-policy` prints). */
 cJSON *policy_profile_to_json(const struct policy_profile *p);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above first. */
@@ -54,6 +55,34 @@ test_ping_hello_stats(void **state)
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "zygote"), "pid")->valueint, 4242);
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "jobs"), "running")->valueint, 0);
     cJSON_Delete(r);
+}
+
+/* A connection keeps the supplementary groups its peer had when it connected (a profile's
+ * access.groups matches them): groups changed afterwards do not count. */
+static void
+test_peer_groups_read_at_accept(void **state)
+{
+    struct fx *f = *state;
+    gid_t saved[64];
+    int n_saved = getgroups(64, saved);
+    assert_true(n_saved >= 0);
+    const gid_t probe[] = {7, 8, 9};
+    if (setgroups(3, probe) < 0)
+        skip(); /* needs CAP_SETGID */
+    int sv[2];
+    int r = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+    assert_int_equal(setgroups((size_t) n_saved, saved), 0);
+    assert_int_equal(r, 0);
+    struct conn *c = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(conn_open_fd(&f->d, sv[0], &c, &err), 0);
+    struct policy_peer peer = conn_peer(c);
+    assert_int_equal(peer.uid, getuid());
+    assert_int_equal(peer.gid, getgid());
+    assert_int_equal(peer.n_groups, 3);
+    assert_memory_equal(peer.groups, probe, sizeof(probe));
+    close(sv[1]);
+    pump(f, 20);
 }
 
 static void
@@ -303,6 +332,7 @@ main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
             T(test_ping_hello_stats),
+            T(test_peer_groups_read_at_accept),
             T(test_bad_json_keeps_connection),
             T(test_zero_length_closes),
             T(test_oversized_frame_closes),

@@ -15,6 +15,9 @@
 #include "load.h"
 #include "profile.h"
 
+/* A peer with no supplementary groups. */
+#define PEER(uid_, gid_) (&(struct policy_peer){.uid = (uid_), .gid = (gid_)})
+
 static struct policy_profile *
 parse_ok(const char *text)
 {
@@ -58,7 +61,7 @@ test_builtin_profiles_load(void **state)
     /* Unspecified limits keep the table's defaults. */
     assert_int_equal(def->limits.v[POLICY_LIMIT_MAX_RECURSION],
                      policy_limit_def(POLICY_LIMIT_MAX_RECURSION)->def);
-    assert_ptr_equal(policy_default_for(pol, 1000, 1000, &err), def);
+    assert_ptr_equal(policy_default_for(pol, PEER(1000, 1000), &err), def);
     policy_free(pol);
 }
 
@@ -69,8 +72,8 @@ test_minimal_profile(void **state)
     struct policy_profile *p = parse_ok("{\"name\": \"x\"}");
     assert_string_equal(p->name, "x");
     /* Nobody but root may use a profile that names no one. */
-    assert_false(policy_profile_allows(p, 1000, 1000));
-    assert_true(policy_profile_allows(p, 0, 0));
+    assert_false(policy_profile_allows(p, PEER(1000, 1000)));
+    assert_true(policy_profile_allows(p, PEER(0, 0)));
     cJSON *j = policy_profile_to_json(p);
     assert_non_null(cJSON_GetObjectItem(j, "limits"));
     cJSON_Delete(j);
@@ -158,11 +161,32 @@ test_access_and_defaults(void **state)
     struct policy_profile *p =
             parse_ok("{\"name\": \"x\", \"access\": {\"uids\": [1001], "
                      "\"groups\": [\"root\"]}, \"default_for\": {\"uids\": [1001]}}");
-    assert_true(policy_profile_allows(p, 1001, 50));
-    assert_true(policy_profile_allows(p, 1002, 0)); /* group root */
-    assert_false(policy_profile_allows(p, 1002, 50));
-    assert_true(policy_profile_is_default_for(p, 1001, 5));
-    assert_false(policy_profile_is_default_for(p, 1002, 5));
+    assert_true(policy_profile_allows(p, PEER(1001, 50)));
+    assert_true(policy_profile_allows(p, PEER(1002, 0))); /* group root */
+    assert_false(policy_profile_allows(p, PEER(1002, 50)));
+    assert_true(policy_profile_is_default_for(p, PEER(1001, 5)));
+    assert_false(policy_profile_is_default_for(p, PEER(1002, 5)));
+    policy_profile_free(p);
+}
+
+/* access.groups matches a supplementary group as well as the primary one, and access.users
+ * names a user by name (resolved when the file loads). */
+static void
+test_access_by_supplementary_group_and_user_name(void **state)
+{
+    (void) state;
+    struct policy_profile *p =
+            parse_ok("{\"name\": \"x\", \"access\": {\"users\": [\"nobody\"], "
+                     "\"groups\": [\"root\"]}, \"default_for\": {\"groups\": [\"root\"]}}");
+    const gid_t in_root[] = {10, 0, 20}, not_in_root[] = {10, 20};
+    struct policy_peer member = {.uid = 1002, .gid = 50, .groups = in_root, .n_groups = 3};
+    struct policy_peer other = {.uid = 1002, .gid = 50, .groups = not_in_root, .n_groups = 2};
+    assert_true(policy_profile_allows(p, &member));
+    assert_true(policy_profile_is_default_for(p, &member));
+    assert_false(policy_profile_allows(p, &other));
+    assert_false(policy_profile_is_default_for(p, &other));
+    assert_true(policy_profile_allows(p, PEER(65534, 65534))); /* nobody */
+    assert_false(policy_profile_allows(p, PEER(65533, 65534)));
     policy_profile_free(p);
 }
 
@@ -211,13 +235,13 @@ test_directory_all_or_nothing(void **state)
     write_file(dir, "README.txt", "not a profile");
     assert_int_equal(policy_load_dir(dir, &pol, &err), 0);
     assert_int_equal(pol->n, 2);
-    assert_string_equal(policy_default_for(pol, 1001, 1001, &err)->name, "agents");
-    assert_string_equal(policy_default_for(pol, 1002, 1002, &err)->name, "default");
+    assert_string_equal(policy_default_for(pol, PEER(1001, 1001), &err)->name, "agents");
+    assert_string_equal(policy_default_for(pol, PEER(1002, 1002), &err)->name, "default");
     /* A profile the peer may not use answers exactly like a missing one. */
-    assert_null(policy_resolve(pol, "agents", 1002, 1002, &err));
+    assert_null(policy_resolve(pol, "agents", PEER(1002, 1002), &err));
     assert_int_equal(err->code, PF_E_NOT_FOUND);
     err = pf_error_free(err);
-    assert_null(policy_resolve(pol, "nothere", 1002, 1002, &err));
+    assert_null(policy_resolve(pol, "nothere", PEER(1002, 1002), &err));
     assert_int_equal(err->code, PF_E_NOT_FOUND);
     err = pf_error_free(err);
     pol = policy_free(pol);
@@ -253,6 +277,7 @@ main(void)
             cmocka_unit_test(test_bad_fields_are_named),
             cmocka_unit_test(test_max_pending_per_session),
             cmocka_unit_test(test_access_and_defaults),
+        cmocka_unit_test(test_access_by_supplementary_group_and_user_name),
             cmocka_unit_test(test_directory_all_or_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
