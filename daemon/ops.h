@@ -19,7 +19,7 @@ typedef int (*op_handler_fn)(struct conn *c, const struct msg_request *req, cJSO
 int ops_dispatch(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
                  struct pf_error **err);
 /* The profile that applies to the peer of c: *ret is NULL when the daemon has no policy (tests).
- * Fails with PF_E_PERMISSION when the peer may not use its profile. */
+ * Fails with PF_E_NOT_FOUND when the peer may not use its profile (as if it did not exist). */
 int ops_peer_profile(struct conn *c, const struct policy_profile **ret, struct pf_error **err);
 
 /* The handler for an op name, or NULL. */
