@@ -13,8 +13,6 @@
 #define DEFAULT_MAX_OUTPUT    (1024ULL * 1024ULL)
 #define DEFAULT_MAX_LOG_CHARS 50000U
 
-static const char *const default_imports[] = {EXEC_DEFAULT_IMPORTS};
-
 /* "Type: message" of the pending exception (cleared); malloc'd, never NULL but on OOM. */
 static char *
 take_exception_text(void)
@@ -154,15 +152,15 @@ exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struc
 {
     if (env->import_names)
         return pf_error_set(err, PF_E_INTERNAL, "executor environment configured twice");
-    size_t n = PF_ELEMENTSOF(default_imports) + policy->n_imports;
-    char **names = calloc(n, sizeof(char *));
+    /* The policy's list is the whole list: no module is importable unless it names it (the
+     * strict profile names none; the others list smolagents' base modules themselves). */
+    size_t n = policy->n_imports;
+    char **names = calloc(n + 1, sizeof(char *));
     if (!names)
         return pf_error_set(err, PF_E_INTERNAL,
                             "out of memory configuring an executor environment");
     for (size_t i = 0; i < n; i++) {
-        const char *s = i < PF_ELEMENTSOF(default_imports)
-                                ? default_imports[i]
-                                : policy->imports[i - PF_ELEMENTSOF(default_imports)];
+        const char *s = policy->imports[i];
         if (!s || !(names[i] = strdup(s))) {
             free_names(names, i);
             return s ? pf_error_set(err, PF_E_INTERNAL,

@@ -15,12 +15,19 @@
 
 #include "exec.h"
 
+/* A policy's imports as the default profile has them (smolagents' base modules) when the test
+ * gives none (imports NULL); an empty list that is not NULL allows no import. */
 static struct exec_env *
 t_env(const struct exec_policy *p)
 {
-    struct exec_policy def = {0};
+    static const char *const base[] = {EXEC_DEFAULT_IMPORTS};
+    struct exec_policy def = p ? *p : (struct exec_policy){0};
+    if (!def.imports) {
+        def.imports = base;
+        def.n_imports = sizeof(base) / sizeof(base[0]);
+    }
     struct pf_error *err = NULL;
-    struct exec_env *env = exec_env_new(p ? p : &def, &err);
+    struct exec_env *env = exec_env_new(&def, &err);
     if (!env)
         fail_msg("exec_env_new: %s", err ? err->msg : "?");
     return env;
