@@ -603,15 +603,16 @@ on_deadline(uv_timer_t *timer)
 }
 
 void
-job_harden_params(const struct job_spec *spec, struct harden_params *p)
+job_harden_params(const struct policy_limits *l, const enum harden_level *levels,
+                  struct harden_params *p)
 {
-    const struct policy_limits *l = &spec->limits;
     memset(p, 0, sizeof(*p));
     for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
-        p->level[i] = spec->levels[i];
+        p->level[i] = levels[i];
     p->cpu_ms = (uint64_t) l->v[POLICY_LIMIT_CPU_MS];
     p->memory_mb = (uint64_t) l->v[POLICY_LIMIT_MEMORY_MB];
     p->file_size_mb = (uint64_t) l->v[POLICY_LIMIT_FILE_SIZE_MB];
+    p->scratch_mb = (uint64_t) l->v[POLICY_LIMIT_SCRATCH_MB];
     p->open_files = (uint64_t) l->v[POLICY_LIMIT_OPEN_FILES];
     p->pids = (uint64_t) l->v[POLICY_LIMIT_PIDS];
     /* 0: the zygote gives each concurrent worker a uid/gid of its own from its range. */
@@ -636,7 +637,7 @@ job_create(struct daemon *d, struct conn *c, const cJSON *req_id, const struct j
     j->stream = spec->stream;
     j->wait_exit = spec->levels[HARDEN_LAYER_CGROUP] != HARDEN_OFF;
     j->arrival_ns = spec->arrival_ns;
-    job_harden_params(spec, &j->params);
+    job_harden_params(&spec->limits, spec->levels, &j->params);
     snprintf(j->profile, sizeof(j->profile), "%s", spec->profile ? spec->profile : "");
     j->preload_zygote = daemon_profile_preloads(d, j->profile);
     j->frame = frame;

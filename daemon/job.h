@@ -146,8 +146,10 @@ int job_launch(struct job *j, struct pf_error **err);
 /* The idle pool worker w takes over the queued request q: q's frame goes to w's worker, its
  * connection and reply become w's, and q is released. */
 void job_bind(struct job *w, struct job *q);
-/* The hardening a spec asks for (uid/gid 0: the zygote picks). */
-void job_harden_params(const struct job_spec *spec, struct harden_params *ret);
+/* The hardening that limits and levels ask for (uid/gid 0: the zygote picks): one place for
+ * ephemeral jobs, pool workers and sessions' workers alike. */
+void job_harden_params(const struct policy_limits *limits, const enum harden_level *levels,
+                       struct harden_params *ret);
 
 /* zygote callbacks (job_ctx is the struct job). */
 void job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err);

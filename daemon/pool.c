@@ -119,7 +119,7 @@ profile_params(struct daemon *d, const struct policy_profile *p, struct harden_p
     if (ops_resolve_job(d, p, NULL, &spec, &fields, err) < 0)
         return -1;
     cJSON_Delete(fields);
-    job_harden_params(&spec, ret);
+    job_harden_params(&spec.limits, spec.levels, ret);
     return 0;
 }
 

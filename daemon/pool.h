@@ -4,8 +4,9 @@
  * default profile keeps 2). A pool worker is a job that was spawned without a request: its
  * worker hardens itself and waits for its run frame like any other, so binding a request to it
  * is writing that frame (job_bind). An ephemeral exec takes one when its hardening parameters
- * (levels, cpu_ms, memory_mb, file_size_mb, open_files, pids) equal the pool's, i.e. when the
- * request did not tighten a limit applied at hardening time; else it forks a fresh worker.
+ * (levels, cpu_ms, memory_mb, file_size_mb, scratch_mb, open_files, pids) equal the pool's,
+ * i.e. when the request did not tighten a limit applied at hardening time; else it forks a
+ * fresh worker.
  * Pools refill in the background, only while no job waits for a worker and never past
  * max_workers; idle workers are recycled after POOL_IDLE_MS; a policy reload rebuilds the pools
  * whose profile changed.

@@ -485,21 +485,6 @@ begin_request(struct session *s)
                    (uint64_t) s->limits.v[POLICY_LIMIT_TIMEOUT_MS] + JOB_DEADLINE_GRACE_MS, 0);
 }
 
-static void
-fill_harden_params(const struct session *s, const enum harden_level *levels,
-                   struct harden_params *p)
-{
-    const struct policy_limits *l = &s->limits;
-    memset(p, 0, sizeof(*p));
-    for (int i = 0; i < _HARDEN_LAYER_MAX; i++)
-        p->level[i] = levels[i];
-    p->cpu_ms = (uint64_t) l->v[POLICY_LIMIT_CPU_MS];
-    p->memory_mb = (uint64_t) l->v[POLICY_LIMIT_MEMORY_MB];
-    p->file_size_mb = (uint64_t) l->v[POLICY_LIMIT_FILE_SIZE_MB];
-    p->open_files = (uint64_t) l->v[POLICY_LIMIT_OPEN_FILES];
-    p->pids = (uint64_t) l->v[POLICY_LIMIT_PIDS];
-}
-
 /* {"op": "session", "imports", "builtins_add"?, "builtins_remove"?, "limits", "variables"?} */
 static cJSON *
 session_frame(const struct session *s, const cJSON *fields, const cJSON *variables)
@@ -549,7 +534,7 @@ session_start(struct session *s, struct conn *c, const cJSON *req_id,
                             "%u jobs already wait for a worker (%s); try again in %u ms",
                             d->sched.queued, why, ret_retry_after_ms ? *ret_retry_after_ms : 0);
     }
-    fill_harden_params(s, levels, &s->params);
+    job_harden_params(&s->limits, levels, &s->params);
     s->d = d;
     s->preload_zygote = daemon_profile_preloads(d, s->profile);
     s->req = (struct session_req){.kind = SESSION_REQ_OPEN,

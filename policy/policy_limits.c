@@ -54,6 +54,12 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                      "open file descriptors of one worker"},
         [POLICY_LIMIT_FILE_SIZE_MB] = {"file_size_mb", POLICY_SCOPE_JOB, 16, 0, 4096,
                                        "largest file a worker may write"},
+        /* Min 1: the scratch is a tmpfs, and a tmpfs of size 0 is unlimited (harden_ns.c). Its
+         * pages are memory, charged to the worker's memory cgroup, hence memory_mb's maximum. */
+        [POLICY_LIMIT_SCRATCH_MB] = {"scratch_mb", POLICY_SCOPE_JOB, 16, 1, 4096,
+                                     "size of the worker's private scratch directory /tmp "
+                                     "(a tmpfs: it takes memory); each file in it is also "
+                                     "bounded by file_size_mb"},
         [POLICY_LIMIT_MAX_OPS] = {"max_ops", POLICY_SCOPE_JOB, 10000000, 1, 10000000000LL,
                                   "operations (evaluated nodes) of one snippet"},
         [POLICY_LIMIT_MAX_WHILE_ITERATIONS] = {"max_while_iterations", POLICY_SCOPE_JOB, 1000000, 1,

@@ -41,6 +41,7 @@ struct harden_params {
     uint64_t cpu_ms;       /* RLIMIT_CPU (rounded up to seconds) and cgroup cpu */
     uint64_t memory_mb;    /* RLIMIT_AS / cgroup memory */
     uint64_t file_size_mb; /* RLIMIT_FSIZE */
+    uint64_t scratch_mb;   /* size of the private tmpfs on /tmp (namespaces layer) */
     uint64_t open_files;   /* RLIMIT_NOFILE */
     uint64_t pids;         /* RLIMIT_NPROC / cgroup pids */
     uint32_t uid, gid;     /* identity layer: unprivileged ids for this worker */

@@ -22,6 +22,7 @@ typedef int (*harden_apply_fn)(const struct harden_params *p, struct pf_error **
 int harden_cgroup_apply(const struct harden_params *p, struct pf_error **err);
 /* In the worker, once harden_cgroup_apply() ran: whether it joined its pool cgroup. */
 bool harden_cgroup_joined(void);
+/* scratch_mb. */
 int harden_namespaces_apply(const struct harden_params *p, struct pf_error **err);
 /* cpu_ms, memory_mb, file_size_mb, open_files, pids. */
 int harden_rlimits_apply(const struct harden_params *p, struct pf_error **err);

@@ -368,9 +368,12 @@ harden_ns_in_userns(void)
 static int
 mount_scratch_and_proc(const struct harden_params *p, struct pf_error **err)
 {
-    /* The scratch is as large as one file may be, at least 1 MiB (tmpfs size=0 is unlimited),
-     * and its pages count against the worker's memory cgroup. */
-    uint64_t mb = p->file_size_mb ? p->file_size_mb : 1;
+    /* The scratch is scratch_mb large, a limit of its own: file_size_mb (RLIMIT_FSIZE) bounds
+     * each file, in /tmp or not, not how many there are. Its pages count against the worker's
+     * memory cgroup. A tmpfs of size 0 is unlimited: the table's minimum is 1 and the channel
+     * enforces it, and a 0 that came another way still gets the smallest scratch, never an
+     * unbounded one. */
+    uint64_t mb = p->scratch_mb ? p->scratch_mb : 1;
     char opts[96];
     snprintf(opts, sizeof(opts), "size=%llum,nr_inodes=4096,mode=1777", (unsigned long long) mb);
     if (mount("pyfence-scratch", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)

@@ -67,6 +67,7 @@ harden_params_init(struct harden_params *p)
             .cpu_ms = (uint64_t) limit_default(POLICY_LIMIT_CPU_MS),
             .memory_mb = (uint64_t) limit_default(POLICY_LIMIT_MEMORY_MB),
             .file_size_mb = (uint64_t) limit_default(POLICY_LIMIT_FILE_SIZE_MB),
+            .scratch_mb = (uint64_t) limit_default(POLICY_LIMIT_SCRATCH_MB),
             .open_files = (uint64_t) limit_default(POLICY_LIMIT_OPEN_FILES),
             .pids = (uint64_t) limit_default(POLICY_LIMIT_PIDS),
             /* 0: one id per concurrent worker from the zygote's range (harden_zygote.h), so
@@ -99,6 +100,7 @@ static const struct {
         {"memory_mb", offsetof(struct harden_params, memory_mb), false, POLICY_LIMIT_MEMORY_MB},
         {"file_size_mb", offsetof(struct harden_params, file_size_mb), false,
          POLICY_LIMIT_FILE_SIZE_MB},
+        {"scratch_mb", offsetof(struct harden_params, scratch_mb), false, POLICY_LIMIT_SCRATCH_MB},
         {"open_files", offsetof(struct harden_params, open_files), false, POLICY_LIMIT_OPEN_FILES},
         {"pids", offsetof(struct harden_params, pids), false, POLICY_LIMIT_PIDS},
         {"uid", offsetof(struct harden_params, uid), true, _POLICY_LIMIT_INVALID},

@@ -17,7 +17,7 @@ void harden_params_init(struct harden_params *p);
 enum harden_layer harden_layer_from_name(const char *name);
 enum harden_level harden_level_from_name(const char *name);
 
-/* {"cpu_ms", "memory_mb", "file_size_mb", "open_files", "pids", "uid", "gid",
+/* {"cpu_ms", "memory_mb", "file_size_mb", "scratch_mb", "open_files", "pids", "uid", "gid",
  *  "levels": {LAYER: LEVEL}}. NULL on OOM. */
 cJSON *harden_params_to_json(const struct harden_params *p);
 

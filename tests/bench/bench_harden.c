@@ -67,6 +67,7 @@ default_profile_params(struct harden_params *p, struct pf_error **err)
     p->cpu_ms = (uint64_t) prof->limits.v[POLICY_LIMIT_CPU_MS];
     p->memory_mb = (uint64_t) prof->limits.v[POLICY_LIMIT_MEMORY_MB];
     p->file_size_mb = (uint64_t) prof->limits.v[POLICY_LIMIT_FILE_SIZE_MB];
+    p->scratch_mb = (uint64_t) prof->limits.v[POLICY_LIMIT_SCRATCH_MB];
     p->open_files = (uint64_t) prof->limits.v[POLICY_LIMIT_OPEN_FILES];
     p->pids = (uint64_t) prof->limits.v[POLICY_LIMIT_PIDS];
     return 0;

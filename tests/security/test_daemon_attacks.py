@@ -263,6 +263,17 @@ def test_write_flood(daemon):
     assert r.ok and "blocked EFBIG" in r.logs, (r, r.error, r.logs)
 
 
+def test_scratch_mb_sizes_tmp(daemon):
+    """A request's scratch_mb reaches the worker's private /tmp: a tmpfs of that size, full
+    there, while file_size_mb (the profile's 16) would allow the 4 MiB file."""
+    code = ("import os\nst = os.statvfs('/tmp')\n"
+            "print('tmp_mb', st.f_blocks * st.f_frsize // (1024 * 1024))\n"
+            + attempt("f = open('/tmp/flood', 'wb')\nfor i in range(64):\n"
+                      "    f.write(b'x' * 65536)\n    f.flush()"))
+    r = raw(daemon, code, scratch_mb=2)
+    assert r.ok and "tmp_mb 2\n" in r.logs and "blocked ENOSPC" in r.logs, (r, r.error, r.logs)
+
+
 # ---- the degraded run ---------------------------------------------------------------------
 
 def test_degraded_warns_loudly(degraded):

@@ -349,8 +349,14 @@ def test_write_flood(zygote, tmp_path):
     r = zygote.run(code, alone("rlimits"), file_size_mb=1)
     assert "blocked EFBIG" in r.logs, r
     assert target.stat().st_size == 1024 * 1024
-    scratch = attempt("f = open('/tmp/flood', 'wb')\nfor i in range(64):\n    f.write(b'x' * 65536)\n    f.flush()")
-    prints(zygote.run(scratch, alone("namespaces"), file_size_mb=1), "blocked ENOSPC")
+    # The private /tmp is a tmpfs of scratch_mb, not of file_size_mb (64 here: a 4 MiB file
+    # would be allowed): it is full at 2 MiB.
+    scratch = ("import os\nst = os.statvfs('/tmp')\n"
+               "print('tmp_mb', st.f_blocks * st.f_frsize // (1024 * 1024))\n"
+               + attempt("f = open('/tmp/flood', 'wb')\nfor i in range(64):\n    f.write(b'x' * 65536)\n    f.flush()"))
+    r = zygote.run(scratch, alone("namespaces"), file_size_mb=64, scratch_mb=2)
+    prints(r, "tmp_mb 2\n")
+    prints(r, "blocked ENOSPC")
 
 
 # ---- the degraded path: no cgroup (crun-style fallback run) --------------------------------

@@ -15,8 +15,8 @@ import sys
 
 LAYERS = ["cgroup", "namespaces", "rlimits", "fds", "identity", "privileges", "landlock",
           "seccomp"]
-DEFAULT_HARDEN = {"cpu_ms": 10000, "memory_mb": 256, "file_size_mb": 4, "open_files": 64,
-                  "pids": 16, "uid": 0, "gid": 0}
+DEFAULT_HARDEN = {"cpu_ms": 10000, "memory_mb": 256, "file_size_mb": 4, "scratch_mb": 4,
+                  "open_files": 64, "pids": 16, "uid": 0, "gid": 0}
 
 
 class Result:

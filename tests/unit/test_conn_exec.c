@@ -529,8 +529,23 @@ test_profile_sets_limits_levels_imports(void **state)
     assert_int_equal(hp->level[HARDEN_LAYER_CGROUP], HARDEN_BEST_EFFORT);
     assert_int_equal(hp->uid, 0); /* the zygote picks a uid of its range */
     assert_int_equal(hp->pids, 16);
+    assert_int_equal(hp->file_size_mb, 16);
+    assert_int_equal(hp->scratch_mb, 16);
     send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
     /* The cgroup layer is on: the result waits for the exit (test_exec_cgroup_outcomes). */
+    end_worker(f, job, 0, 0, false, 0);
+    cJSON_Delete(recv_frame(f, &f->client, 1000));
+
+    /* A request that shrinks its scratch gets a worker whose /tmp is that size (a fresh one:
+     * the pool's were hardened with the profile's), and RLIMIT_FSIZE stays the profile's. */
+    job = start_exec_run(
+            f, "{\"id\":6,\"op\":\"exec\",\"code\":\"1\",\"limits\":{\"scratch_mb\":2}}", &run);
+    assert_int_equal(hp->scratch_mb, 2);
+    assert_int_equal(hp->file_size_mb, 16);
+    assert_int_equal(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(run, "limits"), "scratch_mb")->valuedouble, 2);
+    cJSON_Delete(run);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
     end_worker(f, job, 0, 0, false, 0);
     cJSON_Delete(recv_frame(f, &f->client, 1000));
 

@@ -34,6 +34,7 @@ full_params(void)
     params.cpu_ms = 5000;
     params.memory_mb = 512;
     params.file_size_mb = 4;
+    params.scratch_mb = 4;
     params.open_files = 64;
     params.pids = 16;
 }

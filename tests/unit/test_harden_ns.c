@@ -16,12 +16,14 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "harden_internal.h"
 #include "harden_test_child.h"
 #include "harden_zygote.h"
 
-static struct harden_params params = {.file_size_mb = 4};
+/* scratch_mb apart from file_size_mb: the tmpfs must take its size from the former. */
+static struct harden_params params = {.file_size_mb = 4, .scratch_mb = 3};
 
 static void
 say_errno(const char *what, int r)
@@ -61,6 +63,12 @@ probe(void)
     if (fd >= 0) {
         close(fd);
         unlink("/tmp/scratch-file");
+    }
+    struct statvfs sv;
+    if (statvfs("/tmp", &sv) == 0) {
+        snprintf(line, sizeof(line), "tmp_mb=%llu;",
+                 (unsigned long long) sv.f_blocks * sv.f_frsize / (1024 * 1024));
+        child_say(line);
     }
     say_errno("devnull", open("/dev/null", O_WRONLY | O_CLOEXEC) < 0 ? -1 : 0);
     say_errno("status", open("/proc/self/status", O_RDONLY | O_CLOEXEC) < 0 ? -1 : 0);
@@ -147,6 +155,7 @@ test_namespaces_alone(void **state)
     assert_non_null(strstr(r.out, "python=ok;"));
     assert_non_null(strstr(r.out, "write_usr=EROFS;"));
     assert_non_null(strstr(r.out, "write_tmp=ok;"));
+    assert_non_null(strstr(r.out, "tmp_mb=3;"));
     assert_non_null(strstr(r.out, "devnull=ok;"));
     assert_non_null(strstr(r.out, "devices=null,urandom,zero,fd,stderr,stdin,stdout;"));
     assert_non_null(strstr(r.out, "status=ok;"));

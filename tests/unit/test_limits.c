@@ -33,10 +33,9 @@ test_set_names_the_limit(void **state)
     struct policy_limits l;
     struct pf_error *err = NULL;
     policy_limits_init_defaults(&l);
-    assert_int_equal(
-            policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 9000, "profiles/x.json: limits.memory_mb",
-                              &err),
-            -1);
+    assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 9000,
+                                       "profiles/x.json: limits.memory_mb", &err),
+                     -1);
     assert_string_equal(err->msg, "profiles/x.json: limits.memory_mb: 9000 exceeds maximum 4096");
     err = pf_error_free(err);
     assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_MEMORY_MB, 256, "x", &err), 0);
@@ -115,6 +114,65 @@ test_tighten_out_of_range(void **state)
     }
 }
 
+/* scratch_mb, the worker's private /tmp: 16 MiB by default (what the scratch was before it had a
+ * limit of its own), never 0 (a tmpfs of size 0 is unlimited), a request may shrink it, and it
+ * is independent of file_size_mb. */
+static void
+test_scratch_mb(void **state)
+{
+    (void) state;
+    const struct policy_limit_def *d = policy_limit_def(POLICY_LIMIT_SCRATCH_MB);
+    assert_string_equal(d->name, "scratch_mb");
+    assert_int_equal(d->scope, POLICY_SCOPE_JOB);
+    assert_int_equal(d->def, 16);
+    assert_int_equal(d->min, 1);
+    assert_int_equal(d->max, 4096);
+    assert_int_equal(policy_limit_from_name("scratch_mb"), POLICY_LIMIT_SCRATCH_MB);
+
+    struct policy_limits l;
+    struct pf_error *err = NULL;
+    policy_limits_init_defaults(&l);
+    assert_int_equal(l.v[POLICY_LIMIT_SCRATCH_MB], 16);
+    assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_SCRATCH_MB, 0, "limits.scratch_mb", &err),
+                     -1);
+    assert_string_equal(err->msg, "limits.scratch_mb: 0 is below minimum 1");
+    err = pf_error_free(err);
+    assert_int_equal(
+            policy_limits_set(&l, POLICY_LIMIT_SCRATCH_MB, 4097, "limits.scratch_mb", &err), -1);
+    assert_string_equal(err->msg, "limits.scratch_mb: 4097 exceeds maximum 4096");
+    err = pf_error_free(err);
+    assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_SCRATCH_MB, 4096, "x", &err), 0);
+    assert_int_equal(policy_limits_set(&l, POLICY_LIMIT_SCRATCH_MB, 1, "x", &err), 0);
+    assert_int_equal(l.v[POLICY_LIMIT_SCRATCH_MB], 1);
+
+    policy_limits_init_defaults(&l);
+    cJSON *j = cJSON_Parse("{\"scratch_mb\": 2}");
+    assert_int_equal(policy_limits_tighten(&l, j, "limits", &err), 0);
+    assert_int_equal(l.v[POLICY_LIMIT_SCRATCH_MB], 2);
+    assert_int_equal(l.v[POLICY_LIMIT_FILE_SIZE_MB], 16);
+    cJSON_Delete(j);
+    static const struct {
+        const char *json, *msg;
+    } refused[] = {
+            {"{\"scratch_mb\": 0}", "limits.scratch_mb: 0 is below minimum 1"},
+            {"{\"scratch_mb\": 3}",
+             "limits.scratch_mb: 3 would loosen the profile's 2 (a request may only tighten "
+             "limits)"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        j = cJSON_Parse(refused[i].json);
+        assert_int_equal(policy_limits_tighten(&l, j, "limits", &err), -1);
+        assert_string_equal(err->msg, refused[i].msg);
+        err = pf_error_free(err);
+        cJSON_Delete(j);
+    }
+    assert_int_equal(l.v[POLICY_LIMIT_SCRATCH_MB], 2);
+
+    cJSON *out = policy_limits_to_json(&l, POLICY_SCOPE_JOB);
+    assert_int_equal(cJSON_GetObjectItem(out, "scratch_mb")->valuedouble, 2);
+    cJSON_Delete(out);
+}
+
 /* A client's key is echoed cut to 64 bytes (on a character boundary), not in full. */
 static void
 test_tighten_long_key_cut(void **state)
@@ -152,6 +210,7 @@ main(void)
             cmocka_unit_test(test_tighten_only),
             cmocka_unit_test(test_tighten_out_of_range),
             cmocka_unit_test(test_tighten_long_key_cut),
+            cmocka_unit_test(test_scratch_mb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

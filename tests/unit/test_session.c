@@ -445,6 +445,22 @@ send_op(int fd, int which, const char *sid)
         send_fmt(fd, "{\"id\":2,\"op\":\"session.close\",\"session\":\"%s\"}", sid);
 }
 
+/* A session's worker is hardened with the session's limits: a scratch_mb the open tightened
+ * sizes its /tmp, and file_size_mb stays the profile's. */
+static void
+test_open_scratch_mb_reaches_worker(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    assert_int_equal(fake.last_params.scratch_mb, 16);
+    end_worker(f, job, 0, SIGKILL, true, 0);
+    job = open_session(f, "{\"id\":1,\"op\":\"session.open\",\"limits\":{\"scratch_mb\":2}}", sid);
+    assert_int_equal(fake.last_params.scratch_mb, 2);
+    assert_int_equal(fake.last_params.file_size_mb, 16);
+    end_worker(f, job, 0, SIGKILL, true, 0);
+}
+
 static void
 test_other_uid_sees_not_found(void **state)
 {
@@ -1308,6 +1324,7 @@ main(void)
     };
     const struct CMUnitTest daemon_tests[] = {
             cmocka_unit_test_setup_teardown(test_open_exec_get_close, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_open_scratch_mb_reaches_worker, setup, teardown),
             cmocka_unit_test_setup_teardown(test_other_uid_sees_not_found, setup, teardown),
             cmocka_unit_test_setup_teardown(test_worker_death_loses_session, setup, teardown),
             cmocka_unit_test_setup_teardown(test_cpu_limit_counts_the_session, setup, teardown),

@@ -76,6 +76,7 @@ foundation_params(void)
     p.cpu_ms = 2500;
     p.memory_mb = 512;
     p.file_size_mb = 3;
+    p.scratch_mb = 2;
     p.open_files = 20;
     p.pids = 7;
     return p;
@@ -313,13 +314,22 @@ test_params_json_strict(void **state)
     "\"levels\":{\"cgroup\":\"off\",\"namespaces\":\"off\",\"rlimits\":\"required\","        \
     "\"fds\":\"required\",\"identity\":\"off\",\"privileges\":\"off\",\"landlock\":\"off\"," \
     "\"seccomp\":\"off\"}"
-#define NUMS "\"cpu_ms\":1000,\"memory_mb\":256,\"file_size_mb\":1,\"open_files\":32,\"pids\":4"
+#define NUMS                                                                                   \
+    "\"cpu_ms\":1000,\"memory_mb\":256,\"file_size_mb\":1,\"scratch_mb\":1,\"open_files\":32," \
+    "\"pids\":4"
     expect_refused("{" NUMS ",\"uid\":1,\"gid\":1," LEVELS ",\"extra\":1}", "extra");
     expect_refused("{" NUMS ",\"uid\":1," LEVELS "}", "gid");
     expect_refused("{" NUMS ",\"uid\":1,\"gid\":1.5," LEVELS "}", "gid");
-    expect_refused("{\"cpu_ms\":1,\"memory_mb\":256,\"file_size_mb\":1,\"open_files\":32,"
-                   "\"pids\":4,\"uid\":1,\"gid\":1," LEVELS "}",
+    expect_refused("{\"cpu_ms\":1,\"memory_mb\":256,\"file_size_mb\":1,\"scratch_mb\":1,"
+                   "\"open_files\":32,\"pids\":4,\"uid\":1,\"gid\":1," LEVELS "}",
                    "cpu_ms");
+    /* A tmpfs of size 0 is unlimited: the channel refuses scratch_mb 0, and its absence. */
+    expect_refused("{\"cpu_ms\":1000,\"memory_mb\":256,\"file_size_mb\":1,\"scratch_mb\":0,"
+                   "\"open_files\":32,\"pids\":4,\"uid\":1,\"gid\":1," LEVELS "}",
+                   "scratch_mb");
+    expect_refused("{\"cpu_ms\":1000,\"memory_mb\":256,\"file_size_mb\":1,"
+                   "\"open_files\":32,\"pids\":4,\"uid\":1,\"gid\":1," LEVELS "}",
+                   "scratch_mb");
     expect_refused("{" NUMS ",\"uid\":1,\"gid\":1,\"levels\":{\"cgroup\":\"off\"}}",
                    "layer 'namespaces' missing");
     expect_refused("{" NUMS ",\"uid\":1,\"gid\":1,\"levels\":{\"cgroup\":\"maybe\"}}",
