@@ -4,11 +4,12 @@ status, Ctrl-C during an exec or a session open and the exit-status contract (0 
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 
-from conftest import PYFENCE_CLI, require_binary, run_cli
+from conftest import PYFENCE_CLI, REPO, require_binary, run_cli
 
 
 def test_exec_c(daemon):
@@ -204,6 +205,134 @@ def test_status(daemon):
     r = daemon.cli("status", "--json")
     stats = json.loads(r.stdout)
     assert r.returncode == 0 and stats["jobs"]["total"] >= 1 and stats["jobs"]["by_outcome"]["ok"] >= 1
+
+
+def status_row(label, value):
+    """A row of the status table as cli_status.c prints it: label in 14 columns, then value."""
+    return f"  {label:<14} {value}"
+
+
+def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
+    """After 3 ok jobs, 1 failing job and a detached session, every row of `pyfence status`
+    (issue 5: uptime, connections, peers, sessions, workers idle/busy, pool fill per profile,
+    queue depths, jobs by outcome, latency p50/p99, per-uid counters, last policy reload and
+    the last reload's error) shows them, with the same numbers as `pyfence status --json`."""
+    policy = tmpdir_short / "policy"
+    policy.mkdir()
+    for name in ("default", "strict"):
+        shipped = REPO / "policy" / "profiles" / f"{name}.json"
+        (policy / f"{name}.json").write_text(shipped.read_text())
+    started_ms = time.time() * 1000
+    d = daemon_factory("--policy", str(policy))
+    uid = os.getuid()
+    # Held open throughout: the uid stays known, so its counters add up across the CLI's
+    # short connections.
+    with d.client() as keep:
+        for code in ("1", "print('two')", "3 * 3", "1 / 0"):
+            assert d.cli("exec", "-c", code).returncode == (1 if code == "1 / 0" else 0)
+        r = d.cli("session", "open")
+        assert r.returncode == 0, r.stderr
+        sid = r.stdout.strip()
+
+        def settled():
+            st = keep.stats()
+            pool = st["pools"]["default"]
+            # keep alone connected: the CLI's earlier connections are closed
+            return (st["connections"] == 1 and st["workers"]["busy"] == 1
+                    and pool["idle"] == pool["size"]
+                    and st["queue"]["queued"] == st["queue"]["running"] == 0)
+
+        until(settled, "one busy worker (the session's), the pool full, nothing queued")
+        text = d.cli("status")
+        r = d.cli("status", "--json")
+    assert text.returncode == 0 and r.returncode == 0, (text.stderr, r.stderr)
+    st = json.loads(r.stdout)
+    rows = text.stdout.splitlines()
+
+    # --json: the stats op's reply
+    assert st["ok"] is True and 0 <= st["uptime_ms"] <= time.time() * 1000 - started_ms + 1000, st
+    assert (st["connections"], st["peers"], st["sessions"]) == (2, 1, 1), st  # keep + status
+    assert st["jobs"]["by_outcome"] == {"ok": 3, "error": 1}, st["jobs"]
+    assert st["jobs"]["total"] == 4, st["jobs"]
+    w, pool = st["workers"], st["pools"]["default"]
+    assert w["busy"] == 1 and w["idle"] == pool["idle"] == pool["size"] == 2, (w, pool)
+    assert w["live"] == w["idle"] + w["busy"] == st["jobs"]["running"], st
+    assert pool["hits"] + pool["misses"] == 4, pool  # the 4 execs; the session forks its own
+    assert list(st["pools"]) == ["default"], st["pools"]
+    q = st["queue"]
+    assert (q["queued"], q["running"]) == (0, 0) and q["max_queued"] > 0, q
+    lat = st["latency"]
+    # request-to-reply times of the ephemeral execs (the session.open is not an exec)
+    assert lat["samples"] == 4, lat
+    assert 0 < lat["p50_ms"] <= lat["p99_ms"] <= lat["max_ms"] < 30000, lat
+    # the uid entry: both connections, the session, and the 4 execs plus the session.open
+    # admitted while the uid was known
+    assert st["uids"] == [{"uid": uid, "conns": 2, "sessions": 1, "jobs": 5, "queued": 0,
+                           "running": 0}], st["uids"]
+    pol = st["policy"]
+    assert pol["source"] == str(policy) and pol["profiles"] == ["default", "strict"], pol
+    assert pol["reload_error"] is None, pol
+    assert pol["last_reload"]["ok"] is True, pol
+    assert started_ms - 1000 <= pol["last_reload"]["at"] <= time.time() * 1000, (started_ms, pol)
+
+    # the table: the same numbers
+    assert rows[0] == f"pyfenced {st['version']} at {d.socket_path}", rows
+    up = re.fullmatch(r"  uptime         0d 00h (\d\d)m (\d\d)s", rows[1])
+    assert up and int(up[1]) * 60 + int(up[2]) <= st["uptime_ms"] / 1000, rows[1]
+    at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(pol["last_reload"]["at"] / 1000))
+    expected = [
+        status_row("connections", 2),
+        status_row("jobs running", w["live"]),
+        status_row("jobs total", 4),
+        "    ok           3",
+        "    error        1",
+        status_row("peers (uids)", 1),
+        status_row("sessions", 1),
+        status_row("workers", f"{w['live']} live: 2 idle, 1 busy (max {w['max']})"),
+        status_row("queue", f"0 waiting, 0 running (max {q['max_queued']} waiting, "
+                            f"{q['max_queued_per_uid']} per uid; {q['max_jobs_per_uid']} "
+                            "running per uid)"),
+        status_row("latency", f"p50 {lat['p50_ms']:.3f} ms, p99 {lat['p99_ms']:.3f} ms, "
+                              f"max {lat['max_ms']:.3f} ms (last 4 replies)"),
+        "  warm pools",
+        "    profile       size  idle     hits   misses  spawned     held recycled   lost",
+        "    default          2     2 {hits:8} {misses:8} {spawned:8} {held:8} {recycled:8} "
+        "{lost:6}".format(**pool),
+        "  peers by uid",
+        "    uid         conns  sessions      jobs  queued  running",
+        f"    {uid:<10}      2         1         5       0        0",
+        status_row("policy", f"{policy} (2 profiles), last (re)load {at} UTC"),
+        status_row("zygote pid", f"{st['zygote']['pid']} (restarts 0)"),
+    ]
+    assert rows[2:] == expected, "\n".join(text.stdout.splitlines())
+
+    # A reload that fails keeps the old policy, and status says when and why.
+    strict = json.loads((policy / "strict.json").read_text())
+    strict["limits"]["memory_mb"] = 9000
+    (policy / "strict.json").write_text(json.dumps(strict))
+    d.proc.send_signal(signal.SIGHUP)
+    with d.client() as c:
+        until(lambda: c.stats()["policy"]["reload_error"], "the failed reload")
+    r = d.cli("status", "--json")
+    failed = json.loads(r.stdout)["policy"]
+    why = f"{policy}/strict.json: limits.memory_mb: 9000 exceeds maximum 4096"
+    assert failed["reload_error"] == why and failed["last_reload"]["ok"] is False, failed
+    assert failed["profiles"] == ["default", "strict"], failed
+    assert failed["last_reload"]["at"] >= pol["last_reload"]["at"], failed
+    at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(failed["last_reload"]["at"] / 1000))
+    rows = d.cli("status").stdout.splitlines()
+    failed_row = status_row("policy", f"{policy} (2 profiles), last (re)load {at} UTC FAILED")
+    assert failed_row in rows, rows
+    assert status_row("reload error", why) in rows, rows
+    # and a good one clears the error
+    (policy / "strict.json").write_text((REPO / "policy" / "profiles" / "strict.json").read_text())
+    d.proc.send_signal(signal.SIGHUP)
+    with d.client() as c:
+        until(lambda: c.stats()["policy"]["reload_error"] is None, "the good reload")
+        assert c.stats()["policy"]["last_reload"]["ok"] is True
+    rows = d.cli("status").stdout.splitlines()
+    assert not any("FAILED" in row or "reload error" in row for row in rows), rows
+    assert d.cli("session", "close", sid).returncode == 0
 
 
 def test_example_hello(daemon):

@@ -315,6 +315,128 @@ def test_executor_session_mode(daemon):
             ex("a")
 
 
+# ---- a worker is never reused ----------------------------------------------------------------
+
+def worker_pids(st):
+    """The live worker processes: the children of the zygotes that stats `st` names."""
+    from conftest import descendants
+    zygotes = [st["zygote"][k] for k in ("pid", "preload_pid") if st["zygote"].get(k)]
+    return {p for z in zygotes for p in descendants(z)}
+
+
+def settled_workers(c, busy, timeout=20):
+    """(stats, worker pids) once nothing starts or ends: every pool full, `busy` workers held
+    (by sessions), nothing queued, and as many worker processes as pyfenced counts live, the
+    same before and after the stats."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = worker_pids(c.stats())
+        st = c.stats()
+        if (st["workers"]["busy"] == busy and st["queue"]["queued"] == 0
+                and all(p["idle"] >= p["size"] for p in st["pools"].values())
+                and st["workers"]["live"] == len(pids) and worker_pids(st) == pids):
+            return st, pids
+        if time.monotonic() > deadline:
+            raise AssertionError(f"workers never settled with {busy} busy: {st}, {pids}")
+        time.sleep(0.05)
+
+
+# Seeds random, then seeds it again after one draw: the same process's next draw repeats it.
+SEED = "import random\nrandom.seed(7)\nfirst = random.random()\nrandom.seed(7)\nfirst"
+
+
+def test_ephemeral_execs_never_share_a_worker(daemon_factory):
+    """Issue 5: a worker is never reused across ephemeral jobs. Each exec takes an idle pool
+    worker, which ends with the job (the pool forks a new one in its place), and what a snippet
+    leaves in its process (a global, a module's state) is not there for the next."""
+    d = daemon_factory()
+    with d.client() as c:
+        st, pool = settled_workers(c, 0)
+        seen = set(pool)
+        hits = st["pools"]["default"]["hits"]
+        first = None
+        for i, (code, variables) in enumerate(
+                (("x = 'left behind'", None), ("x", None), (SEED, None),
+                 ("import random\nrandom.random() == first", "first"))):
+            r = c.exec(code, variables={"first": first} if variables else None)
+            st, now = settled_workers(c, 0)
+            # it took a pool worker, and that worker is gone: a new one, never seen, came
+            assert st["pools"]["default"]["hits"] == hits + i + 1, st["pools"]
+            gone, new = pool - now, now - pool
+            assert len(gone) == 1 and len(new) == 1 and not new & seen, (code, pool, now)
+            seen |= now
+            pool = now
+            if code == "x":
+                assert r.outcome == "error" and "NameError" in r.error["message"], (r, r.error)
+            elif code == SEED:
+                first = r.output
+                assert r.ok and isinstance(first, float), (r, r.error)
+            elif variables:
+                assert r.ok and r.output is False, (r, r.error)  # random was seeded afresh
+            else:
+                assert r.ok, (r, r.error)
+    d.assert_serving()
+
+
+def test_sessions_never_share_a_worker(daemon_factory):
+    """Each session forks a worker of its own (never an idle pool worker, never another
+    session's); closing a session ends its process, and a session opened after it starts
+    from nothing, in yet another process."""
+    from conftest import pid_alive
+    d = daemon_factory()
+    with d.client() as c:
+        _, pool = settled_workers(c, 0)
+        a = c.open_session()
+        r = a.exec("x = 'a'\n" + SEED)
+        assert r.ok and isinstance(r.output, float), (r, r.error)
+        first = r.output
+        _, one = settled_workers(c, 1)
+        assert pool <= one and len(one - pool) == 1, (pool, one)
+        (worker_a,) = one - pool
+        b = c.open_session()
+        assert b.exec("x = 'b'").ok
+        _, two = settled_workers(c, 2)
+        assert one <= two and len(two - one) == 1, (one, two)
+        (worker_b,) = two - one
+        assert a.exec("x").output == "a" and b.exec("x").output == "b"
+        assert b.exec("import random\nrandom.random() == first",
+                      variables={"first": first}).output is False
+        a.close()
+        assert wait_for(lambda: not pid_alive(worker_a), timeout=5), \
+            f"the closed session's worker {worker_a} still runs"
+        _, after = settled_workers(c, 1)
+        assert worker_a not in after and worker_b in after, (worker_a, worker_b, after)
+        fresh = c.open_session()
+        r = fresh.exec("x")
+        assert r.outcome == "error" and "NameError" in r.error["message"], (r, r.error)
+        assert fresh.exec("import random\nrandom.random() == first",
+                          variables={"first": first}).output is False
+        _, three = settled_workers(c, 2)
+        assert after <= three and len(three - after) == 1, (after, three)
+        assert not (three - after) & {worker_a, worker_b}, (worker_a, worker_b, three)
+        assert b.exec("x").output == "b"  # the other session went on, in its own worker
+        fresh.close()
+        b.close()
+    d.assert_serving()
+
+
+def test_an_ephemeral_exec_does_not_see_a_session(client):
+    """An ephemeral exec after a session's exec runs elsewhere: neither the session's
+    variables nor the state of its modules reach it; the session itself still sees both."""
+    with client.open_session() as s:
+        r = s.exec("secret = 'session only'\n" + SEED)
+        assert r.ok and isinstance(r.output, float), (r, r.error)
+        first = r.output
+        r = client.exec("secret")
+        assert r.outcome == "error" and "NameError" in r.error["message"], (r, r.error)
+        assert "secret" in r.error["message"], r.error
+        r = client.exec("import random\nrandom.random() == first", variables={"first": first})
+        assert r.ok and r.output is False, (r, r.error)
+        # The same process does see them: what the two checks above would have caught.
+        r = s.exec("(secret, random.random() == first)")
+        assert r.ok and r.output == ("session only", True), (r, r.error)
+
+
 # ---- a daemon with a policy of its own -----------------------------------------------------
 
 def write_policy(directory, **limits):
@@ -708,6 +830,72 @@ def test_cli_sessions(daemon):
     assert r.returncode != 0 and "no-such-profile" in r.stderr
 
 
+def test_cli_session_open_with_a_profile(daemon_factory, tmpdir_short):
+    """`pyfence session open --profile P` opens a session under P: its imports, builtins and
+    limits, not those of the caller's default profile; --timeout tightens P's wall-clock
+    limit and may not loosen it."""
+    policy = write_policy(tmpdir_short / "policy")
+    calc = json.loads((policy / "default.json").read_text())
+    calc.update(name="calc", description="json too, no print, 2 s", imports=["json"],
+                extra_imports=["base64"], builtins_remove=["print"])
+    calc["limits"]["timeout_ms"] = 2000
+    (policy / "calc.json").write_text(json.dumps(calc))
+    d = daemon_factory("--policy", str(policy))
+
+    def open_session(*args):
+        r = d.cli("session", "open", *args)
+        assert r.returncode == 0 and re.fullmatch(r"[0-9a-f]{32}\n", r.stdout), (args, r)
+        return r.stdout.strip()
+
+    def run(sid, code):
+        return d.cli("exec", "--session", sid, "-c", code)
+
+    sid = open_session("--profile", "calc")
+    plain = open_session()  # the caller's default profile, to tell them apart
+    listed = {e["id"]: e for e in json.loads(d.cli("session", "list", "--json").stdout)}
+    assert (listed[sid]["profile"], listed[plain]["profile"]) == ("calc", "default"), listed
+    assert listed[sid]["detached"] is True, listed
+    table = d.cli("session", "list").stdout.splitlines()
+    assert any(row.startswith(f"{sid}  calc ") for row in table), table
+    r = run(sid, "import json\njson.dumps([1, 2])")
+    assert (r.returncode, r.stdout) == (0, "'[1, 2]'\n"), r.stderr
+    r = run(plain, "import json")
+    assert r.returncode == 1 and "Import of json is not allowed" in r.stderr, r.stderr
+    r = run(sid, "import base64")  # among calc's extra imports: only with --import
+    assert r.returncode == 1 and "Import of base64 is not allowed" in r.stderr, r.stderr
+    r = run(sid, "print('hi')")
+    assert r.returncode == 1, r
+    assert "'print' is not among the explicitly allowed tools" in r.stderr, r.stderr
+    assert (run(plain, "print('hi')").stdout) == "hi\n"
+    # --import: within calc's extra imports only
+    with_b64 = open_session("--profile", "calc", "--import", "base64")
+    r = run(with_b64, "import base64\nbase64.b64encode(b'hi')")
+    assert (r.returncode, r.stdout) == (0, "b'aGk='\n"), r.stderr
+    r = d.cli("session", "open", "--profile", "calc", "--import", "zlib")
+    assert r.returncode == 2 and "'zlib' is not allowed" in r.stderr and r.stdout == "", r
+    # --timeout: tightens calc's 2 s, may not loosen it (the default profile allows 3 s)
+    r = d.cli("session", "open", "--profile", "calc", "--timeout", "3")
+    assert r.returncode == 2 and r.stdout == "", r
+    assert "timeout_ms: 3000 would loosen the profile's 2000" in r.stderr, r.stderr
+    loose = open_session("--timeout", "3")
+    tight = open_session("--profile", "calc", "--timeout", "0.3")
+    assert run(tight, "kept = 'yes'").returncode == 0
+    started = time.monotonic()
+    r = run(tight, "for i in range(10**12):\n    sorted(range(1000))")
+    took = time.monotonic() - started
+    assert r.returncode == 3 and r.stderr.startswith("pyfence: timeout: "), r.stderr
+    assert took < 1.9, took  # 0.3 s, not calc's 2 s
+    r = run(tight, "kept")
+    assert (r.returncode, r.stdout) == (0, "'yes'\n"), r.stderr  # a clean timeout keeps state
+    opened = {sid, plain, with_b64, loose, tight}
+    listed = json.loads(d.cli("session", "list", "--json").stdout)
+    assert {e["id"] for e in listed} == opened, listed
+    assert sorted(e["profile"] for e in listed) == ["calc"] * 3 + ["default"] * 2, listed
+    for s in opened:
+        assert d.cli("session", "close", s).returncode == 0
+    assert json.loads(d.cli("session", "list", "--json").stdout) == []
+
+
 # ---- libpyfence (through ctypes: the options the CLI does not use) ---------------------------
 
 def libpyfence():
@@ -804,3 +992,20 @@ def test_shutdown_with_sessions(daemon_factory):
     r = c.wait(busy)
     assert r.outcome == "shutting_down", (r, r.error)
     c.close()
+
+
+def test_strict_profile_allows_no_import(daemon_factory):
+    """The shipped `strict` profile lists no imports, and that is the whole list: not even
+    smolagents' base modules, which the default profile lists itself, are importable."""
+    d = daemon_factory()
+    r = d.cli("session", "open", "--profile", "strict")
+    assert r.returncode == 0, r
+    strict = r.stdout.strip()
+    r = d.cli("exec", "--session", strict, "-c", "import math")
+    assert r.returncode == 1, r
+    assert "Import of math is not allowed. Authorized imports are: []" in r.stderr, r.stderr
+    r = d.cli("exec", "--session", strict, "-c", "sum(i * i for i in range(4))")
+    assert (r.returncode, r.stdout) == (0, "14\n"), r.stderr
+    r = d.cli("exec", "-c", "import math\nmath.floor(2.5)")  # the default profile
+    assert (r.returncode, r.stdout) == (0, "2\n"), r.stderr
+    d.cli("session", "close", strict)
