@@ -169,6 +169,15 @@ def settled_family(d, sample=None, timeout=20):
         time.sleep(0.05)
 
 
+def wchan(pid):
+    """Where pid sleeps in the kernel ("" when it is gone, "0" to those who may not trace it)."""
+    try:
+        with open(f"/proc/{pid}/wchan") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def pid_alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import descendants, fd_count, pid_alive
+from conftest import descendants, fd_count, pid_alive, wchan
 
 
 def zygote_of(daemon, timeout=10):
@@ -54,14 +54,6 @@ def children(pid):
             return [int(k) for k in f.read().split()]
     except OSError:
         return []
-
-
-def wchan(pid):
-    try:
-        with open(f"/proc/{pid}/wchan") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def run_batch(daemon):

@@ -1,7 +1,9 @@
-"""Scheduling, cancel and the warm pool against the real pyfenced: fairness across uids while
-one floods, busy with retry_after_ms when the queue is full, cancel of a running loop and of a
-queued job, pool hits, 64 concurrent clients with every reply matched, and nothing left over
-after 5,000 jobs (processes, fds, cgroup directories)."""
+"""Scheduling, cancel, the warm pool and policy reload against the real pyfenced: fairness
+across uids while one floods, busy with retry_after_ms when the queue is full, cancel of a
+running loop, of a snippet blocked in C (killed after the grace period) and of a queued job,
+pool hits, a reload under load with a bad profile file in the middle, and 64 concurrent
+clients mixing ephemeral and session jobs with every reply matched and nothing left over after
+5,000 jobs (processes, fds, cgroup directories)."""
 
 import json
 import os
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import descendants, fd_count, pyfence, settled_family
+from conftest import descendants, fd_count, pyfence, settled_family, wchan
 
 
 def stats(d):
@@ -206,6 +208,57 @@ def test_cancel_a_long_loop(daemon_factory, tmpdir_short):
     d.assert_serving()
 
 
+CANCEL_GRACE = 0.5  # daemon/job.h: JOB_CANCEL_GRACE_MS
+# What a reply may take on top of it: a reply's round trip, and a stalled test machine.
+CANCEL_SLACK = 5.0 if os.environ.get("PYFENCE_EMULATED") else 1.0
+
+
+def cancel_blocked_in_c(c, rid, zygote):
+    """Cancels request rid, which sleeps in C in the only worker of the zygote: its ExecResult,
+    the seconds the reply took, and that worker's pid."""
+    workers = wait_for(lambda: descendants(zygote))
+    assert len(workers) == 1, workers
+    # Cancelled before it is in time.sleep, the snippet would stop at the executor's next check.
+    # wchan reads "0" to those who may not trace the worker: then give it time to get there.
+    if not wait_for(lambda: "nanosleep" in wchan(workers[0]), timeout=5):
+        assert wchan(workers[0]) in ("", "0"), wchan(workers[0])
+        time.sleep(1)
+    t = time.monotonic()
+    assert c.cancel(rid) is True
+    r = c.wait(rid)
+    return r, time.monotonic() - t, workers[0]
+
+
+def test_cancel_kills_a_snippet_blocked_in_c(daemon_factory, tmpdir_short):
+    """time.sleep() never reaches the executor's check: the grace period runs out and the worker
+    is killed. The reply still says `cancelled`, about JOB_CANCEL_GRACE_MS after the cancel,
+    and the worker is gone; in a session, the session is lost with it."""
+    # No warm pool: the zygote's only child is then the job's worker.
+    pol = policy_dir(tmpdir_short, pool_size=0, timeout_ms=60000)
+    d = daemon_factory("--policy", str(pol))
+    zygote = stats(d)["zygote"]["pid"]
+    with d.client() as c:
+        rid = c.submit("import time\ntime.sleep(60)\n1")
+        r, took, worker = cancel_blocked_in_c(c, rid, zygote)
+        assert r.outcome == "cancelled", r.reply
+        assert "did not stop within 500 ms and was killed" in r.error["message"], r.error
+        assert CANCEL_GRACE - 0.05 <= took < CANCEL_GRACE + CANCEL_SLACK, took
+        assert wait_for(lambda: worker not in descendants(d.pid)), (worker, descendants(d.pid))
+        assert stats(d)["jobs"]["by_outcome"].get("cancelled") == 1
+        # A session's snippet: killed the same way, and its next exec says so.
+        with c.open_session() as s:
+            s.exec("x = 41")
+            rid = s.submit("import time\ntime.sleep(60)")
+            r, took, worker = cancel_blocked_in_c(c, rid, zygote)
+            assert r.outcome == "cancelled" and "was killed" in r.error["message"], r.reply
+            assert CANCEL_GRACE - 0.05 <= took < CANCEL_GRACE + CANCEL_SLACK, took
+            assert wait_for(lambda: worker not in descendants(d.pid)), (worker, descendants(d.pid))
+            r = s.exec("x + 1")
+            assert r.session_lost and r.outcome == "session_lost", r.reply
+            assert "did not stop within 500 ms of being cancelled" in r.error["message"], r.error
+    d.assert_serving()
+
+
 def test_cancel_a_queued_job_never_starts(daemon_factory):
     d = daemon_factory("--max-workers", "1")
     with d.client() as c:
@@ -392,7 +445,140 @@ def test_reload_rebuilds_a_changed_pool(daemon_factory, tmpdir_short):
     d.assert_serving()
 
 
-# ---- many clients -----------------------------------------------------------------------------
+class Load:
+    """Client threads that keep ephemeral execs in flight (`depth` pipelined on each connection)
+    until stop(); every reply is checked against its own request."""
+
+    def __init__(self, d, clients=6, depth=8):
+        self.d, self.depth = d, depth
+        self.sent = [0] * clients
+        self.good = [0] * clients
+        self.errors = []
+        self.done = threading.Event()
+        self.threads = [threading.Thread(target=self.client, args=(n,)) for n in range(clients)]
+        for t in self.threads:
+            t.start()
+
+    def client(self, n):
+        try:
+            with self.d.client() as c:
+                i = 0
+                while not self.done.is_set():
+                    want = {c.submit(f"{n} * 1000000 + {i + k}"): n * 1000000 + i + k
+                            for k in range(self.depth)}
+                    self.sent[n] += self.depth
+                    i += self.depth
+                    for rid, value in want.items():
+                        r = c.wait(rid)
+                        if r.ok and r.output == value:
+                            self.good[n] += 1
+                        else:
+                            self.errors.append((n, value, r.reply))
+        except Exception as e:  # noqa: BLE001 - collected for the assertion
+            self.errors.append((n, repr(e)))
+
+    def replies(self):
+        return sum(self.good) + len(self.errors)
+
+    def wait_for_more(self, n, timeout=60):
+        """Waits until n more replies have come in."""
+        start = self.replies()
+        assert wait_for(lambda: self.replies() >= start + n or self.errors, timeout=timeout), \
+            (start, self.replies())
+
+    def stop(self, timeout=60):
+        self.done.set()
+        deadline = time.monotonic() + timeout
+        for t in self.threads:
+            t.join(max(0, deadline - time.monotonic()))
+        assert not any(t.is_alive() for t in self.threads), "a reply never came"
+        assert not self.errors, self.errors[:5]
+        assert sum(self.good) == sum(self.sent), (self.good, self.sent)
+        return sum(self.good)
+
+
+def test_reload_under_load_with_a_bad_file_in_the_middle(daemon_factory, tmpdir_short):
+    """SIGHUP while clients keep execs in flight: a bad profile file is refused as a whole (the
+    old policy stays in force, stats and `pyfence status` show why, naming the file and the
+    field, and so does the log); once fixed, the next SIGHUP puts it in force and clears the
+    error. No exec fails or goes unanswered through either reload."""
+    import signal
+
+    pol = policy_dir(tmpdir_short, max_output_bytes=2000)
+    d = daemon_factory("--policy", str(pol))
+    profile = pol / "default.json"
+    default = json.loads(profile.read_text())
+
+    def in_force(max_output_bytes):
+        """Asserts the default profile in force is the one with this max_output_bytes: a
+        request may ask for 2500 only under the fixed profile."""
+        with d.client() as c:
+            assert c.hello()["job_limits"]["max_output_bytes"] == max_output_bytes
+            r = c.exec("6 * 7", limits={"max_output_bytes": 2500})
+        if max_output_bytes >= 2500:
+            assert r.ok and r.output == 42, r.reply
+        else:
+            assert not r.ok and "max_output_bytes" in r.error["message"], r.reply
+
+    def reload_with_a_job_in_flight():
+        """SIGHUP while, besides the load, a longer job is surely running or queued."""
+        with d.client() as c:
+            rid = c.submit("import time\ntime.sleep(0.3)\n7")
+            os.kill(d.pid, signal.SIGHUP)
+            r = c.wait(rid)
+            assert r.ok and r.output == 7, r.reply
+
+    started = stats(d)["policy"]["last_reload"]
+    load = Load(d)
+    try:
+        load.wait_for_more(100)
+        # Bad: memory_mb past its maximum. Its other change must not be taken either.
+        default["limits"].update(memory_mb=9000, max_output_bytes=3000)
+        profile.write_text(json.dumps(default))
+        reload_with_a_job_in_flight()
+        assert wait_for(lambda: stats(d)["policy"]["reload_error"]), stats(d)["policy"]
+        pol_stats = failed = stats(d)["policy"]
+        why = f"{profile}: limits.memory_mb: 9000 exceeds maximum 4096"
+        assert pol_stats["reload_error"] == why, pol_stats
+        assert pol_stats["last_reload"]["ok"] is False, pol_stats
+        assert pol_stats["last_reload"]["at"] > started["at"], (started, pol_stats)
+        assert pol_stats["source"] == str(pol) and "default" in pol_stats["profiles"], pol_stats
+        assert f"reload failed, the old policy stays in force: {why}" in d.logs()
+        out = d.cli("status")
+        assert out.returncode == 0, out
+        assert "FAILED" in out.stdout, out.stdout
+        assert re.search(rf"reload error +{re.escape(why)}\n", out.stdout), out.stdout
+        in_force(2000)
+        load.wait_for_more(100)
+        in_force(2000)
+
+        # Fixed, and with a memory limit of its own: one applied at hardening, which the warm
+        # pool's workers are made with.
+        default["limits"].update(memory_mb=512)
+        profile.write_text(json.dumps(default))
+        reload_with_a_job_in_flight()
+        assert wait_for(lambda: stats(d)["policy"]["reload_error"] is None), stats(d)["policy"]
+        pol_stats = stats(d)["policy"]
+        assert pol_stats["last_reload"]["ok"] is True, pol_stats
+        assert pol_stats["last_reload"]["at"] > failed["last_reload"]["at"], (failed, pol_stats)
+        in_force(3000)
+        with d.client() as c:
+            assert c.hello()["job_limits"]["memory_mb"] == 512
+        out = d.cli("status")
+        assert out.returncode == 0, out
+        assert "FAILED" not in out.stdout and "reload error" not in out.stdout, out.stdout
+        load.wait_for_more(100)
+    finally:
+        total = load.stop()
+    # Loaded twice: at start-up and by the second SIGHUP.
+    loaded = re.findall(rf"policy: \d+ profiles from {re.escape(str(pol))}\n", d.logs())
+    assert len(loaded) == 2, d.logs()
+    assert stats(d)["jobs"]["by_outcome"].get("ok", 0) >= total
+    print(f"reload under load: {total} execs answered")
+    d.assert_serving()
+
+
+# ---- many clients, and nothing left over ------------------------------------------------------
 
 def open_session_retrying(c):
     """session.open waits in the queue while max_workers workers are alive; it is refused with
@@ -407,78 +593,92 @@ def open_session_retrying(c):
     return c.open_session()
 
 
-def test_64_clients_every_reply_matched(daemon):
-    """64 clients at once, each pipelining ephemeral execs; every fourth also runs snippets in
-    a session of its own. Each reply must be its own request's."""
-    errors = []
+MIXED_CLIENTS = 64
+MIXED_EPHEMERAL = 7  # per client and round, pipelined
+MIXED_SESSION = 5  # per round in a session of its own, for every fourth client
 
-    def client(n):
-        try:
-            with daemon.client() as c:
-                pending = {c.submit(f"{n} * 1000 + {i}"): n * 1000 + i for i in range(8)}
+
+def mixed_client(d, n, rounds, errors):
+    """Client n: rounds of MIXED_EPHEMERAL pipelined ephemeral execs, the first of each
+    printing; every fourth client also opens a session in each round and runs MIXED_SESSION
+    snippets in it (all but the first pipelined) while its ephemeral replies are due. Every
+    reply must be its own request's. Returns the number of jobs it checked."""
+    jobs = 0
+    try:
+        with d.client() as c:
+            for k in range(rounds):
+                base = n * 100000 + k * 100
+                pending = {}
+                for i in range(MIXED_EPHEMERAL):
+                    code = f"print('x')\n{base}" if i == 0 else f"{base} + {i}"
+                    pending[c.submit(code)] = (base + i, "x\n" if i == 0 else "")
                 if n % 4 == 0:
                     with open_session_retrying(c) as s:
-                        s.exec(f"base = {n} * 1000")
-                        for i in range(4):
-                            r = s.exec(f"base + 100 + {i}")
-                            if r.output != n * 1000 + 100 + i:
-                                errors.append((n, "session", i, r.reply))
-                for rid, want in pending.items():
+                        r = s.exec(f"base = {base}")
+                        if not r.ok:
+                            errors.append((n, "session", r.reply))
+                        rids = [s.submit(f"base + 50 + {i}") for i in range(MIXED_SESSION - 1)]
+                        for i, rid in enumerate(rids):
+                            r = c.wait(rid)
+                            if not r.ok or r.output != base + 50 + i:
+                                errors.append((n, "session", base + 50 + i, r.reply))
+                        jobs += MIXED_SESSION
+                for rid, (want, logs) in pending.items():
                     r = c.wait(rid)
-                    if r.output != want:
+                    if not r.ok or r.output != want or r.logs != logs:
                         errors.append((n, want, r.reply))
-        except Exception as e:  # noqa: BLE001 - collected for the assertion
-            errors.append((n, repr(e)))
+                jobs += len(pending)
+    except Exception as e:  # noqa: BLE001 - collected for the assertion
+        errors.append((n, repr(e)))
+    return jobs
 
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(64)]
+
+def run_mixed_clients(d, rounds, timeout=600):
+    """MIXED_CLIENTS clients at once, each running mixed_client(); the number of jobs."""
+    errors, jobs = [], [0] * MIXED_CLIENTS
+
+    def client(n):
+        jobs[n] = mixed_client(d, n, rounds, errors)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(MIXED_CLIENTS)]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + timeout
     for t in threads:
-        t.join(180)
+        t.join(max(0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "a reply never came"
     assert not errors, errors[:5]
-    daemon.assert_serving()
+    return sum(jobs)
 
 
-# ---- nothing left over ------------------------------------------------------------------------
-
-def cgroup_pool_dirs(d):
-    m = re.search(r"pool under '([^']+)'", d.logs())
-    if not m or not os.path.isdir(m.group(1)):
+def cgroup_pool_dirs(d, zygote):
+    """The slot directories of the zygote's cgroup pool, from the backend it logged it chose:
+    None for the none backend (no cgroup at all: it says so loudly), else the pool's
+    directory must exist."""
+    logs = d.logs()
+    m = re.search(rf"pyfence-zygote\[{zygote}\]: \[cgroup\] cgroup backend: (\w+)(.*)", logs)
+    assert m, f"zygote {zygote} did not say which cgroup backend it chose:\n{logs}"
+    if m.group(1) == "none":
+        assert "WORKERS RUN WITH RLIMITS ONLY" in m.group(2), m.group(0)
         return None
-    return sorted(e.name for e in os.scandir(m.group(1)) if e.is_dir())
+    pool_dir = re.search(r", pool under '([^']+)'$", m.group(2))
+    assert pool_dir and os.path.isdir(pool_dir.group(1)), m.group(0)
+    return sorted(e.name for e in os.scandir(pool_dir.group(1)) if e.is_dir())
 
 
-def test_nothing_left_after_5000_jobs(daemon_factory):
-    """The zygote keeps one cgroup slot per concurrent worker, made on first use and reused (its
-    directory and the fds it holds open): a first round at full concurrency makes them all, and
-    5,000 more jobs after it must leave every count as it was."""
+def test_64_clients_mixed_jobs_every_reply_matched_nothing_left(daemon_factory):
+    """64 clients at once, mixing ephemeral execs and session snippets: every reply is its own
+    request's, and 5,000 jobs leave no process, fd or cgroup directory behind. The zygote
+    keeps one cgroup slot per concurrent worker, made on first use and reused (its directory
+    and the fds it holds open): a first round at full concurrency makes them all, and the
+    5,000 jobs after it must leave every count as it was."""
     d = daemon_factory()
     zygote = stats(d)["zygote"]["pid"]
     max_workers = stats(d)["workers"]["max"]
 
-    def worker(n):
-        with d.client() as c:
-            ids = []
-            for i in range(n):
-                ids.append(c.submit("1 + 1" if i % 10 else "print('x')\nsum(range(1000))"))
-                if len(ids) == 16:
-                    for rid in ids:
-                        assert c.wait(rid).ok
-                    ids = []
-            for rid in ids:
-                assert c.wait(rid).ok
-
-    def run(total):
-        threads = [threading.Thread(target=worker, args=(total // 8,)) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(600)
-        wait_pool_full(d)
-
     def counts():
         return (fd_count(d.pid), zygote_fd_count(zygote), len(descendants(d.pid)),
-                cgroup_pool_dirs(d))
+                cgroup_pool_dirs(d, zygote))
 
     def settled_counts():
         # Compare like with like: taken when nothing runs but the zygotes and a full pool.
@@ -486,19 +686,26 @@ def test_nothing_left_after_5000_jobs(daemon_factory):
         assert got, (pool(d, "default"), counts())
         return got
 
-    run(400)
+    run_mixed_clients(d, 1)
     before = settled_counts()
     if before[3] is not None:
-        assert len(before[3]) <= max_workers, before
+        assert 1 <= len(before[3]) <= max_workers, before
     ok_before = stats(d)["jobs"]["by_outcome"].get("ok", 0)
-    run(5000)
-    assert stats(d)["jobs"]["by_outcome"].get("ok", 0) - ok_before >= 5000
+    t0 = time.monotonic()
+    jobs = run_mixed_clients(d, 10)
+    took = time.monotonic() - t0
+    assert jobs >= 5000, jobs
+    assert stats(d)["jobs"]["by_outcome"].get("ok", 0) - ok_before >= jobs
     # No more than before: a count sampled while a closed connection or an exited worker's
     # channel is still being released can only be higher, and a leak only grows.
     def no_more(after):
         return all(a <= b for a, b in zip(after[:3], before[:3])) and after[3] == before[3]
     assert wait_for(lambda: no_more(settled_counts()), timeout=10), (before, counts())
+    print(f"64 clients: {jobs} jobs in {took:.1f} s; cgroup slots {before[3]}")
+    d.assert_serving()
 
+
+# ---- the preload zygote -----------------------------------------------------------------------
 
 def test_preload_profiles_fork_from_their_own_zygote(daemon):
     """The built-in data profile preloads numpy and pandas: its workers come from a second
