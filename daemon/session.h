@@ -67,10 +67,10 @@ enum session_end {
 typedef void (*session_expire_cb)(struct session *s, enum session_end why);
 
 struct session_table {
-    uv_loop_t *loop;    /* Not owned. */
-    struct dlist all;   /* struct session.link: every session not ended yet */
-    struct dlist ended; /* struct session.link: ended, waiting for their worker and handles */
-    size_t n;           /* in `all` */
+    uv_loop_t *loop;     /* Not owned. */
+    struct dlist all;    /* struct session.link: every session not ended yet */
+    struct dlist ended;  /* struct session.link: ended, waiting for their worker and handles */
+    size_t n;            /* in `all` */
     struct sched *sched; /* Not owned: each session counts for its uid there while in `all` */
     session_expire_cb expire_cb;
 };

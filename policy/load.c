@@ -199,8 +199,7 @@ policy_resolve(const struct policy *p, const char *name, const struct policy_pee
 {
     const struct policy_profile *profile = policy_find(p, name);
     if (!profile || !policy_profile_allows(profile, peer)) {
-        pf_error_set(err, PF_E_NOT_FOUND, "no profile '%s' for uid %u", name,
-                     (unsigned) peer->uid);
+        pf_error_set(err, PF_E_NOT_FOUND, "no profile '%s' for uid %u", name, (unsigned) peer->uid);
         return NULL;
     }
     return profile;

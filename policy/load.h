@@ -26,9 +26,8 @@ const struct policy_profile *policy_find(const struct policy *p, const char *nam
 
 /* The profile a peer gets when it names none: the first (by name) whose default_for matches,
  * else "default". NULL (with *err) when the peer may not use that profile. */
-const struct policy_profile *policy_default_for(const struct policy *p,
-                                                const struct policy_peer *peer,
-                                                struct pf_error **err);
+const struct policy_profile *
+policy_default_for(const struct policy *p, const struct policy_peer *peer, struct pf_error **err);
 /* The named profile if the peer may use it; PF_E_NOT_FOUND otherwise: a profile the peer may
  * not use is reported exactly like a missing one, so names do not leak. */
 const struct policy_profile *policy_resolve(const struct policy *p, const char *name,

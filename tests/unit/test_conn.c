@@ -5,6 +5,7 @@
  * uv_loop_close() == 0. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above first. */

@@ -34,8 +34,9 @@ test_import_allow_list(void **state)
     struct exec_policy p = {.imports = json_only, .n_imports = 1};
     assert_policy(&p, "import json\njson.dumps([1])", "'[1]'");
     assert_policy(&p, "import json.decoder", "Import of json.decoder is not allowed");
-    assert_policy(&p, "import math", "Import of math is not allowed. Authorized imports are: "
-                                     "['json']");
+    assert_policy(&p, "import math",
+                  "Import of math is not allowed. Authorized imports are: "
+                  "['json']");
     /* A module named twice is listed once. */
     const char *repeated[] = {"math", "json", "re", "json"};
     struct exec_policy pb = {.imports = repeated, .n_imports = 4};

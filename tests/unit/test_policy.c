@@ -277,7 +277,7 @@ main(void)
             cmocka_unit_test(test_bad_fields_are_named),
             cmocka_unit_test(test_max_pending_per_session),
             cmocka_unit_test(test_access_and_defaults),
-        cmocka_unit_test(test_access_by_supplementary_group_and_user_name),
+            cmocka_unit_test(test_access_by_supplementary_group_and_user_name),
             cmocka_unit_test(test_directory_all_or_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -388,7 +388,7 @@ main(void)
             cmocka_unit_test(test_failed_start_moves_on),
             cmocka_unit_test(test_peers_and_stats),
             cmocka_unit_test(test_session_keeps_the_uid_record),
-        cmocka_unit_test(test_derived_limits),
+            cmocka_unit_test(test_derived_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
