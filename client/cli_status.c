@@ -25,8 +25,9 @@ workers_rows(FILE *out, const cJSON *st)
     if (cJSON_IsNumber(get(st, "sessions")))
         fprintf(out, "  %-14s %.0f\n", "sessions", num(st, "sessions"));
     if (cJSON_IsObject(w))
-        fprintf(out, "  %-14s %.0f live: %.0f idle, %.0f busy (max %.0f)\n", "workers",
-                num(w, "live"), num(w, "idle"), num(w, "busy"), num(w, "max"));
+        fprintf(out, "  %-14s %.0f live: %.0f idle, %.0f busy (max %.0f, %.0f for sessions)\n",
+                "workers", num(w, "live"), num(w, "idle"), num(w, "busy"), num(w, "max"),
+                num(w, "session_max"));
     if (cJSON_IsObject(q))
         fprintf(out,
                 "  %-14s %.0f waiting, %.0f running (max %.0f waiting, %.0f per uid; %.0f "

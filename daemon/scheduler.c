@@ -26,6 +26,18 @@ sched_default_workers(unsigned cores, uint64_t memory_bytes)
     return want > 4096 ? 4096 : (unsigned) want;
 }
 
+/* A session holds its worker until it ends, minutes later perhaps, outside the round-robin:
+ * were sessions allowed every worker, one uid's idle sessions would starve every other uid's
+ * execs. The workers kept back are shared by all uids' ephemeral jobs in turn. */
+unsigned
+sched_session_capacity(unsigned max_workers)
+{
+    if (max_workers < 2)
+        return max_workers;
+    unsigned reserve = max_workers / 4;
+    return max_workers - (reserve ? reserve : 1);
+}
+
 void
 sched_derive_limits(struct policy_limits *limits)
 {

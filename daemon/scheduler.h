@@ -90,6 +90,9 @@ struct sched {
 void sched_derive_limits(struct policy_limits *limits);
 /* The derivation on its own: clamp(4 x cores, 4, 2 x memory GiB). */
 unsigned sched_default_workers(unsigned cores, uint64_t memory_bytes);
+/* How many of max_workers workers sessions may hold together: all but a quarter (at least one)
+ * kept for ephemeral jobs; a lone worker goes to whoever asks first. */
+unsigned sched_session_capacity(unsigned max_workers);
 
 void sched_init(struct sched *s, const struct policy_limits *limits, sched_start_cb start_cb,
                 void *ctx);

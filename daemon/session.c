@@ -84,6 +84,47 @@ session_count_uid(const struct session_table *t, uid_t uid)
     return u ? u->sessions : 0;
 }
 
+size_t
+session_count_holding(const struct session_table *t)
+{
+    size_t n = 0;
+    for (const struct dlist *pos = t->all.next; pos != &t->all; pos = pos->next)
+        if (pf_container_of(pos, const struct session, link)->state != SESSION_LOST)
+            n++;
+    return n;
+}
+
+/* Past max_sessions_per_uid (a profile's bound), or past what sessions may hold of the
+ * daemon's workers (sched_session_capacity): busy, not a wait in the queue, since a session
+ * frees its worker only when it ends, which may be minutes away. */
+static int
+check_room(struct session_table *t, uid_t uid, const char *profile,
+           const struct policy_limits *limits, struct pf_error **err)
+{
+    int64_t max = limits->v[POLICY_LIMIT_MAX_SESSIONS_PER_UID];
+    size_t have = session_count_uid(t, uid);
+    if ((int64_t) have >= max) {
+        if (max == 0)
+            return pf_error_set(err, PF_E_PERMISSION,
+                                "profile '%s' allows no sessions (max_sessions_per_uid 0)",
+                                profile);
+        return pf_error_set(err, PF_E_BUSY,
+                            "uid %u already has %zu open sessions (max_sessions_per_uid); close "
+                            "one first",
+                            (unsigned) uid, have);
+    }
+    unsigned workers = t->sched->max_workers;
+    unsigned capacity = sched_session_capacity(workers);
+    size_t holding = session_count_holding(t);
+    if (holding >= capacity)
+        return pf_error_set(err, PF_E_BUSY,
+                            "sessions already hold %zu of the %u workers (max_workers) they may "
+                            "have; the other %u are kept for ephemeral execs. Try again when a "
+                            "session ends",
+                            holding, workers, workers - capacity);
+    return 0;
+}
+
 static bool
 is_busy(const struct session *s)
 {
@@ -130,19 +171,8 @@ struct session *
 session_new(struct session_table *t, uid_t uid, const char *profile,
             const struct policy_limits *limits, struct pf_error **err)
 {
-    int64_t max = limits->v[POLICY_LIMIT_MAX_SESSIONS_PER_UID];
-    size_t have = session_count_uid(t, uid);
-    if ((int64_t) have >= max) {
-        if (max == 0)
-            pf_error_set(err, PF_E_PERMISSION,
-                         "profile '%s' allows no sessions (max_sessions_per_uid 0)", profile);
-        else
-            pf_error_set(err, PF_E_BUSY,
-                         "uid %u already has %zu open sessions (max_sessions_per_uid); close one "
-                         "first",
-                         (unsigned) uid, have);
+    if (check_room(t, uid, profile, limits, err) < 0)
         return NULL;
-    }
     _cleanup_free_ struct session *s = calloc(1, sizeof(*s));
     if (!s) {
         pf_error_set(err, PF_E_INTERNAL, "out of memory");

@@ -6,10 +6,12 @@
  * turn) with session_lost and the cause, then is gone. Its worker is never reused for anything
  * else.
  *
- * A session.open that cannot have a worker at once waits in the scheduler's queue like an
- * ephemeral exec (scheduler.h; pools_start_job calls session_launch). Requests to one session
- * run one at a time on its worker; later ones wait in the session's own queue, in arrival
- * order, at most the session's max_pending_per_session.
+ * Sessions together hold at most sched_session_capacity(max_workers) workers: the rest are
+ * kept for ephemeral execs, served round-robin across uids. Within that, a session.open that
+ * cannot have a worker at once waits in the scheduler's queue like an ephemeral exec (scheduler.h;
+ * pools_start_job calls session_launch). Requests to one session run one at a time on its worker;
+ * later ones wait in the session's own queue, in arrival order, at most the session's
+ * max_pending_per_session.
  *
  * session.c keeps the table (ids, ownership, expiry); session_worker.c talks to the worker
  * (CHANNEL.md, "Session worker"); session_queue.c keeps the requests that wait their turn;
@@ -154,7 +156,8 @@ void session_table_init(struct session_table *t, uv_loop_t *loop, struct sched *
 
 /* A new session of uid in the table, with a fresh random id, in state STARTING, its timers
  * running. Fails with busy past max_sessions_per_uid (limits is the session's, and its
- * max_sessions_per_uid is the bound). The caller gives it a worker, or ends it. */
+ * max_sessions_per_uid is the bound), or when the sessions of all uids already hold as many
+ * workers as sched_session_capacity allows. The caller gives it a worker, or ends it. */
 struct session *session_new(struct session_table *t, uid_t uid, const char *profile,
                             const struct policy_limits *limits, struct pf_error **err);
 
@@ -165,6 +168,8 @@ struct session *session_find(struct session_table *t, const char *id, uid_t uid,
 
 /* The sessions of uid not ended yet. */
 size_t session_count_uid(const struct session_table *t, uid_t uid);
+/* The sessions, of every uid, that hold a worker or wait for one (all but the lost). */
+size_t session_count_holding(const struct session_table *t);
 
 /* A request starts (the idle timer stops) or ends (it restarts from now). */
 void session_touch_busy(struct session *s);

@@ -6,6 +6,7 @@ its session (told once, then gone), and the CLI's session commands."""
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -566,30 +567,32 @@ def wait_for(cond, timeout=10):
     return cond()
 
 
+SLEEP = "import time\ntime.sleep(1)"
+
+
 def test_open_waits_for_a_free_worker(daemon_factory):
-    """At max_workers, an idle pool worker makes way for a session's worker; with none left,
-    session.open waits in the queue (it is not refused) and gets the worker that a session's
-    end frees; its reply says how long it waited."""
-    d = daemon_factory("--max-workers", "2")
+    """At max_workers, an idle pool worker makes way for a session's worker; with none left
+    (jobs hold them), session.open waits in the queue (it is not refused) and gets the worker
+    that a job's end frees; its reply says how long it waited."""
+    d = daemon_factory("--max-workers", "3")  # sessions may hold 2, one is kept for execs
     with d.client() as c:
         assert wait_for(lambda: sum(p.get("idle", 0) for p in c.stats()["pools"].values()) >= 2)
-        a = c.open_session()
-        b = c.open_session()
-        assert a.exec("1").ok and b.exec("2").ok
+        a = c.open_session()  # the free slot
+        holds = [c.submit(SLEEP), c.submit(SLEEP)]  # the two idle pool workers
+        assert wait_for(lambda: c.stats()["workers"]["busy"] == 3), c.stats()["workers"]
         rid = c.submit_request("session.open")
         assert wait_for(lambda: c.stats()["queue"]["queued"] == 1), c.stats()["queue"]
         st = c.stats()
-        assert st["workers"]["live"] == 2 and st["uids"][0]["queued"] == 1, st
-        time.sleep(0.2)
-        a.close()
+        assert st["workers"]["live"] == 3 and st["uids"][0]["queued"] == 1, st
         reply = c.wait_reply(rid)
         assert reply["ok"] is True, reply
         assert reply["stats"]["queue_ms"] >= 150, reply
-        third = c.session(reply["session"])
-        assert third.exec("3").output == 3
+        assert all(c.wait(h).ok for h in holds)
+        b = c.session(reply["session"])
+        assert b.exec("3").output == 3 and a.exec("4").output == 4
         assert c.stats()["queue"]["queued"] == 0
-        third.close()
         b.close()
+        a.close()
 
 
 def test_open_evicts_one_idle_worker_not_all(daemon_factory):
@@ -613,19 +616,18 @@ def test_open_evicts_one_idle_worker_not_all(daemon_factory):
 def test_open_busy_when_the_queue_is_full(daemon_factory):
     d = daemon_factory("--max-workers", "1", "--max-queued", "1")
     with d.client() as c:
-        a = c.open_session()
-        waiting = c.submit_request("session.open")
+        assert wait_for(lambda: c.stats()["workers"]["live"] >= 1)
+        hold = c.submit(SLEEP)
+        waiting = c.submit("7")
         assert wait_for(lambda: c.stats()["queue"]["queued"] == 1), c.stats()["queue"]
         with pytest.raises(pyfence.PyfenceError) as e:
             c.open_session()
         assert e.value.code == "busy" and "max_queued" in e.value.message, e.value
         assert e.value.reply["error"]["retry_after_ms"] >= 1, e.value.reply
         st = c.stats()
-        assert st["sessions"] == 2 and st["queue"]["queued"] == 1, st
-        a.close()
-        reply = c.wait_reply(waiting)
-        assert reply["ok"] is True, reply
-        c.session(reply["session"]).close()
+        assert st["sessions"] == 0 and st["queue"]["queued"] == 1, st
+        assert c.wait(hold).ok and c.wait(waiting).output == 7
+        c.open_session().close()
     d.assert_serving()
 
 
@@ -634,21 +636,22 @@ def test_disconnect_while_open_waits_leaves_nothing(daemon_factory):
     worker or session is started for it (not even a detached one)."""
     d = daemon_factory("--max-workers", "1")
     with d.client() as c:
-        a = c.open_session()
+        assert wait_for(lambda: c.stats()["workers"]["live"] >= 1)
+        hold = c.submit(SLEEP)
         other = d.client()
         other.submit_request("session.open", detach=True)
         assert wait_for(lambda: c.stats()["queue"]["queued"] == 1), c.stats()["queue"]
         other.close()
         assert wait_for(lambda: c.stats()["queue"]["queued"] == 0), c.stats()["queue"]
         st = c.stats()
-        assert st["sessions"] == 1 and st["workers"]["live"] == 1, st
-        assert [e["id"] for e in c.list_sessions()] == [a.id]
-        a.close()
+        assert st["sessions"] == 0 and st["workers"]["live"] == 1, st
+        assert c.wait(hold).ok
         # Only the pool's worker comes back: nothing was waiting for the freed slot.
         assert wait_for(lambda: (lambda w: w["live"] == w["idle"] == 1)(c.stats()["workers"]))
         time.sleep(0.2)
         st = c.stats()
         assert st["sessions"] == 0 and st["workers"]["live"] == 1, st
+        assert c.list_sessions() == []
     d.assert_serving()
 
 
@@ -793,6 +796,57 @@ def test_uids_cannot_see_each_other(shared_daemon):
 
 
 # ---- the CLI -----------------------------------------------------------------------------
+
+def test_sessions_leave_workers_for_every_uids_execs(daemon_factory, tmpdir_short):
+    """Sessions hold their workers outside the round-robin: with --max-workers 4 they may hold
+    3 together, whoever opened them, and the fourth stays for ephemeral execs. uid A's idle
+    sessions fill their share; another session.open (A's or B's) is busy at once, naming the
+    bound, and B's ephemeral execs still run."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run clients as two other uids")
+    os.chmod(tmpdir_short, 0o755)
+    d = daemon_factory("--socket-mode", "0666", "--max-workers", "4")
+    sock = d.socket_path
+    with d.client() as c:
+        assert c.stats()["workers"]["session_max"] == 3
+
+    def open_three():
+        with pyfence.Client(sock) as a:
+            ids = [a.open_session(detach=True).id for _ in range(3)]
+            try:
+                a.open_session(detach=True)
+            except pyfence.PyfenceError as e:
+                return ids, e.code, e.message
+            return ids, None, None
+
+    ids, code, message = as_uid(UID_A, open_three)
+    assert code == "busy", (code, message)
+    assert message == ("sessions already hold 3 of the 4 workers (max_workers) they may have; "
+                       "the other 1 are kept for ephemeral execs. Try again when a session ends")
+
+    def use_b():
+        signal.alarm(60)  # a starved exec would wait for A's idle timeout: fail, not hang
+        with pyfence.Client(sock) as b:
+            outputs = [b.exec(f"{i} * 2").output for i in range(20)]
+            try:
+                b.open_session()
+            except pyfence.PyfenceError as e:
+                return outputs, e.code
+            return outputs, None
+
+    outputs, code = as_uid(UID_B, use_b)
+    assert outputs == [i * 2 for i in range(20)] and code == "busy", (outputs, code)
+
+    def close_one():
+        with pyfence.Client(sock) as a:
+            a.session(ids[0]).close()
+
+    as_uid(UID_A, close_one)
+    assert as_uid(UID_B, lambda: pyfence.Client(sock).open_session().exec("5").output) == 5
+    with d.client() as c:
+        assert wait_for(lambda: c.stats()["sessions"] == 2), c.stats()
+    d.assert_serving()
+
 
 def test_cli_sessions(daemon):
     r = daemon.cli("session", "open", "--import", "json")

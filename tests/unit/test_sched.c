@@ -353,6 +353,19 @@ test_session_keeps_the_uid_record(void **state)
     fake_free(f);
 }
 
+/* Sessions may hold all workers but a quarter (at least one): those stay for ephemeral execs. */
+static void
+test_session_capacity(void **state)
+{
+    (void) state;
+    static const unsigned want[][2] = {{1, 1}, {2, 1}, {3, 2},   {4, 3},
+                                       {7, 6}, {8, 6}, {16, 12}, {4096, 3072}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (sched_session_capacity(want[i][0]) != want[i][1])
+            fail_msg("max_workers %u: sessions may hold %u, want %u", want[i][0],
+                     sched_session_capacity(want[i][0]), want[i][1]);
+}
+
 static void
 test_derived_limits(void **state)
 {
@@ -388,6 +401,7 @@ main(void)
             cmocka_unit_test(test_failed_start_moves_on),
             cmocka_unit_test(test_peers_and_stats),
             cmocka_unit_test(test_session_keeps_the_uid_record),
+            cmocka_unit_test(test_session_capacity),
             cmocka_unit_test(test_derived_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

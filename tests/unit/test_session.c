@@ -67,6 +67,8 @@ table_setup(void **state)
     assert_non_null(f);
     assert_int_equal(uv_loop_init(&f->loop), 0);
     policy_limits_init_defaults(&f->limits);
+    /* Room for many sessions: test_session_capacity narrows it. */
+    f->limits.v[POLICY_LIMIT_MAX_WORKERS] = 4096;
     sched_init(&f->sched, &f->limits, no_start, NULL);
     session_table_init(&f->t, &f->loop, &f->sched, on_expire);
     current = f;
@@ -287,6 +289,46 @@ test_max_per_uid(void **state)
     assert_null(session_new(&f->t, 1002, "strict", &f->limits, &err));
     assert_int_equal(err->code, PF_E_PERMISSION);
     assert_string_equal(err->msg, "profile 'strict' allows no sessions (max_sessions_per_uid 0)");
+    pf_error_free(err);
+}
+
+/* Sessions of all uids together hold at most sched_session_capacity(max_workers) workers, so
+ * that ephemeral execs always have some; a lost session holds none and does not count. */
+static void
+test_session_capacity(void **state)
+{
+    struct table_fx *f = *state;
+    f->sched.max_workers = 4; /* one kept back: three for sessions */
+    struct session *a = new_session(f, 1000);
+    new_session(f, 1001);
+    struct session *c = new_session(f, 1002);
+    assert_int_equal(session_count_holding(&f->t), 3);
+    struct pf_error *err = NULL;
+    assert_null(session_new(&f->t, 1003, "default", &f->limits, &err));
+    assert_int_equal(err->code, PF_E_BUSY);
+    assert_string_equal(err->msg, "sessions already hold 3 of the 4 workers (max_workers) they "
+                                  "may have; the other 1 are kept for ephemeral execs. Try again "
+                                  "when a session ends");
+    err = pf_error_free(err);
+    assert_int_equal(f->t.n, 3);
+    assert_int_equal(session_count_uid(&f->t, 1003), 0);
+    /* A lost session's worker is gone: its place is free before anyone asks about it. */
+    c->state = SESSION_LOST;
+    assert_int_equal(session_count_holding(&f->t), 2);
+    struct session *d = new_session(f, 1003);
+    assert_null(session_new(&f->t, 1004, "default", &f->limits, &err));
+    err = pf_error_free(err);
+    /* An ended one frees its place too. */
+    session_unlink(a, SESSION_END_CLOSE);
+    session_maybe_release(a);
+    new_session(f, 1004);
+    (void) d;
+    /* A single worker goes to whoever asks first. */
+    f->sched.max_workers = 1;
+    assert_null(session_new(&f->t, 1005, "default", &f->limits, &err));
+    assert_string_equal(err->msg, "sessions already hold 3 of the 1 workers (max_workers) they "
+                                  "may have; the other 0 are kept for ephemeral execs. Try again "
+                                  "when a session ends");
     pf_error_free(err);
 }
 
@@ -1195,30 +1237,44 @@ finish_open(struct fx *f, uint64_t before, const char *id_json)
     return expect_ok(f, id_json);
 }
 
-/* Every worker taken: session.open waits (no busy), and its worker is forked when one frees;
- * its reply says how long it waited. */
+/* The one worker runs an ephemeral exec (id 1, code "x"): a session.open must wait for it. */
+static uint64_t
+hold_the_worker(struct fx *f)
+{
+    return start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\"}");
+}
+
+/* That exec ends: its reply, then its worker's exit frees the slot. */
+static void
+release_the_worker(struct fx *f, uint64_t job)
+{
+    f->worker.fd = fake.worker_fd[job];
+    send_result(f, 7);
+    cJSON_Delete(expect_ok(f, "1"));
+    pump(f, 20);
+    assert_int_equal(fake.last_job, job); /* nothing forked before the worker is reaped */
+    end_worker(f, job, 0, 0, false, 1);
+}
+
+/* Every worker taken by a job: session.open waits (no busy), and its worker is forked when one
+ * frees; its reply says how long it waited. */
 static void
 test_open_waits_for_a_worker(void **state)
 {
     struct fx *f = *state;
-    char a[SESSION_ID_LEN + 1];
-    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", a);
+    uint64_t job_x = hold_the_worker(f);
     send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
     pump(f, 30);
-    assert_int_equal(fake.last_job, job_a); /* no worker forked for it yet */
+    assert_int_equal(fake.last_job, job_x); /* no worker forked for it yet */
     assert_int_equal(f->d.sched.queued, 1);
-    assert_int_equal(f->d.sessions.n, 2);
+    assert_int_equal(f->d.sessions.n, 1);
     send_frame(f->client.fd, "{\"id\":3,\"op\":\"session.list\"}");
     cJSON *r = expect_ok(f, "3");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(r, "sessions")), 2);
+    cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "sessions"), 0);
+    assert_string_equal(cJSON_GetObjectItem(e, "state")->valuestring, "starting");
     cJSON_Delete(r);
-    /* A's end frees the slot once its worker is reaped. */
-    send_fmt(f->client.fd, "{\"id\":4,\"op\":\"session.close\",\"session\":\"%s\"}", a);
-    cJSON_Delete(expect_ok(f, "4"));
-    pump(f, 20);
-    assert_int_equal(fake.last_job, job_a);
-    end_worker(f, job_a, 0, SIGKILL, true, 1);
-    r = finish_open(f, job_a, "2");
+    release_the_worker(f, job_x);
+    r = finish_open(f, job_x, "2");
     double waited = queue_ms(r);
     assert_true(waited >= 50);
     char b[SESSION_ID_LEN + 1];
@@ -1237,9 +1293,8 @@ static void
 test_open_busy_when_queue_full(void **state)
 {
     struct fx *f = *state;
-    char a[SESSION_ID_LEN + 1];
-    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", a);
-    send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
+    uint64_t job_x = hold_the_worker(f);
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"exec\",\"code\":\"y\"}");
     pump(f, 10);
     assert_int_equal(f->d.sched.queued, 1);
     send_frame(f->client.fd, "{\"id\":3,\"op\":\"session.open\"}");
@@ -1248,12 +1303,34 @@ test_open_busy_when_queue_full(void **state)
     cJSON *retry = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "retry_after_ms");
     assert_true(cJSON_IsNumber(retry) && retry->valuedouble >= SCHED_RETRY_MIN_MS);
     cJSON_Delete(r);
-    assert_int_equal(f->d.sessions.n, 2);
+    assert_int_equal(f->d.sessions.n, 0);
     assert_int_equal(f->d.sched.queued, 1);
-    /* An ephemeral exec waits in the same queue: full for it too. */
-    send_frame(f->client.fd, "{\"id\":4,\"op\":\"exec\",\"code\":\"1\"}");
-    cJSON_Delete(expect_error(f, "4", "busy"));
+    assert_int_equal(fake.last_job, job_x);
+}
+
+/* Sessions may hold every worker but those kept for ephemeral execs (max_workers 1: the one):
+ * one more session.open is busy at once, without waiting in the queue, and names the bound. */
+static void
+test_open_busy_at_session_capacity(void **state)
+{
+    struct fx *f = *state;
+    char a[SESSION_ID_LEN + 1];
+    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", a);
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\",\"detach\":true}");
+    cJSON *r = expect_error(f, "2", "busy");
+    assert_string_equal(error_message(r),
+                        "sessions already hold 1 of the 1 workers (max_workers) they may have; "
+                        "the other 0 are kept for ephemeral execs. Try again when a session ends");
+    cJSON_Delete(r);
+    assert_int_equal(f->d.sessions.n, 1);
+    assert_int_equal(f->d.sched.queued, 0);
     assert_int_equal(fake.last_job, job_a);
+    /* Its end makes room again. */
+    send_fmt(f->client.fd, "{\"id\":3,\"op\":\"session.close\",\"session\":\"%s\"}", a);
+    cJSON_Delete(expect_ok(f, "3"));
+    end_worker(f, job_a, 0, SIGKILL, true, 1);
+    char b[SESSION_ID_LEN + 1];
+    open_session(f, "{\"id\":1,\"op\":\"session.open\"}", b);
 }
 
 /* The connection of a waiting session.open closes: it leaves the queue and never starts, even
@@ -1262,8 +1339,7 @@ static void
 test_open_dropped_when_its_conn_closes(void **state)
 {
     struct fx *f = *state;
-    char a[SESSION_ID_LEN + 1];
-    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\",\"detach\":true}", a);
+    uint64_t job_x = hold_the_worker(f);
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     struct pf_error *err = NULL;
@@ -1271,17 +1347,15 @@ test_open_dropped_when_its_conn_closes(void **state)
     send_frame(sv[1], "{\"id\":1,\"op\":\"session.open\",\"detach\":true}");
     pump(f, 20);
     assert_int_equal(f->d.sched.queued, 1);
-    assert_int_equal(f->d.sessions.n, 2);
+    assert_int_equal(f->d.sessions.n, 1);
     close(sv[1]);
     pump(f, 20);
     assert_int_equal(f->d.sched.queued, 0);
-    assert_int_equal(f->d.sessions.n, 1);
+    assert_int_equal(f->d.sessions.n, 0);
     /* The slot frees: nothing was waiting for it. */
-    send_fmt(f->client.fd, "{\"id\":2,\"op\":\"session.close\",\"session\":\"%s\"}", a);
-    cJSON_Delete(expect_ok(f, "2"));
-    end_worker(f, job_a, 0, SIGKILL, true, 1);
+    release_the_worker(f, job_x);
     pump(f, 20);
-    assert_int_equal(fake.last_job, job_a);
+    assert_int_equal(fake.last_job, job_x);
     assert_int_equal(f->d.jobs_running, 0);
 }
 
@@ -1290,8 +1364,7 @@ static void
 test_cancel_waiting_open(void **state)
 {
     struct fx *f = *state;
-    char a[SESSION_ID_LEN + 1];
-    uint64_t job_a = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", a);
+    uint64_t job_x = hold_the_worker(f);
     send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
     pump(f, 10);
     send_frame(f->client.fd, "{\"id\":3,\"op\":\"cancel\",\"target\":2}");
@@ -1302,8 +1375,8 @@ test_cancel_waiting_open(void **state)
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "cancelled")));
     cJSON_Delete(r);
     assert_int_equal(f->d.sched.queued, 0);
-    assert_int_equal(f->d.sessions.n, 1);
-    assert_int_equal(fake.last_job, job_a);
+    assert_int_equal(f->d.sessions.n, 0);
+    assert_int_equal(fake.last_job, job_x);
 }
 
 int
@@ -1320,6 +1393,7 @@ main(void)
             cmocka_unit_test_setup_teardown(test_lifetime_ends_busy_session, table_setup,
                                             table_teardown),
             cmocka_unit_test_setup_teardown(test_max_per_uid, table_setup, table_teardown),
+            cmocka_unit_test_setup_teardown(test_session_capacity, table_setup, table_teardown),
             cmocka_unit_test_setup_teardown(test_list_own_only, table_setup, table_teardown),
     };
     const struct CMUnitTest daemon_tests[] = {
@@ -1354,6 +1428,8 @@ main(void)
             cmocka_unit_test_setup_teardown(test_open_waits_for_a_worker, setup_one_worker,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_open_busy_when_queue_full, setup_one_worker,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_open_busy_at_session_capacity, setup_one_worker,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_open_dropped_when_its_conn_closes,
                                             setup_one_worker, teardown),
