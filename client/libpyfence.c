@@ -707,8 +707,11 @@ build_exec_request(const char *code, const struct pyfence_exec_options *opts, cJ
             return r;
         cJSON_AddItemToObject(req, "variables", vars);
     }
+    /* A profile with a session is sent all the same: pyfenced refuses it as it refuses
+     * imports and limits there (bad_request, "set by session.open"), in the reply. */
     if (!cJSON_AddBoolToObject(req, "stream", opts->stream) ||
-        (opts->session && !cJSON_AddStringToObject(req, "session", opts->session)))
+        (opts->session && !cJSON_AddStringToObject(req, "session", opts->session)) ||
+        (opts->profile && !cJSON_AddStringToObject(req, "profile", opts->profile)))
         return fail(err, PYFENCE_E_INTERNAL, "out of memory");
     *ret = TAKE_PTR(req);
     return 0;

@@ -55,7 +55,8 @@ static const char main_usage[] =
         "cancelled an exec.\n";
 
 static const char exec_usage[] =
-        "Usage: pyfence exec [-c CODE | FILE | -] [--timeout SEC] [--import MOD]... [--json]\n"
+        "Usage: pyfence exec [-c CODE | FILE | -] [--profile NAME] [--timeout SEC]\n"
+        "                    [--import MOD]... [--json]\n"
         "       pyfence exec --session ID [-c CODE | FILE | -] [--json]\n"
         "\n"
         "Runs one snippet in a fresh sandboxed worker, or in a session's worker. Its printed "
@@ -67,13 +68,15 @@ static const char exec_usage[] =
         "\n"
         "Options:\n"
         "  -c, --code CODE     the snippet itself\n"
+        "  -p, --profile NAME  run under this profile, one you may use (default: yours):\n"
+        "                      its limits, imports and warm pool\n"
         "  -t, --timeout SEC   wall-clock limit in seconds (fractions allowed); may only\n"
-        "                      tighten the daemon's profile\n"
+        "                      tighten the profile's\n"
         "  -i, --import MOD    also allow importing MOD (MOD.* allows its submodules too)\n"
         "  -j, --json          print the whole reply object as JSON instead\n"
         "  -S, --session ID    run in session ID (see pyfence session open), which keeps\n"
-        "                      what earlier snippets defined; its limits and imports were\n"
-        "                      fixed when it opened\n"
+        "                      what earlier snippets defined; its profile, limits and\n"
+        "                      imports were fixed when it opened\n"
         "  -h, --help          show this help\n";
 
 static const char session_usage[] =
@@ -385,10 +388,11 @@ cmd_exec(const char *socket_path, int argc, char **argv)
 {
     static const struct option longopts[] = {
             {"code", required_argument, NULL, 'c'},
+            {"profile", required_argument, NULL, 'p'},
             {"timeout", required_argument, NULL, 't'},
             {"import", required_argument, NULL, 'i'},
             {"json", no_argument, NULL, 'j'},
-            {"session", required_argument, NULL, 'S'},
+            {"session", required_argument, NULL, 'S'}, /* not with -p, -t or -i */
             {"help", no_argument, NULL, 'h'},
             {0},
     };
@@ -399,13 +403,16 @@ cmd_exec(const char *socket_path, int argc, char **argv)
     bool json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+c:t:i:jS:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+c:p:t:i:jS:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             code_arg = optarg;
             break;
         case 'S':
             opts.session = optarg;
+            break;
+        case 'p':
+            opts.profile = optarg;
             break;
         case 't':
             if (parse_timeout(optarg, &opts.timeout_ms) < 0)
@@ -430,9 +437,10 @@ cmd_exec(const char *socket_path, int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (opts.session && (opts.n_imports || opts.timeout_ms))
-        return usage_error(exec_usage, "--import and --timeout are fixed when a session opens "
-                                       "(pyfence session open); not with --session");
+    if (opts.session && (opts.profile || opts.n_imports || opts.timeout_ms))
+        return usage_error(exec_usage, "--profile, --import and --timeout are fixed when a "
+                                       "session opens (pyfence session open); not with "
+                                       "--session");
     if (argc - optind > 1 || (code_arg && argc - optind > 0))
         return usage_error(exec_usage, "exec takes one of -c CODE, FILE or -, not '%s'",
                            argv[argc - 1]);

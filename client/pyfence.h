@@ -107,10 +107,15 @@ struct pyfence_exec_options {
     const char *variables_json; /* JSON object text of name → tagged value, or NULL */
     bool stream;                /* ask for output events (pyfence_exec_options_init: true) */
     const char *session;        /* run in this session (pyfence_session_open), or NULL; the
-                                 * session fixed its imports and limits: leave them unset */
+                                 * session fixed its profile, imports and limits: leave them
+                                 * unset (pyfenced refuses them, outcome bad_request) */
+    const char *profile;        /* NULL: the caller's default profile; else a profile it may
+                                 * use (one it may not is outcome not_found, like a missing
+                                 * one). Its limits, imports and warm pool apply */
 };
 
-/* Defaults: no timeout override, no imports/limits/variables, stream = true. */
+/* Defaults: no timeout override, no imports/limits/variables, the caller's default profile,
+ * stream = true. */
 void pyfence_exec_options_init(struct pyfence_exec_options *opts);
 
 /* Receives printed output as the snippet runs (the exec's `output` events), in order. */

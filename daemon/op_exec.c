@@ -1,5 +1,6 @@
-/* exec: resolve the peer's profile and the job's limits, check capacity, hand the snippet to a
- * fresh worker (job.c). The reply comes later, from the job. */
+/* exec: resolve the request's profile (the one it names, or the peer's) and the job's limits,
+ * check capacity, hand the snippet to a fresh worker (job.c). The reply comes later, from the
+ * job. */
 #include <stdio.h>
 #include <string.h>
 
@@ -199,8 +200,10 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
     if (cJSON_GetObjectItemCaseSensitive(req->root, "session"))
         return op_session_exec(c, req, ret_reply, err); /* op_session.c */
 
+    /* The profile the request names (one the peer may use), else the peer's default. Its
+     * name in spec.profile picks the warm pool; its limits, imports and hardening apply. */
     const struct policy_profile *profile = NULL;
-    if (ops_peer_profile(c, &profile, err) < 0)
+    if (ops_request_profile(c, req->root, &profile, err) < 0)
         return -1;
     if (resolve_spec(d, profile, req->root, &spec, err) < 0)
         return -1;

@@ -6,7 +6,6 @@
 #include "conn.h"
 #include "daemon.h"
 #include "job.h"
-#include "load.h"
 #include "ops.h"
 #include "pf_cleanup.h"
 #include "profile.h"
@@ -19,26 +18,13 @@ oom(cJSON *reply, struct pf_error **err)
     return pf_error_set(err, PF_E_INTERNAL, "out of memory");
 }
 
-/* The named profile if the peer may use it (else answered like a missing one), or its own. */
-static int
-session_profile(struct conn *c, const cJSON *req, const struct policy_profile **ret,
-                struct pf_error **err)
-{
-    const char *name = msg_get_string(req, "profile", NULL);
-    if (!name || !c->d->policy)
-        return ops_peer_profile(c, ret, err);
-    struct policy_peer peer = conn_peer(c);
-    *ret = policy_resolve(c->d->policy, name, &peer, err);
-    return *ret ? 0 : -1;
-}
-
 int
 op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
                 struct pf_error **err)
 {
     struct daemon *d = c->d;
     const struct policy_profile *profile = NULL;
-    if (session_profile(c, req->root, &profile, err) < 0)
+    if (ops_request_profile(c, req->root, &profile, err) < 0)
         return -1;
     struct job_spec spec = {.arrival_ns = uv_hrtime()};
     cJSON *fields = NULL;
@@ -87,8 +73,9 @@ int
 op_session_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply,
                 struct pf_error **err)
 {
-    /* The worker's policy and limits were fixed when it started: only session.open sets them. */
-    static const char *const fixed[] = {"imports", "limits"};
+    /* The worker's profile, policy and limits were fixed when it started: only session.open
+     * sets them. */
+    static const char *const fixed[] = {"imports", "limits", "profile"};
     for (size_t i = 0; i < PF_ELEMENTSOF(fixed); i++)
         if (cJSON_GetObjectItemCaseSensitive(req->root, fixed[i]))
             return pf_error_set(err, PF_E_BAD_REQUEST,

@@ -69,3 +69,18 @@ ops_peer_profile(struct conn *c, const struct policy_profile **ret, struct pf_er
     *ret = p;
     return 0;
 }
+
+int
+ops_request_profile(struct conn *c, const cJSON *req, const struct policy_profile **ret,
+                    struct pf_error **err)
+{
+    const char *name = msg_get_string(req, "profile", NULL);
+    if (!name || !c->d->policy)
+        return ops_peer_profile(c, ret, err);
+    struct policy_peer peer = conn_peer(c);
+    const struct policy_profile *p = policy_resolve(c->d->policy, name, &peer, err);
+    if (!p)
+        return -1;
+    *ret = p;
+    return 0;
+}

@@ -21,6 +21,14 @@ int ops_dispatch(struct conn *c, const struct msg_request *req, cJSON **ret_repl
 /* The profile that applies to the peer of c: *ret is NULL when the daemon has no policy (tests).
  * Fails with PF_E_NOT_FOUND when the peer may not use its profile (as if it did not exist). */
 int ops_peer_profile(struct conn *c, const struct policy_profile **ret, struct pf_error **err);
+/* The profile a request (an ephemeral exec, session.open) runs under: the one its `profile`
+ * field names, if the peer may use it, else the peer's own (ops_peer_profile). A name the peer
+ * may not use fails with PF_E_NOT_FOUND and the same message as a missing one ("no profile
+ * 'NAME' for uid N"), so that the policy's names are not disclosed. Without a policy (tests)
+ * there is no profile to check a name against: *ret is NULL for every request, named or not,
+ * and the table's defaults apply. */
+int ops_request_profile(struct conn *c, const cJSON *req, const struct policy_profile **ret,
+                        struct pf_error **err);
 
 /* The handler for an op name, or NULL. */
 op_handler_fn ops_lookup(const char *name);

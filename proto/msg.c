@@ -541,6 +541,7 @@ static const struct msg_field exec_fields[] = {
         {"variables", MSG_T_OBJECT, false, 0, 0},
         {"stream", MSG_T_BOOL, false, 0, 0},
         {"session", MSG_T_STRING, false, 1, MSG_SESSION_ID_MAX},
+        {"profile", MSG_T_STRING, false, 1, 64},
 #if PYFENCE_RAW_MODE
         /* Test builds only (meson -Draw_mode=true): native CPython instead of the executor, so
          * that tests/security can attack the OS layers through pyfenced. */

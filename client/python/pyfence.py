@@ -600,9 +600,12 @@ class Client:
     def stats(self):
         return self.request("stats")
 
-    def submit(self, code, timeout=None, imports=(), limits=None, variables=None, stream=False):
+    def submit(self, code, timeout=None, imports=(), limits=None, variables=None, stream=False,
+               profile=None):
         """Sends an exec request and returns its id (see wait())."""
         fields = _job_fields(imports, limits, timeout, variables)
+        if profile is not None:
+            fields["profile"] = profile
         return self.submit_request("exec", code=code, stream=bool(stream), **fields)
 
     def wait(self, rid, on_output=None):
@@ -622,11 +625,15 @@ class Client:
         the connection that sent a request can cancel it."""
         return self.request("cancel", target=request_id).get("cancelled") is True
 
-    def exec(self, code, timeout=None, imports=(), limits=None, variables=None, on_output=None):
+    def exec(self, code, timeout=None, imports=(), limits=None, variables=None, on_output=None,
+             profile=None):
         """Runs a snippet in a fresh worker. timeout is in seconds; limits may only tighten.
+        `profile` names a profile the caller may use (default: its own), whose limits, imports
+        and warm pool apply; one it may not use is outcome not_found, like a missing one.
         Returns an ExecResult whatever the snippet did; raises PyfenceError only when no reply
         can be had."""
-        rid = self.submit(code, timeout, imports, limits, variables, stream=on_output is not None)
+        rid = self.submit(code, timeout, imports, limits, variables, stream=on_output is not None,
+                          profile=profile)
         return self.wait(rid, on_output)
 
     # -- sessions --
@@ -782,6 +789,8 @@ class PyfenceExecutor:
     opened detached on the first call, so it survives a reconnect, and closed by close(). If
     its worker dies (a memory limit, say), that call raises ExecutionError saying the session
     was lost, and the next call opens a new session (with the variables sent so far).
+    profile= names a profile the caller may use (default: its own) for every call, in fresh
+    workers or in the session.
     A connection the daemon closed while idle is reopened on the next call. A snippet that raises or
     hits a limit raises ExecutionError, whose message is smolagents' ("Code execution failed at
     line ... due to: ...") and whose .logs holds what it printed. Tools cannot cross the
@@ -822,7 +831,8 @@ class PyfenceExecutor:
             return self._submit_session(code_action)
         return self._client.submit(code_action, timeout=self.timeout,
                                    imports=self.additional_authorized_imports,
-                                   limits=self.limits or None, variables=self.state or None)
+                                   limits=self.limits or None, variables=self.state or None,
+                                   profile=self.profile)
 
     def send_tools(self, tools):
         others = sorted(name for name in tools if name != "final_answer")

@@ -102,6 +102,24 @@ def test_refused_request(client):
     assert client.exec("1").output == 1  # the connection is still usable
 
 
+def test_exec_with_a_profile(daemon, client):
+    """exec(profile=) runs under that profile: the shipped `strict` one allows no import, the
+    caller's default (named or not) allows math; a profile that does not exist is not_found."""
+    r = client.exec("import math\nmath.floor(2.5)", profile="strict")
+    assert r.outcome == "error", (r, r.error)
+    assert "Import of math is not allowed. Authorized imports are: []" in r.error["message"]
+    for named in (None, "default"):
+        r = client.exec("import math\nmath.floor(2.5)", profile=named)
+        assert r.ok and r.output == 2, (named, r, r.error)
+    r = client.wait(client.submit("sum(range(4))", profile="strict"))
+    assert r.ok and r.output == 6, (r, r.error)
+    r = client.exec("1", profile="no-such-profile")
+    assert r.outcome == "not_found" and "no profile 'no-such-profile'" in r.error["message"], r
+    with pyfence.PyfenceExecutor(socket_path=daemon.socket_path, profile="strict") as ex:
+        with pytest.raises(pyfence.ExecutionError, match="Import of math is not allowed"):
+            ex("import math")
+
+
 def test_smolagents_adapter(daemon):
     with pyfence.PyfenceExecutor(socket_path=daemon.socket_path, additional_authorized_imports=["json"]) as ex:
         ex.send_tools({"final_answer": None})

@@ -94,6 +94,19 @@ def test_exec_request_shape_and_streaming(fake):
     assert req["stream"] is True
 
 
+def test_exec_profile_is_sent_only_when_given(fake):
+    srv = fake(standard)
+    with pyfence.Client(srv.path) as c:
+        assert c.exec("a", profile="strict").ok
+        assert c.wait(c.submit("b", profile="data")).ok
+        assert c.exec("c").ok
+    with pyfence.PyfenceExecutor(socket_path=srv.path, profile="strict") as ex:
+        ex("d")
+    profiles = {r["code"]: r.get("profile") for r in srv.requests}
+    assert profiles == {"a": "strict", "b": "data", "c": None, "d": "strict"}, srv.requests
+    assert "profile" not in srv.requests[2]
+
+
 def test_tagged_values_decoded(fake):
     srv = fake(standard)
     with pyfence.Client(srv.path) as c:

@@ -692,6 +692,51 @@ assert_request(struct fake *f, size_t i, const char *op, const char *name, const
 
 #define SID "0123456789abcdef0123456789abcdef"
 
+/* opts.profile goes out as the request's `profile`, and only when set. With a session it is
+ * sent all the same (as imports and limits are): pyfenced refuses it, and that refusal is the
+ * exec's result, not a local error. */
+static void
+test_profile_is_sent(void **state)
+{
+    const struct step s[] = {
+            {.json = EXEC_OK},
+            {.json = EXEC_OK},
+            {.json = "{\"id\": %1$llu, \"ok\": false, \"error\": {\"code\": \"bad_request\", "
+                     "\"message\": \"exec request: field 'profile' cannot be used with a session "
+                     "(it is set by session.open)\"}}"},
+    };
+    struct fake *f = fake_start(s, 3);
+    struct pyfence_conn *conn = connect_to(f);
+    struct pyfence_exec_options opts;
+    pyfence_exec_options_init(&opts);
+    assert_null(opts.profile);
+    struct pyfence_result res;
+    struct pyfence_error err = {0};
+    pyfence_result_init(&res);
+    opts.profile = "strict";
+    assert_int_equal(pyfence_exec(conn, "1", &opts, NULL, NULL, &res, &err), 0);
+    assert_true(res.ok);
+    pyfence_result_finish(&res);
+    assert_int_equal(pyfence_exec(conn, "1", NULL, NULL, NULL, &res, &err), 0);
+    pyfence_result_finish(&res);
+    opts.session = SID;
+    assert_int_equal(pyfence_exec(conn, "1", &opts, NULL, NULL, &res, &err), 0);
+    assert_false(res.ok);
+    assert_int_equal(res.outcome_code, PYFENCE_E_BAD_REQUEST);
+    assert_non_null(strstr(res.error.message, "field 'profile' cannot be used with a session"));
+    pyfence_result_finish(&res);
+    pyfence_close(conn);
+    fake_join(f);
+    assert_request(f, 0, "exec", "profile", "strict");
+    cJSON *plain = cJSON_Parse(f->requests[1]);
+    assert_non_null(plain);
+    assert_null(cJSON_GetObjectItemCaseSensitive(plain, "profile"));
+    cJSON_Delete(plain);
+    assert_request(f, 2, "exec", "profile", "strict");
+    assert_request(f, 2, "exec", "session", SID);
+    fake_stop(f);
+}
+
 /* pyfence_session_open_signal(SIGUSR1) with SIGUSR1 blocked, handled, and already pending: the
  * call must take it (its handler runs once), whichever way it ends. */
 static int
@@ -880,6 +925,7 @@ main(void)
             cmocka_unit_test(test_pipelined_reverse),
             cmocka_unit_test(test_pipelining_does_not_deadlock),
             cmocka_unit_test(test_request_shape),
+            cmocka_unit_test(test_profile_is_sent),
             cmocka_unit_test(test_refused_exec_is_a_result),
             cmocka_unit_test(test_unexpected_id),
             cmocka_unit_test(test_string_id),

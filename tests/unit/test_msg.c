@@ -615,6 +615,32 @@ test_session_schemas(void **state)
     EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"session\":\"\"}", PF_E_BAD_REQUEST,
                "exec request: field 'session': string of 0 bytes is below minimum 1");
 
+    /* An ephemeral exec may name a profile, as session.open does: 1 to 64 bytes. (With a
+     * session the daemon refuses it: the session's profile was fixed at open.) */
+    r = expect_request_ok("{\"id\":6,\"op\":\"exec\",\"code\":\"x\",\"profile\":\"strict\"}",
+                          MSG_OP_EXEC);
+    assert_string_equal(msg_get_string(r.root, "profile", NULL), "strict");
+    msg_request_finish(&r);
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"x\",\"profile\":\"\"}", PF_E_BAD_REQUEST,
+               "exec request: field 'profile': string of 0 bytes is below minimum 1");
+    EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"x\",\"profile\":7}", PF_E_BAD_REQUEST,
+               "exec request: field 'profile': expected a string, got a number");
+    char name[66];
+    for (size_t len = 64; len <= 65; len++) {
+        memset(name, 'p', len);
+        name[len] = '\0';
+        char req[160];
+        snprintf(req, sizeof(req), "{\"id\":1,\"op\":\"exec\",\"code\":\"x\",\"profile\":\"%s\"}",
+                 name);
+        if (len == 64) {
+            r = expect_request_ok(req, MSG_OP_EXEC);
+            msg_request_finish(&r);
+        } else {
+            EXPECT_ERR(req, PF_E_BAD_REQUEST,
+                       "exec request: field 'profile': string of 65 bytes exceeds maximum 64");
+        }
+    }
+
     /* 256 names pass, 257 do not. */
     char buf[8192];
     for (int n = 256; n <= 257; n++) {

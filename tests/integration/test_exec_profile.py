@@ -1,0 +1,265 @@
+"""An ephemeral exec that names a profile (`profile` of PROTOCOL.md's exec) against the real
+pyfenced: it runs under that profile (its imports, builtins, limits and warm pool), a limit may
+only tighten that profile's, a profile that does not exist and one the caller may not use are
+answered alike, `profile` with a `session` is refused, and the CLI's `exec --profile`."""
+
+import json
+import os
+
+import pytest
+
+import pyfence
+from conftest import REPO, wait_for
+
+PROFILES = REPO / "policy" / "profiles"
+IMPORT_REFUSED = "Import of math is not allowed. Authorized imports are: []"
+OTHER_UID = 1001  # the uid a root test run connects as, to be refused a profile
+
+
+@pytest.fixture
+def client(daemon):
+    with daemon.client() as c:
+        yield c
+
+
+def shipped(name):
+    return json.loads((PROFILES / f"{name}.json").read_text())
+
+
+def write_policy(directory, *profiles):
+    """A policy directory with the shipped default and strict profiles and these others."""
+    directory.mkdir()
+    for p in (shipped("default"), shipped("strict")) + profiles:
+        (directory / f"{p['name']}.json").write_text(json.dumps(p))
+    return directory
+
+
+def exec_request(client, **fields):
+    """An exec with exactly these request fields, as an ExecResult."""
+    return client.wait(client.submit_request("exec", **fields))
+
+
+# ---- the shipped profiles ------------------------------------------------------------------
+
+def test_named_profile_sets_imports_and_builtins(client):
+    """strict lists no import and removes print; the caller's default profile (not named, or
+    named) lists math and keeps print."""
+    r = client.exec("import math\nmath.floor(2.5)", profile="strict")
+    assert r.outcome == "error" and IMPORT_REFUSED in r.error["message"], (r, r.error)
+    r = client.exec("print('hi')", profile="strict")
+    assert r.outcome == "error", (r, r.error)
+    assert "Forbidden function evaluation: 'print'" in r.error["message"], r.error
+    assert client.exec("sum(i * i for i in range(4))", profile="strict").output == 14
+    for named in (None, "default"):
+        r = client.exec("import math\nprint('hi')\nmath.floor(2.5)", profile=named)
+        assert r.ok and (r.output, r.logs) == (2, "hi\n"), (named, r, r.error)
+    # an import the request adds must be allowed by the named profile's extra_imports
+    r = client.exec("import json", imports=["json"], profile="strict")
+    assert r.outcome == "bad_request", (r, r.error)
+    assert r.error["message"] == ("imports: 'json' is not allowed by profile 'strict' (see its "
+                                  "extra_imports)"), r.error
+    assert client.exec("import json\njson.dumps(1)", imports=["json"]).output == "1"
+
+
+def test_named_profile_sets_limits(client):
+    """strict's own limits apply (100,000 while iterations where the default profile allows
+    1,000,000), and a request may tighten them but not loosen them, even to what the
+    caller's default profile would allow."""
+    loop = "i = 0\nwhile i < 200000:\n    i += 1\ni"
+    assert client.exec(loop).output == 200000
+    r = client.exec(loop, profile="strict")
+    assert r.outcome == "error", (r, r.error)
+    assert "Maximum number of 100000 iterations in While loop exceeded" in r.error["message"]
+
+    r = client.exec("1", profile="strict", limits={"timeout_ms": 10000})
+    assert r.outcome == "bad_request", (r, r.error)
+    assert "timeout_ms: 10000 would loosen the profile's 5000" in r.error["message"], r.error
+    r = client.exec("1", profile="strict", timeout=6)
+    assert r.outcome == "bad_request" and "timeout_ms" in r.error["message"], (r, r.error)
+    assert client.exec("1", limits={"timeout_ms": 10000}).ok  # the default profile: 30000
+    r = client.exec("1", profile="strict", limits={"timeout_ms": 4000, "max_ops": 1000})
+    assert r.ok and r.output == 1, (r, r.error)
+    r = client.exec("t = 0\nfor i in range(5000):\n    t += i\nt", profile="strict",
+                    limits={"max_ops": 1000})
+    assert r.outcome == "error", (r, r.error)
+    assert "Reached the max number of operations of 1000." in r.error["message"], r.error
+
+
+def test_missing_profile_is_not_found(client):
+    """exec answers a profile that does not exist as session.open does."""
+    for op, fields in (("exec", {"code": "1"}), ("session.open", {})):
+        reply = client.wait_reply(client.submit_request(op, profile="no-such-profile", **fields))
+        assert reply["ok"] is False, reply
+        assert reply["error"]["code"] == "not_found", reply
+        assert reply["error"]["message"] == f"no profile 'no-such-profile' for uid {os.geteuid()}", \
+            reply
+    assert client.exec("1").ok  # the connection goes on
+
+
+def test_profile_with_a_session_is_refused(client):
+    """A session's profile was fixed by session.open: an exec in it may not name one, not even
+    the session's own; the session is untouched by the refusal."""
+    with client.open_session(profile="strict") as s:
+        assert s.exec("x = 41").ok
+        for name in ("strict", "default"):
+            r = exec_request(client, code="x + 1", session=s.id, profile=name)
+            assert r.outcome == "bad_request", (r, r.error)
+            assert r.error["message"] == ("exec request: field 'profile' cannot be used with a "
+                                          "session (it is set by session.open)"), r.error
+        r = s.exec("x + 1")
+        assert r.ok and r.output == 42, (r, r.error)
+        assert s.exec("import math").outcome == "error"  # still strict
+
+
+def test_empty_and_long_names_are_refused_by_the_schema(client):
+    for name, why in (("", "string of 0 bytes is below minimum 1"),
+                      ("p" * 65, "string of 65 bytes exceeds maximum 64")):
+        r = exec_request(client, code="1", profile=name)
+        assert r.outcome == "bad_request", (r, r.error)
+        assert r.error["message"] == f"exec request: field 'profile': {why}", r.error
+
+
+# ---- a policy of its own -------------------------------------------------------------------
+
+def as_uid(uid, fn):
+    """fn() in a child process that became uid (with no supplementary groups); what it
+    returns (JSON-able), or raises with the child's error."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = {"ok": fn()}
+        except BaseException as e:  # noqa: B902 - everything goes back to the parent
+            out = {"error": f"{type(e).__name__}: {e}"}
+        with os.fdopen(w, "w") as f:
+            json.dump(out, f)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    out = json.loads(data)
+    if "error" in out:
+        raise AssertionError(f"as uid {uid}: {out['error']}")
+    return out["ok"]
+
+
+def test_a_profile_the_caller_may_not_use_is_answered_like_a_missing_one(daemon_factory,
+                                                                          tmpdir_short):
+    """`private` is for one other uid only. The caller is told not_found with the message a
+    profile that does not exist gets, by exec and by session.open alike; root may use any."""
+    uid = OTHER_UID if os.geteuid() == 0 else os.geteuid()
+    private = dict(shipped("default"), name="private", description="one uid's",
+                   access={"uids": [uid + 1]})
+    private["limits"].pop("pool_size")
+    policy = write_policy(tmpdir_short / "policy", private)
+    if os.geteuid() == 0:
+        os.chmod(tmpdir_short, 0o755)
+        d = daemon_factory("--policy", str(policy), "--socket-mode", "0666")
+    else:
+        d = daemon_factory("--policy", str(policy))
+
+    def probe():
+        out = {}
+        with pyfence.Client(d.socket_path) as c:
+            for name in ("private", "nonexistent"):
+                r = c.exec("1", profile=name)
+                out[f"exec {name}"] = [r.outcome, r.error["message"] if r.error else None]
+                try:
+                    c.open_session(profile=name).close()
+                    out[f"open {name}"] = ["ok", None]
+                except pyfence.PyfenceError as e:
+                    out[f"open {name}"] = [e.code, e.message]
+            out["own"] = c.exec("import math\nmath.floor(2.5)").output
+        return out
+
+    out = as_uid(uid, probe) if os.geteuid() == 0 else probe()
+    for op in ("exec", "open"):
+        assert out[f"{op} private"] == ["not_found", f"no profile 'private' for uid {uid}"], out
+        assert out[f"{op} nonexistent"] == ["not_found",
+                                            f"no profile 'nonexistent' for uid {uid}"], out
+    assert out["own"] == 2, out
+    if os.geteuid() == 0:
+        with d.client() as c:  # the profile is there: root may use it
+            r = c.exec("import math\nmath.floor(2.5)", profile="private")
+            assert r.ok and r.output == 2, (r, r.error)
+
+
+def test_named_profile_uses_its_warm_pool(daemon_factory, tmpdir_short):
+    """`warm` keeps a pool of its own, of workers hardened for its 512 MB (the default
+    profile's are for 1024 MB, so they cannot stand in): an exec naming it takes one of those,
+    and counts as a hit of its pool, not of the default profile's."""
+    warm = dict(shipped("default"), name="warm", description="a pool of its own")
+    warm["limits"].update(pool_size=1, memory_mb=512)
+    d = daemon_factory("--policy", str(write_policy(tmpdir_short / "policy", warm)))
+
+    def pools():
+        with d.client() as c:
+            return c.stats()["pools"]
+
+    def full():
+        p = pools()
+        return all(name in p and p[name]["idle"] >= p[name]["size"] for name in ("default", "warm"))
+
+    assert wait_for(full), pools()
+    before = pools()
+    assert before["warm"]["size"] == 1, before
+    n = 4
+    with d.client() as c:
+        for i in range(n):
+            r = c.exec(f"{i} * 2", profile="warm")
+            assert r.ok and r.output == 2 * i, (r, r.error)
+            assert wait_for(full), pools()
+    after = pools()
+    assert after["warm"]["hits"] - before["warm"]["hits"] == n, (before, after)
+    assert after["warm"]["misses"] == before["warm"]["misses"], (before, after)
+    assert after["default"]["hits"] == before["default"]["hits"], (before, after)
+    # ... and one that names none takes the default profile's
+    with d.client() as c:
+        assert c.exec("1").ok
+    assert wait_for(full), pools()
+    last = pools()
+    assert last["default"]["hits"] == after["default"]["hits"] + 1, (after, last)
+    assert last["warm"]["hits"] == after["warm"]["hits"], (after, last)
+
+
+# ---- the CLI -------------------------------------------------------------------------------
+
+def test_cli_exec_profile(daemon):
+    r = daemon.cli("exec", "--profile", "strict", "-c", "import math")
+    assert r.returncode == 1, r
+    assert IMPORT_REFUSED in r.stderr, r.stderr
+    r = daemon.cli("exec", "-p", "strict", "-c", "sum(i * i for i in range(4))")
+    assert (r.returncode, r.stdout) == (0, "14\n"), r.stderr
+    r = daemon.cli("exec", "-c", "import math\nmath.floor(2.5)")  # the caller's default profile
+    assert (r.returncode, r.stdout) == (0, "2\n"), r.stderr
+    r = daemon.cli("exec", "--profile", "strict", "--timeout", "10", "-c", "1")
+    assert r.returncode == 2, r
+    assert "timeout_ms: 10000 would loosen the profile's 5000" in r.stderr, r.stderr
+    r = daemon.cli("exec", "--profile", "no-such-profile", "-c", "1")
+    assert r.returncode == 2, r
+    assert "not_found: no profile 'no-such-profile' for uid" in r.stderr, r.stderr
+    r = daemon.cli("exec", "--profile", "strict", "--json", "-c", "1")
+    assert r.returncode == 0 and json.loads(r.stdout)["output"] == 1, r
+
+
+def test_cli_exec_profile_with_a_session_is_a_usage_error(daemon):
+    r = daemon.cli("session", "open")
+    assert r.returncode == 0, r
+    sid = r.stdout.strip()
+    try:
+        for flag in ("--profile", "-p"):
+            r = daemon.cli("exec", "--session", sid, flag, "strict", "-c", "1")
+            assert r.returncode == 2, r
+            assert r.stdout == "", r.stdout
+            assert r.stderr.startswith("pyfence: --profile, --import and --timeout are fixed "
+                                       "when a session opens"), r.stderr
+            assert "Usage: pyfence exec" in r.stderr, r.stderr
+        r = daemon.cli("exec", "--session", sid, "-c", "1")
+        assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+    finally:
+        daemon.cli("session", "close", sid)
