@@ -46,12 +46,12 @@ pools_rows(FILE *out, const cJSON *st)
     const cJSON *pools = get(st, "pools"), *p;
     if (!cJSON_IsObject(pools) || !pools->child)
         return;
-    fprintf(out, "  warm pools\n    %-12s %5s %5s %8s %8s %8s %8s %8s %6s\n", "profile", "size",
-            "idle", "hits", "misses", "spawned", "held", "recycled", "lost");
+    fprintf(out, "  warm pools\n    %-12s %5s %5s %8s %8s %8s %8s %8s %6s %6s\n", "profile", "size",
+            "idle", "hits", "misses", "spawned", "held", "recycled", "lost", "lent");
     cJSON_ArrayForEach(p, pools) {
-        fprintf(out, "    %-12s %5.0f %5.0f %8.0f %8.0f %8.0f %8.0f %8.0f %6.0f\n", p->string,
+        fprintf(out, "    %-12s %5.0f %5.0f %8.0f %8.0f %8.0f %8.0f %8.0f %6.0f %6.0f\n", p->string,
                 num(p, "size"), num(p, "idle"), num(p, "hits"), num(p, "misses"), num(p, "spawned"),
-                num(p, "held"), num(p, "recycled"), num(p, "lost"));
+                num(p, "held"), num(p, "recycled"), num(p, "lost"), num(p, "lent"));
     }
 }
 

@@ -279,8 +279,13 @@ pools_start_job(void *ctx, struct sched_entry *e)
         detach(w);
     }
     if (w) {
+        /* The hit is the asking profile's. A pool of another profile with the same hardening
+         * may give the worker: it counts it as lent, so that its idle count dropping without
+         * a hit of its own is explained. */
         if (home)
             home->hits++;
+        if (w->pool != home)
+            w->pool->lent++;
         w->pool->failures = 0; /* its workers do come up */
         detach(w);
         pools_request_begun(ps, w); /* before the bind, which may answer at once */
@@ -471,7 +476,8 @@ pools_stats_json(const struct pools *ps)
             !cJSON_AddNumberToObject(e, "spawned", (double) p->spawned) ||
             !cJSON_AddNumberToObject(e, "held", (double) p->held) ||
             !cJSON_AddNumberToObject(e, "recycled", (double) p->recycled) ||
-            !cJSON_AddNumberToObject(e, "lost", (double) p->lost)) {
+            !cJSON_AddNumberToObject(e, "lost", (double) p->lost) ||
+            !cJSON_AddNumberToObject(e, "lent", (double) p->lent)) {
             cJSON_Delete(o);
             return NULL;
         }

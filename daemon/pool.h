@@ -54,6 +54,7 @@ struct pool {
     struct dlist idle; /* struct job.pool_link: spawned, not bound to a request yet */
     unsigned n_idle;
     uint64_t hits, misses, spawned, recycled, lost;
+    uint64_t lent;        /* idle workers taken by another profile's exec (same hardening) */
     uint64_t held;        /* refills held back while requests were served */
     bool holding;         /* a refill is held back now (held counted it once) */
     unsigned failures;    /* workers lost before use, in a row */
@@ -101,7 +102,8 @@ void pools_request_answered(struct pools *ps, struct job *j);
  * pool and the pool refills; `failure` counts it towards the back-off. */
 void pool_worker_lost(struct job *j, bool failure);
 
-/* {"profile": {"size", "idle", "hits", "misses", "spawned", "recycled", "lost"}, ...} */
+/* {"profile": {"size", "idle", "hits", "misses", "spawned", "held", "recycled", "lost",
+ *  "lent"}, ...} */
 cJSON *pools_stats_json(const struct pools *ps);
 /* Idle pool workers, all pools together. */
 unsigned pools_idle(const struct pools *ps);

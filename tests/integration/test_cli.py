@@ -296,9 +296,9 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
         status_row("latency", f"p50 {lat['p50_ms']:.3f} ms, p99 {lat['p99_ms']:.3f} ms, "
                               f"max {lat['max_ms']:.3f} ms (last 4 replies)"),
         "  warm pools",
-        "    profile       size  idle     hits   misses  spawned     held recycled   lost",
+        "    profile       size  idle     hits   misses  spawned     held recycled   lost   lent",
         "    default          2     2 {hits:8} {misses:8} {spawned:8} {held:8} {recycled:8} "
-        "{lost:6}".format(**pool),
+        "{lost:6} {lent:6}".format(**pool),
         "  peers by uid",
         "    uid         conns  sessions      jobs  queued  running",
         f"    {uid:<10}      2         1         5       0        0",

@@ -227,6 +227,39 @@ def test_named_profile_uses_its_warm_pool(daemon_factory, tmpdir_short):
     assert last["warm"]["hits"] == after["warm"]["hits"], (after, last)
 
 
+def test_a_twin_profiles_pool_lends_its_workers(daemon_factory, tmpdir_short):
+    """`twin` keeps no pool but is hardened exactly like the default profile: its execs take
+    the default profile's idle workers, which that pool counts as lent, not as its own hits,
+    so its idle count dropping is accounted for."""
+    twin = dict(shipped("default"), name="twin", description="no pool of its own")
+    twin["limits"] = dict(twin["limits"], pool_size=0)
+    d = daemon_factory("--policy", str(write_policy(tmpdir_short / "policy", twin)))
+
+    def pools():
+        with d.client() as c:
+            return c.stats()["pools"]
+
+    def full():
+        p = pools()["default"]
+        return p["idle"] >= p["size"]
+
+    assert wait_for(full), pools()
+    before = pools()
+    assert "twin" not in before and before["default"]["lent"] == 0, before
+    n = 3
+    with d.client() as c:
+        for i in range(n):
+            r = c.exec(f"{i} + 1", profile="twin")
+            assert r.ok and r.output == i + 1, (r, r.error)
+            assert wait_for(full), pools()
+        assert c.exec("0").ok  # the default profile's own hit
+        assert wait_for(full), pools()
+    after = pools()
+    assert "twin" not in after, after
+    assert after["default"]["lent"] == n, (before, after)
+    assert after["default"]["hits"] == before["default"]["hits"] + 1, (before, after)
+
+
 # ---- the CLI -------------------------------------------------------------------------------
 
 def test_cli_exec_profile(daemon):
