@@ -118,9 +118,8 @@ check_room(struct session_table *t, uid_t uid, const char *profile,
     size_t holding = session_count_holding(t);
     if (holding >= capacity)
         return pf_error_set(err, PF_E_BUSY,
-                            "sessions already hold %zu of the %u workers (max_workers) they may "
-                            "have; the other %u are kept for ephemeral execs. Try again when a "
-                            "session ends",
+                            "sessions already hold their share of the workers: %zu of max_workers "
+                            "%u (%u kept for ephemeral execs); try again when a session ends",
                             holding, workers, workers - capacity);
     return 0;
 }

@@ -821,8 +821,8 @@ def test_sessions_leave_workers_for_every_uids_execs(daemon_factory, tmpdir_shor
 
     ids, code, message = as_uid(UID_A, open_three)
     assert code == "busy", (code, message)
-    assert message == ("sessions already hold 3 of the 4 workers (max_workers) they may have; "
-                       "the other 1 are kept for ephemeral execs. Try again when a session ends")
+    assert message == ("sessions already hold their share of the workers: 3 of max_workers 4 "
+                       "(1 kept for ephemeral execs); try again when a session ends")
 
     def use_b():
         signal.alarm(60)  # a starved exec would wait for A's idle timeout: fail, not hang

@@ -306,9 +306,9 @@ test_session_capacity(void **state)
     struct pf_error *err = NULL;
     assert_null(session_new(&f->t, 1003, "default", &f->limits, &err));
     assert_int_equal(err->code, PF_E_BUSY);
-    assert_string_equal(err->msg, "sessions already hold 3 of the 4 workers (max_workers) they "
-                                  "may have; the other 1 are kept for ephemeral execs. Try again "
-                                  "when a session ends");
+    assert_string_equal(err->msg, "sessions already hold their share of the workers: 3 of "
+                                  "max_workers 4 (1 kept for ephemeral execs); try again when a "
+                                  "session ends");
     err = pf_error_free(err);
     assert_int_equal(f->t.n, 3);
     assert_int_equal(session_count_uid(&f->t, 1003), 0);
@@ -326,9 +326,9 @@ test_session_capacity(void **state)
     /* A single worker goes to whoever asks first. */
     f->sched.max_workers = 1;
     assert_null(session_new(&f->t, 1005, "default", &f->limits, &err));
-    assert_string_equal(err->msg, "sessions already hold 3 of the 1 workers (max_workers) they "
-                                  "may have; the other 0 are kept for ephemeral execs. Try again "
-                                  "when a session ends");
+    assert_string_equal(err->msg, "sessions already hold their share of the workers: 3 of "
+                                  "max_workers 1 (0 kept for ephemeral execs); try again when a "
+                                  "session ends");
     pf_error_free(err);
 }
 
@@ -1319,8 +1319,8 @@ test_open_busy_at_session_capacity(void **state)
     send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\",\"detach\":true}");
     cJSON *r = expect_error(f, "2", "busy");
     assert_string_equal(error_message(r),
-                        "sessions already hold 1 of the 1 workers (max_workers) they may have; "
-                        "the other 0 are kept for ephemeral execs. Try again when a session ends");
+                        "sessions already hold their share of the workers: 1 of max_workers 1 "
+                        "(0 kept for ephemeral execs); try again when a session ends");
     cJSON_Delete(r);
     assert_int_equal(f->d.sessions.n, 1);
     assert_int_equal(f->d.sched.queued, 0);
