@@ -7,6 +7,7 @@ clients mixing ephemeral and session jobs with every reply matched and nothing l
 
 import json
 import os
+import random
 import re
 import socket
 import statistics
@@ -580,17 +581,20 @@ def test_reload_under_load_with_a_bad_file_in_the_middle(daemon_factory, tmpdir_
 
 # ---- many clients, and nothing left over ------------------------------------------------------
 
-def open_session_retrying(c):
-    """session.open waits in the queue while max_workers workers are alive; it is refused with
-    busy only when the queue is full: back off as its error says."""
-    for _ in range(200):
+def open_session_retrying(c, patience=300):
+    """session.open is refused with busy when sessions hold their share of the workers (16
+    clients here want sessions, 6 may have one at a time) or the queue is full: back off as
+    its error says (retry_after_ms, when it has one) and try again, for minutes if need be
+    (an AddressSanitizer build is slow, and an unlucky client may lose many rounds)."""
+    deadline = time.monotonic() + patience
+    while True:
         try:
             return c.open_session()
         except pyfence.PyfenceError as e:
-            if e.code != "busy":
+            if e.code != "busy" or time.monotonic() > deadline:
                 raise
-            time.sleep(0.05)
-    return c.open_session()
+            retry_ms = e.reply.get("error", {}).get("retry_after_ms") if e.reply else None
+            time.sleep(min(retry_ms or 20, 200) / 1000 * (0.5 + random.random()))
 
 
 MIXED_CLIENTS = 64
