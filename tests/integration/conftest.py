@@ -203,6 +203,17 @@ def fd_count(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def fd_targets(pid):
+    """{fd: what it refers to} of process pid, for a message that says what leaked."""
+    out = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            out[int(fd)] = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            pass  # closed meanwhile
+    return dict(sorted(out.items()))
+
+
 class Daemon:
     def __init__(self, workdir, extra_args=(), binaries=None, user=None):
         """binaries: (pyfenced, pyfence-zygote) paths instead of the built ones; user: a uid

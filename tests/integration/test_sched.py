@@ -9,7 +9,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import threading
 import time
