@@ -214,6 +214,35 @@ def fd_targets(pid):
     return dict(sorted(out.items()))
 
 
+def as_uid(uid, fn, *args):
+    """fn(*args) in a forked child that became uid (gid uid, no supplementary groups): what it
+    returned (JSON-able), or AssertionError with the child's error."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = {"ok": fn(*args)}
+        except BaseException as e:  # noqa: B902 - everything goes back to the parent
+            out = {"error": f"{type(e).__name__}: {e}"}
+        try:
+            with os.fdopen(w, "w") as f:
+                json.dump(out, f)
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    out = json.loads(data) if data else {"error": "the child died before it answered"}
+    if "error" in out:
+        raise AssertionError(f"as uid {uid}: {out['error']}")
+    return out["ok"]
+
+
 class Daemon:
     def __init__(self, workdir, extra_args=(), binaries=None, user=None):
         """binaries: (pyfenced, pyfence-zygote) paths instead of the built ones; user: a uid

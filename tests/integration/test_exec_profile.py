@@ -9,7 +9,7 @@ import os
 import pytest
 
 import pyfence
-from conftest import REPO, wait_for
+from conftest import REPO, as_uid, wait_for
 
 PROFILES = REPO / "policy" / "profiles"
 IMPORT_REFUSED = "Import of math is not allowed. Authorized imports are: []"
@@ -120,33 +120,6 @@ def test_empty_and_long_names_are_refused_by_the_schema(client):
 
 
 # ---- a policy of its own -------------------------------------------------------------------
-
-def as_uid(uid, fn):
-    """fn() in a child process that became uid (with no supplementary groups); what it
-    returns (JSON-able), or raises with the child's error."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            out = {"ok": fn()}
-        except BaseException as e:  # noqa: B902 - everything goes back to the parent
-            out = {"error": f"{type(e).__name__}: {e}"}
-        with os.fdopen(w, "w") as f:
-            json.dump(out, f)
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    out = json.loads(data)
-    if "error" in out:
-        raise AssertionError(f"as uid {uid}: {out['error']}")
-    return out["ok"]
-
 
 def test_a_profile_the_caller_may_not_use_is_answered_like_a_missing_one(daemon_factory,
                                                                           tmpdir_short):

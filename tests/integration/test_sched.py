@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import descendants, fd_count, pyfence, settled_family, wchan
+from conftest import as_uid, descendants, fd_count, pyfence, settled_family, wchan
 
 
 def stats(d):
@@ -74,35 +74,6 @@ def policy_dir(tmp, **limits):
 
 FLOOD = 1000
 FLOOD_CODE = "sum(range(30000))"
-
-
-def as_uid(uid, fn, *args):
-    """Runs fn(*args) in a child process that has become uid; returns what it returns (JSON)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            out = json.dumps({"ok": fn(*args)})
-        except BaseException as e:  # noqa: BLE001 - reported to the parent
-            out = json.dumps({"error": repr(e)})
-        os.write(w, out.encode())
-        os._exit(0)
-    os.close(w)
-    chunks = []
-    while True:
-        b = os.read(r, 65536)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(r)
-    os.waitpid(pid, 0)
-    res = json.loads(b"".join(chunks) or b'{"error": "no answer"}')
-    assert "ok" in res, res
-    return res["ok"]
 
 
 def flood(path, n):

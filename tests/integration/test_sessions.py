@@ -13,7 +13,7 @@ import time
 import pytest
 
 import pyfence
-from conftest import PYFENCED, REPO, is_asan_build
+from conftest import PYFENCED, REPO, as_uid, is_asan_build
 
 
 
@@ -696,33 +696,6 @@ def test_nothing_left_after_sessions(daemon_factory):
 # ---- two uids ------------------------------------------------------------------------------
 
 UID_A, UID_B = 1001, 1002
-
-
-def as_uid(uid, fn):
-    """Runs fn() in a forked child that became uid (and gid uid); returns what it returned
-    (JSON-able), or raises with the child's error."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            out = {"ok": fn()}
-        except BaseException as e:  # noqa: B902 - everything goes back to the parent
-            out = {"error": f"{type(e).__name__}: {e}"}
-        with os.fdopen(w, "w") as f:
-            json.dump(out, f)
-        os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        data = f.read()
-    os.waitpid(pid, 0)
-    out = json.loads(data)
-    if "error" in out:
-        raise AssertionError(f"as uid {uid}: {out['error']}")
-    return out["ok"]
 
 
 @pytest.fixture
