@@ -315,14 +315,13 @@ test_session_capacity(void **state)
     /* A lost session's worker is gone: its place is free before anyone asks about it. */
     c->state = SESSION_LOST;
     assert_int_equal(session_count_holding(&f->t), 2);
-    struct session *d = new_session(f, 1003);
+    new_session(f, 1003);
     assert_null(session_new(&f->t, 1004, "default", &f->limits, &err));
     err = pf_error_free(err);
     /* An ended one frees its place too. */
     session_unlink(a, SESSION_END_CLOSE);
     session_maybe_release(a);
     new_session(f, 1004);
-    (void) d;
     /* A single worker goes to whoever asks first. */
     f->sched.max_workers = 1;
     assert_null(session_new(&f->t, 1005, "default", &f->limits, &err));
