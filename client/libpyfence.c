@@ -84,8 +84,8 @@ pyfence_code_from_name(const char *name)
     return c ? c : PYFENCE_E_INTERNAL;
 }
 
-__attribute__((format(printf, 4, 5))) static int
-fail_named(struct pyfence_error *err, int code, const char *name, const char *fmt, ...)
+int
+libpyfence_fail_named(struct pyfence_error *err, int code, const char *name, const char *fmt, ...)
 {
     if (err) {
         err->code = code;
@@ -98,7 +98,7 @@ fail_named(struct pyfence_error *err, int code, const char *name, const char *fm
     return -code;
 }
 
-#define fail(err, code, ...) fail_named(err, code, NULL, __VA_ARGS__)
+#define fail(err, code, ...) libpyfence_fail_named(err, code, NULL, __VA_ARGS__)
 
 /* Converts an internal pf_error (and frees it) into the caller's error. */
 static int
@@ -450,8 +450,8 @@ fail_from_error_obj(struct pyfence_error *err, const cJSON *reply, const char *w
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
     const char *message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
-    return fail_named(err, pyfence_code_from_name(name), name ? name : "internal", "%s: %s", what,
-                      message ? message : "(no message)");
+    return libpyfence_fail_named(err, pyfence_code_from_name(name), name ? name : "internal",
+                                 "%s: %s", what, message ? message : "(no message)");
 }
 
 /* Turns the daemon's error without an id (a refusal of the whole connection) into the error of
@@ -589,6 +589,11 @@ int
 pyfence_hello(struct pyfence_conn *conn, const char *client_name,
               struct pyfence_server_info *ret_info, struct pyfence_error *err)
 {
+    if (ret_info) {
+        int r = libpyfence_struct_check(ret_info->size, "pyfence_server_info", err);
+        if (r < 0)
+            return r;
+    }
     _cleanup_json_ cJSON *req = cJSON_CreateObject();
     if (!req || !cJSON_AddStringToObject(req, "op", "hello") ||
         (client_name && !cJSON_AddStringToObject(req, "client", client_name)))
@@ -611,7 +616,8 @@ pyfence_hello(struct pyfence_conn *conn, const char *client_name,
         mfb->valuedouble <= CLIENT_MAX_REPLY_BYTES)
         conn->max_request_bytes = (uint32_t) mfb->valuedouble;
     if (ret_info) {
-        struct pyfence_server_info info = {0};
+        struct pyfence_server_info info;
+        pyfence_server_info_init(&info);
         copy_string_field(info.server, sizeof(info.server), reply, "server");
         copy_string_field(info.version, sizeof(info.version), reply, "version");
         copy_string_field(info.python, sizeof(info.python), reply, "python");
@@ -619,7 +625,7 @@ pyfence_hello(struct pyfence_conn *conn, const char *client_name,
         info.reply_json = exact_json(reply);
         if (!info.reply_json)
             return fail(err, PYFENCE_E_INTERNAL, "out of memory");
-        *ret_info = info;
+        libpyfence_server_info_set(ret_info, &info);
     }
     return 0;
 }
@@ -644,12 +650,6 @@ pyfence_stats(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *
 }
 
 /* ---- exec ----------------------------------------------------------------------------- */
-
-void
-pyfence_exec_options_init(struct pyfence_exec_options *opts)
-{
-    *opts = (struct pyfence_exec_options){.stream = true};
-}
 
 /* Parses caller-supplied JSON text that must be an object, naming the option on failure. */
 static int
@@ -721,11 +721,11 @@ int
 pyfence_submit(struct pyfence_conn *conn, const char *code, const struct pyfence_exec_options *opts,
                uint64_t *ret_id, struct pyfence_error *err)
 {
-    struct pyfence_exec_options defaults;
-    if (!opts) {
-        pyfence_exec_options_init(&defaults);
-        opts = &defaults;
-    }
+    struct pyfence_exec_options o;
+    pyfence_exec_options_init(&o);
+    int r = libpyfence_struct_in(&o, sizeof(o), opts, "pyfence_exec_options", err);
+    if (r < 0)
+        return r;
     if (!code)
         return fail(err, PYFENCE_E_BAD_REQUEST, "exec: no code given");
     /* pyfenced refuses a frame that is not UTF-8 without being able to name its request. */
@@ -734,31 +734,10 @@ pyfence_submit(struct pyfence_conn *conn, const char *code, const struct pyfence
         return fail(err, PYFENCE_E_BAD_REQUEST, "exec: the code is not valid UTF-8 (byte %zu)",
                     bad);
     _cleanup_json_ cJSON *req = NULL;
-    int r = build_exec_request(code, opts, &req, err);
+    r = build_exec_request(code, &o, &req, err);
     if (r < 0)
         return r;
     return send_request(conn, req, ret_id, err);
-}
-
-void
-pyfence_result_init(struct pyfence_result *result)
-{
-    *result = (struct pyfence_result){0};
-}
-
-void
-pyfence_result_finish(struct pyfence_result *result)
-{
-    free(result->outcome);
-    free(result->output_json);
-    free(result->output_repr);
-    free(result->logs);
-    free(result->error.code);
-    free(result->error.type);
-    free(result->error.message);
-    free(result->error.source);
-    free(result->reply_json);
-    pyfence_result_init(result);
 }
 
 /* strdup of a string field; NULL when absent or not a string. Sets *oom on allocation failure. */
@@ -852,12 +831,20 @@ pyfence_wait_signal(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_o
     if (!libpyfence_signo_valid(signo))
         return fail(err, PYFENCE_E_BAD_REQUEST, "wait for request %llu: %d is not a signal number",
                     (unsigned long long) id, signo);
-    _cleanup_json_ cJSON *reply = NULL;
-    int r = wait_reply(conn, id, signo, output_cb, userdata, &reply, err);
+    /* Before the reply is taken in: it stays for a wait with an initialised result. */
+    int r = libpyfence_struct_check(result->size, "pyfence_result", err);
     if (r < 0)
         return r;
-    pyfence_result_finish(result);
-    return fill_result(reply, result, err);
+    _cleanup_json_ cJSON *reply = NULL;
+    r = wait_reply(conn, id, signo, output_cb, userdata, &reply, err);
+    if (r < 0)
+        return r;
+    struct pyfence_result full;
+    pyfence_result_init(&full);
+    r = fill_result(reply, &full, err);
+    /* Also when fill_result ran out of memory: result is then left empty. */
+    libpyfence_result_set(result, &full);
+    return r;
 }
 
 int
@@ -872,8 +859,12 @@ pyfence_exec(struct pyfence_conn *conn, const char *code, const struct pyfence_e
              pyfence_output_cb output_cb, void *userdata, struct pyfence_result *result,
              struct pyfence_error *err)
 {
+    /* Before the request is sent: nothing could take its reply in. */
+    int r = libpyfence_struct_check(result->size, "pyfence_result", err);
+    if (r < 0)
+        return r;
     uint64_t id;
-    int r = pyfence_submit(conn, code, opts, &id, err);
+    r = pyfence_submit(conn, code, opts, &id, err);
     if (r < 0)
         return r;
     return pyfence_wait(conn, id, output_cb, userdata, result, err);

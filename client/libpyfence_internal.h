@@ -1,10 +1,11 @@
-/* What libpyfence_session.c uses of libpyfence.c beyond pyfence.h. Not exported: the version
- * script keeps every name outside pyfence_* local. */
+/* What libpyfence's files use of each other beyond pyfence.h. Not exported: the version script
+ * keeps every name outside pyfence_* local. */
 #ifndef CLIENT_LIBPYFENCE_INTERNAL_H
 #define CLIENT_LIBPYFENCE_INTERNAL_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pyfence.h"
@@ -23,5 +24,40 @@ bool libpyfence_take_pending(int signo);
  * request, whose id *ret_id received (ret_id may be NULL), is still in flight. */
 int libpyfence_request_signal(struct pyfence_conn *conn, cJSON *req, int signo, uint64_t *ret_id,
                               cJSON **ret_reply, struct pyfence_error *err);
+
+/* Fills err (may be NULL) with code, its name (or `name`) and the message; returns -code. */
+int libpyfence_fail_named(struct pyfence_error *err, int code, const char *name, const char *fmt,
+                          ...) __attribute__((format(printf, 4, 5)));
+
+/* ---- the structs a caller allocates, at the size it compiled them with (libpyfence_struct.c)
+ * Each begins with `size_t size`, set by its _init macro. As Linux reads openat2()'s struct
+ * open_how (copy_struct_from_user()), the library reads what lies within the caller's size and
+ * takes its defaults past it; refuses non-zero bytes past its own sizeof (options of a newer
+ * pyfence.h it does not know); and writes only within the caller's size.
+ *
+ * Growing one of them: append fields only, each at an offset at or past the previous sizeof
+ * (one put in the old trailing padding would be ignored, not refused, by an older library),
+ * and give each one a zero that means "unset", since an older library's _init zeroes what it
+ * does not know. */
+
+/* 0 when `size`, that of the caller's struct `name` ("pyfence_result"), can be one its _init
+ * macro set: at least a size_t's, at most a page (as openat2() and clone3() cap theirs). Else
+ * PYFENCE_E_BAD_REQUEST, naming the _init function to call. */
+int libpyfence_struct_check(size_t size, const char *name, struct pyfence_error *err);
+
+/* Reads the caller's struct `name` at src into dst, this library's own (dst_size bytes),
+ * which holds the defaults: the fields within src's size replace them. src NULL: nothing is
+ * read. Fails (PYFENCE_E_BAD_REQUEST) when src's size is not plausible, or when a byte past
+ * dst_size is not zero, naming its offset. */
+int libpyfence_struct_in(void *dst, size_t dst_size, const void *src, const char *name,
+                         struct pyfence_error *err);
+
+/* Frees what result (checked by libpyfence_struct_check) holds and hands it `full`, as filled
+ * by this library: the fields within result->size; the strings past it are freed. */
+void libpyfence_result_set(struct pyfence_result *result, struct pyfence_result *full);
+
+/* libpyfence_result_set for a struct pyfence_server_info, which is overwritten: what it held
+ * was the caller's to free. */
+void libpyfence_server_info_set(struct pyfence_server_info *info, struct pyfence_server_info *full);
 
 #endif

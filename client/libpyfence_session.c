@@ -81,12 +81,6 @@ add_json_object(cJSON *obj, const char *name, const char *text, cJSON **ret_item
     return 0;
 }
 
-void
-pyfence_session_options_init(struct pyfence_session_options *opts)
-{
-    *opts = (struct pyfence_session_options){0};
-}
-
 static int
 build_open(const struct pyfence_session_options *o, cJSON *req, struct pyfence_error *err)
 {
@@ -163,15 +157,15 @@ pyfence_session_open_signal(struct pyfence_conn *conn, const struct pyfence_sess
         snprintf(msg, sizeof(msg), "session.open: %d is not a signal number", signo);
         return set_error(err, PYFENCE_E_BAD_REQUEST, msg);
     }
-    struct pyfence_session_options defaults;
-    if (!opts) {
-        pyfence_session_options_init(&defaults);
-        opts = &defaults;
-    }
+    struct pyfence_session_options o;
+    pyfence_session_options_init(&o);
+    int r = libpyfence_struct_in(&o, sizeof(o), opts, "pyfence_session_options", err);
+    if (r < 0)
+        return r;
     _cleanup_json_ cJSON *req = cJSON_CreateObject();
     if (!req || !cJSON_AddStringToObject(req, "op", "session.open"))
         return set_error(err, PYFENCE_E_INTERNAL, "out of memory");
-    int r = build_open(opts, req, err);
+    r = build_open(&o, req, err);
     if (r < 0)
         return r;
     _cleanup_json_ cJSON *reply = NULL;

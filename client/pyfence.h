@@ -12,7 +12,13 @@
  * Several requests may be in flight on one connection: pyfence_submit() sends an exec and
  * returns its id; pyfence_wait() collects the reply of one id, keeping replies and events of
  * the other in-flight ids for their own pyfence_wait(). A frame for an id that is not in flight
- * is a protocol error (PYFENCE_E_PROTOCOL), and the connection is then unusable. */
+ * is a protocol error (PYFENCE_E_PROTOCOL), and the connection is then unusable.
+ *
+ * Structs the caller allocates begin with their size, set by their _init macro: a program built
+ * against an older pyfence.h keeps working with a newer library, and one built against a newer
+ * header gets PYFENCE_E_BAD_REQUEST from an older library only when it sets an option that
+ * library does not know. A size of 0 (a struct never initialised) fails with
+ * PYFENCE_E_BAD_REQUEST. */
 #ifndef PYFENCE_H
 #define PYFENCE_H
 
@@ -84,6 +90,8 @@ int pyfence_fileno(const struct pyfence_conn *conn);
 const char *pyfence_path(const struct pyfence_conn *conn);
 
 struct pyfence_server_info {
+    size_t size;      /* sizeof the struct as the caller compiled it; set by
+                       * pyfence_server_info_init() */
     char server[32];  /* "pyfenced" */
     char version[32]; /* "0.1.0" */
     char python[32];  /* "3.11.2" */
@@ -91,8 +99,14 @@ struct pyfence_server_info {
     char *reply_json; /* the whole reply, malloc'd; free() it */
 };
 
-/* `client_name` may be NULL. ret_info may be NULL. Fails with PYFENCE_E_PROTOCOL when the
- * daemon speaks another protocol version. */
+/* Everything empty. */
+void pyfence_server_info_init_size(struct pyfence_server_info *info, size_t size);
+#define pyfence_server_info_init(info) pyfence_server_info_init_size((info), sizeof *(info))
+
+/* `client_name` may be NULL. ret_info may be NULL; else it must have been initialised with
+ * pyfence_server_info_init(), and receives the server's description (its reply_json is then
+ * the caller's to free()). Fails with PYFENCE_E_PROTOCOL when the daemon speaks another
+ * protocol version. */
 int pyfence_hello(struct pyfence_conn *conn, const char *client_name,
                   struct pyfence_server_info *ret_info, struct pyfence_error *err);
 int pyfence_ping(struct pyfence_conn *conn, struct pyfence_error *err);
@@ -100,6 +114,8 @@ int pyfence_ping(struct pyfence_conn *conn, struct pyfence_error *err);
 int pyfence_stats(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err);
 
 struct pyfence_exec_options {
+    size_t size;                /* sizeof the struct as the caller compiled it; set by
+                                 * pyfence_exec_options_init() */
     uint32_t timeout_ms;        /* 0: the profile's default; else sent as limits.timeout_ms */
     const char *const *imports; /* modules allowed on top of the defaults ("pkg", "pkg.*") */
     size_t n_imports;
@@ -115,14 +131,17 @@ struct pyfence_exec_options {
 };
 
 /* Defaults: no timeout override, no imports/limits/variables, the caller's default profile,
- * stream = true. */
-void pyfence_exec_options_init(struct pyfence_exec_options *opts);
+ * stream = true. Use the macro: it passes the size the caller compiled the struct with. */
+void pyfence_exec_options_init_size(struct pyfence_exec_options *opts, size_t size);
+#define pyfence_exec_options_init(opts) pyfence_exec_options_init_size((opts), sizeof *(opts))
 
 /* Receives printed output as the snippet runs (the exec's `output` events), in order. */
 typedef void (*pyfence_output_cb)(void *userdata, const char *data, size_t len);
 
 /* The reply to an exec. Strings are malloc'd, owned by the result, NULL when absent. */
 struct pyfence_result {
+    size_t size;       /* sizeof the struct as the caller compiled it; set by
+                        * pyfence_result_init() */
     bool ok;           /* the snippet ran to completion */
     char *outcome;     /* "ok", "error", "timeout", ...; a request refused before it ran
                         * (bad_request, busy, shutting_down) has its error code here */
@@ -145,7 +164,9 @@ struct pyfence_result {
     char *reply_json; /* the whole reply object, as JSON text */
 };
 
-void pyfence_result_init(struct pyfence_result *result);
+/* An empty result. pyfence_wait() and pyfence_exec() take only an initialised one. */
+void pyfence_result_init_size(struct pyfence_result *result, size_t size);
+#define pyfence_result_init(result) pyfence_result_init_size((result), sizeof *(result))
 /* Frees what the result owns and re-initialises it; accepts an initialised or finished one. */
 void pyfence_result_finish(struct pyfence_result *result);
 
@@ -154,8 +175,10 @@ int pyfence_submit(struct pyfence_conn *conn, const char *code,
                    const struct pyfence_exec_options *opts, uint64_t *ret_id,
                    struct pyfence_error *err);
 /* Blocks until the reply of request `id`, delivering its output events to output_cb (may be
- * NULL). Returns 0 when a reply arrived, whatever its outcome: look at result->ok/outcome.
- * Fails only when no reply can be had (connection lost, protocol error, unknown id). */
+ * NULL), and fills result (initialised with pyfence_result_init(); what it held is freed
+ * first). Returns 0 when a reply arrived, whatever its outcome: look at result->ok/outcome.
+ * Fails only when no reply can be had (connection lost, protocol error, unknown id), or
+ * result->size is 0 (then the reply is not consumed). */
 int pyfence_wait(struct pyfence_conn *conn, uint64_t id, pyfence_output_cb output_cb,
                  void *userdata, struct pyfence_result *result, struct pyfence_error *err);
 /* pyfence_wait, interruptible by one signal without a race: the caller keeps signal `signo`
@@ -184,6 +207,8 @@ int pyfence_exec(struct pyfence_conn *conn, const char *code,
 #define PYFENCE_SESSION_ID_LEN 32 /* hex digits of a session id */
 
 struct pyfence_session_options {
+    size_t size;                /* sizeof the struct as the caller compiled it; set by
+                                 * pyfence_session_options_init() */
     const char *profile;        /* NULL: the caller's own profile */
     uint32_t timeout_ms;        /* per snippet; 0: the profile's */
     const char *const *imports; /* modules allowed on top of the profile's */
@@ -194,7 +219,8 @@ struct pyfence_session_options {
 };
 
 /* Defaults: the caller's profile, nothing tightened or added, not detached. */
-void pyfence_session_options_init(struct pyfence_session_options *opts);
+void pyfence_session_options_init_size(struct pyfence_session_options *opts, size_t size);
+#define pyfence_session_options_init(opts) pyfence_session_options_init_size((opts), sizeof *(opts))
 
 /* Opens a session (opts may be NULL); ret_id receives its id, NUL-terminated. */
 int pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session_options *opts,

@@ -41,7 +41,8 @@ static void
 check_hello_ping_stats(struct pyfence_conn *conn)
 {
     struct pyfence_error err = {0};
-    struct pyfence_server_info info = {0};
+    struct pyfence_server_info info;
+    pyfence_server_info_init(&info);
     int r = pyfence_hello(conn, "libclient_e2e", &info, &err);
     CHECK(r == 0, "hello: %s", err.message);
     CHECK(strcmp(info.server, "pyfenced") == 0, "server '%s'", info.server);

@@ -941,10 +941,16 @@ def libpyfence():
                     ("message", ctypes.c_char * 1024)]
 
     class SessionOptions(ctypes.Structure):
-        _fields_ = [("profile", ctypes.c_char_p), ("timeout_ms", ctypes.c_uint32),
+        _fields_ = [("size", ctypes.c_size_t), ("profile", ctypes.c_char_p),
+                    ("timeout_ms", ctypes.c_uint32),
                     ("imports", ctypes.POINTER(ctypes.c_char_p)), ("n_imports", ctypes.c_size_t),
                     ("limits_json", ctypes.c_char_p), ("variables_json", ctypes.c_char_p),
                     ("detach", ctypes.c_bool)]
+
+        def __init__(self):
+            super().__init__()
+            # What the pyfence_session_options_init() macro does in C.
+            lib.pyfence_session_options_init_size(ctypes.byref(self), ctypes.sizeof(self))
 
     lib.free = ctypes.CDLL(None).free
     return ctypes, lib, Error, SessionOptions
