@@ -25,6 +25,21 @@ bool libpyfence_take_pending(int signo);
 int libpyfence_request_signal(struct pyfence_conn *conn, cJSON *req, int signo, uint64_t *ret_id,
                               cJSON **ret_reply, struct pyfence_error *err);
 
+/* Gives `req` an id, sends it and records the id as in flight. */
+int libpyfence_send_request(struct pyfence_conn *conn, cJSON *req, uint64_t *ret_id,
+                            struct pyfence_error *err);
+
+/* Reads frames until the reply of `id`, passing its output events to cb. With a signal
+ * (signo > 0), its handler running while it waits ends it (pyfence_wait_signal); only a wait its
+ * caller can make again may have one: the other calls' ids are internal. *ret_reply receives
+ * the reply, ok or not (the caller deletes it). */
+int libpyfence_wait_reply(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb cb,
+                          void *userdata, cJSON **ret_reply, struct pyfence_error *err);
+
+/* JSON text of a parsed reply, numbers exact: cJSON_Print* would turn 0.30000000000000004 into
+ * 0.3 and 10**16 into 1e+16. NULL on OOM (a parsed reply is valid UTF-8, so nothing else). */
+char *libpyfence_exact_json(const cJSON *item);
+
 /* Fills err (may be NULL) with code, its name (or `name`) and the message; returns -code. */
 int libpyfence_fail_named(struct pyfence_error *err, int code, const char *name, const char *fmt,
                           ...) __attribute__((format(printf, 4, 5)));

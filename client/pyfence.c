@@ -7,27 +7,17 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "cli_repr.h"
+#include "cli_common.h"
+#include "cli_session.h"
 #include "cli_status.h"
 #include "config.h"
 
-enum exit_status {
-    EXIT_OK = 0,
-    EXIT_SNIPPET = 1,
-    EXIT_USAGE = 2,
-    EXIT_LIMIT = 3,
-    EXIT_INTERRUPTED = 130, /* as a shell reports a command that SIGINT ended */
-};
-
-#define MAX_IMPORTS    64
 #define MAX_CODE_BYTES (16u * 1024 * 1024)
 
 static const char main_usage[] =
@@ -79,36 +69,6 @@ static const char exec_usage[] =
         "                      imports were fixed when it opened\n"
         "  -h, --help          show this help\n";
 
-static const char session_usage[] =
-        "Usage: pyfence session open [--profile NAME] [--import MOD]... [--timeout SEC]\n"
-        "       pyfence session get ID NAME... [--json]\n"
-        "       pyfence session list [--json]\n"
-        "       pyfence session close ID\n"
-        "\n"
-        "A session is one sandboxed worker that keeps the variables, functions, classes and\n"
-        "imports of each snippet for the next: run snippets in it with\n"
-        "pyfence exec --session ID. It belongs to your user.\n"
-        "\n"
-        "  open    start a session and print its id alone on a line. It is opened detached\n"
-        "          (this command's connection ends when it exits): it lasts until closed or\n"
-        "          idle for the profile's session_idle_timeout_ms (10 minutes by default).\n"
-        "          Ctrl-C while it waits for a worker takes the open back: no session is\n"
-        "          left, and it exits with status 130. When sessions (of every user) hold\n"
-        "          their share of the workers (pyfence status), it fails at once (busy).\n"
-        "            -p, --profile NAME   a profile you may use (default: yours)\n"
-        "            -i, --import MOD     also allow importing MOD, within the profile\n"
-        "            -t, --timeout SEC    wall-clock limit of each snippet (tightens only)\n"
-        "  get     print the named variables, one 'name = repr' line each; names the\n"
-        "          session does not define are reported on stderr (exit status 1);\n"
-        "          variables over max_result_bytes together are refused (exit status 3).\n"
-        "            -j, --json           print the reply (tagged values) as JSON\n"
-        "  list    your sessions: id, profile, state, snippets run, idle time\n"
-        "            -j, --json           print them as JSON\n"
-        "  close   end the session and kill its worker\n"
-        "\n"
-        "A session whose worker died (memory limit, time limit, crash) is lost: the next\n"
-        "command on it says why (session_lost), then the id is unknown.\n";
-
 static const char ping_usage[] = "Usage: pyfence ping\n"
                                  "\n"
                                  "Sends a ping and prints the round-trip time.\n";
@@ -122,25 +82,6 @@ static const char status_usage[] =
         "Options:\n"
         "  -j, --json   print the stats reply as JSON\n"
         "  -h, --help   show this help\n";
-
-__attribute__((format(printf, 2, 3))) static int
-usage_error(const char *usage, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "pyfence: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n\n%s", usage);
-    return EXIT_USAGE;
-}
-
-static int
-report(const struct pyfence_error *err)
-{
-    fprintf(stderr, "pyfence: %s\n", err->message);
-    return EXIT_USAGE;
-}
 
 static int
 exit_status_of(int outcome_code)
@@ -233,58 +174,11 @@ on_output(void *userdata, const char *data, size_t len)
     st->ends_nl = data[len - 1] == '\n';
 }
 
-/* cJSON_Print keeps 15 digits when they are "close enough" (0.30000000000000004 prints as 0.3)
- * and gives big integers an exponent: every number becomes raw text that reads back exactly. */
-static void
-exact_numbers(cJSON *node)
-{
-    cJSON *child = node->child;
-    while (child) {
-        cJSON *next = child->next;
-        if (cJSON_IsNumber(child)) {
-            double d = child->valuedouble;
-            char text[64];
-            if (d == trunc(d) && fabs(d) < 1e17) {
-                snprintf(text, sizeof(text), "%.0f", d);
-            } else {
-                /* A subnormal has fewer significant digits than DBL_DIG: start lower, or
-                 * 5e-324 would print as 4.94065645841247e-324. */
-                for (int prec = fpclassify(d) == FP_SUBNORMAL ? 1 : 15; prec <= 17; prec++) {
-                    snprintf(text, sizeof(text), "%.*g", prec, d);
-                    if (strtod(text, NULL) == d)
-                        break;
-                }
-            }
-            cJSON *raw = cJSON_CreateRaw(text);
-            /* ReplaceItemViaPointer keeps the node's place, not its key. */
-            if (raw && child->string && !(raw->string = strdup(child->string)))
-                raw = (cJSON_Delete(raw), NULL);
-            if (raw)
-                cJSON_ReplaceItemViaPointer(node, child, raw);
-        } else {
-            exact_numbers(child);
-        }
-        child = next;
-    }
-}
-
-static void
-print_json_text(const char *text)
-{
-    cJSON *obj = cJSON_Parse(text);
-    if (obj)
-        exact_numbers(obj);
-    char *pretty = obj ? cJSON_Print(obj) : NULL;
-    puts(pretty ? pretty : text);
-    free(pretty);
-    cJSON_Delete(obj);
-}
-
 static int
 print_exec_result(const struct pyfence_result *res, struct output_state *st, bool json)
 {
     if (json) {
-        print_json_text(res->reply_json);
+        cli_print_json_text(res->reply_json);
         return exit_status_of(res->outcome_code);
     }
     /* A daemon that did not stream still returns the captured output in logs. */
@@ -307,61 +201,6 @@ print_exec_result(const struct pyfence_result *res, struct output_state *st, boo
     return exit_status_of(res->outcome_code);
 }
 
-static int
-parse_timeout(const char *arg, uint32_t *ret_ms)
-{
-    char *end = NULL;
-    errno = 0;
-    double sec = strtod(arg, &end);
-    if (errno || end == arg || *end || !isfinite(sec) || sec <= 0 || sec > 86400)
-        return -1;
-    double ms = ceil(sec * 1000.0);
-    *ret_ms = (uint32_t) ms;
-    return 0;
-}
-
-static void
-on_sigint(int sig)
-{
-    (void) sig; /* only there to interrupt the wait (installed without SA_RESTART) */
-}
-
-/* SIGINT taken over for one request: blocked but while libpyfence's wait blocks, so a Ctrl-C
- * that comes while output is being printed is not lost (it ends the next wait). A SIGINT the
- * caller ignores stays ignored (catching false). */
-struct sigint_catch {
-    bool catching;
-    struct sigaction old;
-    sigset_t old_mask;
-};
-
-static void
-sigint_catch_begin(struct sigint_catch *sc)
-{
-    struct sigaction sa = {.sa_handler = on_sigint};
-    sigemptyset(&sa.sa_mask);
-    sigset_t sigint;
-    sigemptyset(&sigint);
-    sigaddset(&sigint, SIGINT);
-    sigemptyset(&sc->old_mask);
-    sc->catching = sigaction(SIGINT, NULL, &sc->old) == 0 && sc->old.sa_handler != SIG_IGN &&
-                   sigprocmask(SIG_BLOCK, &sigint, &sc->old_mask) == 0;
-    if (sc->catching && sigaction(SIGINT, &sa, NULL) < 0) {
-        sigprocmask(SIG_SETMASK, &sc->old_mask, NULL);
-        sc->catching = false;
-    }
-}
-
-/* Gives SIGINT its previous disposition back: a second Ctrl-C normally ends the command. */
-static void
-sigint_catch_end(struct sigint_catch *sc)
-{
-    if (!sc->catching)
-        return;
-    sigaction(SIGINT, &sc->old, NULL);
-    sigprocmask(SIG_SETMASK, &sc->old_mask, NULL);
-}
-
 /* pyfence_exec, but Ctrl-C cancels the snippet and the reply still comes: the user sees its
  * output so far and "cancelled", instead of a command that vanished while the daemon noticed
  * the closed connection (which cancels too, so a second Ctrl-C is safe). */
@@ -370,13 +209,13 @@ exec_cancelling_on_sigint(struct pyfence_conn *conn, const char *code,
                           const struct pyfence_exec_options *opts, pyfence_output_cb cb,
                           void *userdata, struct pyfence_result *res, struct pyfence_error *err)
 {
-    struct sigint_catch sc;
-    sigint_catch_begin(&sc);
+    struct cli_sigint_catch sc;
+    cli_sigint_catch_begin(&sc);
     uint64_t id;
     int r = pyfence_submit(conn, code, opts, &id, err);
     if (r == 0)
         r = pyfence_wait_signal(conn, id, sc.catching ? SIGINT : 0, cb, userdata, res, err);
-    sigint_catch_end(&sc);
+    cli_sigint_catch_end(&sc);
     if (r != -PYFENCE_E_INTERRUPTED)
         return r;
     /* Not cancelled (false) means its reply is on its way already: wait for it all the same. */
@@ -416,15 +255,15 @@ cmd_exec(const char *socket_path, int argc, char **argv)
             opts.profile = optarg;
             break;
         case 't':
-            if (parse_timeout(optarg, &opts.timeout_ms) < 0)
-                return usage_error(exec_usage,
-                                   "--timeout '%s' is not a number of seconds "
-                                   "in (0, 86400]",
-                                   optarg);
+            if (cli_parse_timeout(optarg, &opts.timeout_ms) < 0)
+                return cli_usage_error(exec_usage,
+                                       "--timeout '%s' is not a number of seconds "
+                                       "in (0, 86400]",
+                                       optarg);
             break;
         case 'i':
             if (opts.n_imports == MAX_IMPORTS)
-                return usage_error(exec_usage, "at most %d --import options", MAX_IMPORTS);
+                return cli_usage_error(exec_usage, "at most %d --import options", MAX_IMPORTS);
             imports[opts.n_imports++] = optarg;
             break;
         case 'j':
@@ -439,12 +278,12 @@ cmd_exec(const char *socket_path, int argc, char **argv)
         }
     }
     if (opts.session && (opts.profile || opts.n_imports || opts.timeout_ms))
-        return usage_error(exec_usage, "--profile, --import and --timeout are fixed when a "
-                                       "session opens (pyfence session open); not with "
-                                       "--session");
+        return cli_usage_error(exec_usage, "--profile, --import and --timeout are fixed when a "
+                                           "session opens (pyfence session open); not with "
+                                           "--session");
     if (argc - optind > 1 || (code_arg && argc - optind > 0))
-        return usage_error(exec_usage, "exec takes one of -c CODE, FILE or -, not '%s'",
-                           argv[argc - 1]);
+        return cli_usage_error(exec_usage, "exec takes one of -c CODE, FILE or -, not '%s'",
+                               argv[argc - 1]);
     char *code = code_arg ? strdup(code_arg) : read_code(optind < argc ? argv[optind] : NULL);
     if (!code)
         return EXIT_USAGE;
@@ -459,7 +298,7 @@ cmd_exec(const char *socket_path, int argc, char **argv)
     int status;
     if (pyfence_connect(socket_path, &conn, &err) < 0 ||
         exec_cancelling_on_sigint(conn, code, &opts, json ? NULL : on_output, &st, &res, &err) < 0)
-        status = report(&err);
+        status = cli_report(&err);
     else
         status = print_exec_result(&res, &st, json);
     pyfence_result_finish(&res);
@@ -488,7 +327,7 @@ only_help(int argc, char **argv, const char *usage, bool *json)
         return EXIT_USAGE;
     }
     if (optind < argc)
-        return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+        return cli_usage_error(usage, "unexpected argument '%s'", argv[optind]);
     return -1;
 }
 
@@ -504,7 +343,7 @@ cmd_ping(const char *socket_path, int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (pyfence_connect(socket_path, &conn, &err) < 0 || pyfence_ping(conn, &err) < 0) {
         pyfence_close(conn);
-        return report(&err);
+        return cli_report(&err);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double) (t1.tv_sec - t0.tv_sec) * 1e3 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -513,26 +352,19 @@ cmd_ping(const char *socket_path, int argc, char **argv)
     return EXIT_OK;
 }
 
-static double
-num(const cJSON *obj, const char *name)
-{
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, name);
-    return cJSON_IsNumber(n) ? n->valuedouble : 0;
-}
-
 static void
 print_status_table(const cJSON *st, const char *path)
 {
     const char *version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "version"));
-    long long up = (long long) (num(st, "uptime_ms") / 1000);
+    long long up = (long long) (cli_num(st, "uptime_ms") / 1000);
     const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(st, "jobs");
     const cJSON *zyg = cJSON_GetObjectItemCaseSensitive(st, "zygote");
     printf("pyfenced %s at %s\n", version ? version : "(unknown version)", path);
     printf("  %-14s %lldd %02lldh %02lldm %02llds\n", "uptime", up / 86400, up / 3600 % 24,
            up / 60 % 60, up % 60);
-    printf("  %-14s %.0f\n", "connections", num(st, "connections"));
-    printf("  %-14s %.0f\n", "jobs running", num(jobs, "running"));
-    printf("  %-14s %.0f\n", "jobs total", num(jobs, "total"));
+    printf("  %-14s %.0f\n", "connections", cli_num(st, "connections"));
+    printf("  %-14s %.0f\n", "jobs running", cli_num(jobs, "running"));
+    printf("  %-14s %.0f\n", "jobs total", cli_num(jobs, "total"));
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(jobs, "by_outcome");
     const cJSON *o;
     cJSON_ArrayForEach(o, by) {
@@ -541,11 +373,11 @@ print_status_table(const cJSON *st, const char *path)
     }
     cli_status_scheduling(stdout, st);
     if (cJSON_IsObject(zyg))
-        printf("  %-14s %.0f (restarts %.0f)\n", "zygote pid", num(zyg, "pid"),
-               num(zyg, "restarts"));
+        printf("  %-14s %.0f (restarts %.0f)\n", "zygote pid", cli_num(zyg, "pid"),
+               cli_num(zyg, "restarts"));
     if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(zyg, "preload_pid")))
         printf("  %-14s %.0f (restarts %.0f; the profiles with preload)\n", "preload zygote",
-               num(zyg, "preload_pid"), num(zyg, "preload_restarts"));
+               cli_num(zyg, "preload_pid"), cli_num(zyg, "preload_restarts"));
 }
 
 static int
@@ -560,11 +392,11 @@ cmd_status(const char *socket_path, int argc, char **argv)
     char *text = NULL;
     if (pyfence_connect(socket_path, &conn, &err) < 0 || pyfence_stats(conn, &text, &err) < 0) {
         pyfence_close(conn);
-        return report(&err);
+        return cli_report(&err);
     }
     int status = EXIT_OK;
     if (json) {
-        print_json_text(text);
+        cli_print_json_text(text);
     } else {
         cJSON *st = cJSON_Parse(text);
         if (st) {
@@ -580,295 +412,6 @@ cmd_status(const char *socket_path, int argc, char **argv)
     return status;
 }
 
-/* ---- sessions ------------------------------------------------------------------------- */
-
-/* Prints a new session's id; closes the session when the id cannot be written (a closed
- * pipe, a full disk), since nobody could use or close it. */
-static int
-print_session_id(struct pyfence_conn *conn, const char *id, struct pyfence_error *err)
-{
-    /* A closed pipe must fail the write (EPIPE), not end the command before the close. */
-    struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
-    sigemptyset(&ignore.sa_mask);
-    bool ignoring = sigaction(SIGPIPE, &ignore, &old) == 0;
-    bool written = printf("%s\n", id) >= 0 && fflush(stdout) == 0;
-    int errnum = errno;
-    if (ignoring)
-        sigaction(SIGPIPE, &old, NULL);
-    if (written)
-        return 0;
-    if (pyfence_session_close(conn, id, err) < 0) {
-        char why[sizeof(err->message)];
-        snprintf(why, sizeof(why), "%s", err->message);
-        snprintf(err->message, sizeof(err->message),
-                 "could not write the session id (%.64s), nor close the session %s: %.800s",
-                 strerror(errnum), id, why);
-    } else
-        snprintf(err->message, sizeof(err->message),
-                 "could not write the session id (%s): the session was closed", strerror(errnum));
-    return -PYFENCE_E_INTERNAL;
-}
-
-static int
-session_open(const char *socket_path, int argc, char **argv)
-{
-    static const struct option longopts[] = {
-            {"profile", required_argument, NULL, 'p'},
-            {"import", required_argument, NULL, 'i'},
-            {"timeout", required_argument, NULL, 't'},
-            {"help", no_argument, NULL, 'h'},
-            {0},
-    };
-    const char *imports[MAX_IMPORTS];
-    struct pyfence_session_options opts;
-    pyfence_session_options_init(&opts);
-    opts.imports = imports;
-    /* The CLI's connection ends when it exits: an attached session would end with it. */
-    opts.detach = true;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+p:i:t:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p':
-            opts.profile = optarg;
-            break;
-        case 'i':
-            if (opts.n_imports == MAX_IMPORTS)
-                return usage_error(session_usage, "at most %d --import options", MAX_IMPORTS);
-            imports[opts.n_imports++] = optarg;
-            break;
-        case 't':
-            if (parse_timeout(optarg, &opts.timeout_ms) < 0)
-                return usage_error(session_usage,
-                                   "--timeout '%s' is not a number of seconds in (0, 86400]",
-                                   optarg);
-            break;
-        case 'h':
-            fputs(session_usage, stdout);
-            return EXIT_OK;
-        default:
-            fprintf(stderr, "\n%s", session_usage);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind < argc)
-        return usage_error(session_usage, "unexpected argument '%s'", argv[optind]);
-    struct pyfence_error err = {0};
-    struct pyfence_conn *conn = NULL;
-    char id[PYFENCE_SESSION_ID_LEN + 1];
-    int status = EXIT_OK;
-    int r = pyfence_connect(socket_path, &conn, &err);
-    if (r == 0) {
-        /* Ctrl-C takes the open back, and one that comes later waits until the id is out: no
-         * detached session is left that nobody knows of. */
-        struct sigint_catch sc;
-        sigint_catch_begin(&sc);
-        r = pyfence_session_open_signal(conn, &opts, sc.catching ? SIGINT : 0, id, &err);
-        if (r == 0)
-            r = print_session_id(conn, id, &err);
-        sigint_catch_end(&sc);
-    }
-    if (r == -PYFENCE_E_INTERRUPTED) {
-        fputs("pyfence: cancelled: no session was opened\n", stderr);
-        status = EXIT_INTERRUPTED;
-    } else if (r < 0)
-        status = report(&err);
-    pyfence_close(conn);
-    return status;
-}
-
-/* Options (--json, --help) anywhere; the other arguments are collected in order. */
-static int
-session_args(int argc, char **argv, bool *json, const char **ret_args, int *ret_n)
-{
-    static const struct option longopts[] = {
-            {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
-    int c;
-    /* 0, not 1: glibc then re-reads the ordering mode ("-" here, "+" elsewhere). */
-    optind = 0;
-    /* "-" first: non-options come back as argument 1, in order. */
-    while ((c = getopt_long(argc, argv, json ? "-jh" : "-h", longopts, NULL)) != -1) {
-        if (c == 1) {
-            ret_args[(*ret_n)++] = optarg;
-            continue;
-        }
-        if (c == 'h') {
-            fputs(session_usage, stdout);
-            return EXIT_OK;
-        }
-        if (c == 'j' && json) {
-            *json = true;
-            continue;
-        }
-        fprintf(stderr, "\n%s", session_usage);
-        return EXIT_USAGE;
-    }
-    return -1;
-}
-
-static int
-print_variables(const char *text, const char *const *names, int n)
-{
-    cJSON *reply = cJSON_Parse(text);
-    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(reply, "variables");
-    if (!reply) {
-        fprintf(stderr, "pyfence: out of memory\n");
-        return EXIT_USAGE;
-    }
-    int status = EXIT_OK;
-    for (int i = 0; i < n; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(vars, names[i]);
-        if (!v) {
-            fprintf(stderr, "pyfence: '%s' is not defined in the session\n", names[i]);
-            status = EXIT_SNIPPET;
-            continue;
-        }
-        char *repr = cli_repr(v);
-        printf("%s = %s\n", names[i], repr ? repr : "(out of memory)");
-        free(repr);
-    }
-    cJSON_Delete(reply);
-    return status;
-}
-
-static int
-session_get(const char *socket_path, int argc, char **argv)
-{
-    const char **args = calloc((size_t) argc + 1, sizeof(*args));
-    if (!args)
-        return EXIT_USAGE;
-    bool json = false;
-    int n = 0;
-    int r = session_args(argc, argv, &json, args, &n);
-    if (r < 0 && n < 2)
-        r = usage_error(session_usage, "session get needs an id and at least one name");
-    if (r >= 0) {
-        free(args);
-        return r;
-    }
-    struct pyfence_error err = {0};
-    struct pyfence_conn *conn = NULL;
-    char *text = NULL;
-    int status = EXIT_OK;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_session_get(conn, args[0], args + 1, (size_t) n - 1, &text, &err) < 0) {
-        report(&err);
-        /* variables over max_result_bytes: a limit, as for exec */
-        status = err.code == PYFENCE_E_OUTPUT_LIMIT ? EXIT_LIMIT : EXIT_USAGE;
-    } else if (json)
-        print_json_text(text);
-    else
-        status = print_variables(text, args + 1, n - 1);
-    free(text);
-    free(args);
-    pyfence_close(conn);
-    return status;
-}
-
-static void
-print_session_table(const cJSON *sessions)
-{
-    printf("%-32s  %-12s  %-8s  %7s  %9s  %s\n", "ID", "PROFILE", "STATE", "EXECS", "IDLE (s)",
-           "DETACHED");
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    double now_ms = (double) now.tv_sec * 1e3 + (double) now.tv_nsec / 1e6;
-    const cJSON *s;
-    cJSON_ArrayForEach(s, sessions) {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
-        const char *profile = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "profile"));
-        const char *state = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "state"));
-        double idle = (now_ms - num(s, "last_used")) / 1e3;
-        printf("%-32s  %-12s  %-8s  %7.0f  %9.1f  %s\n", id ? id : "?", profile ? profile : "?",
-               state ? state : "?", num(s, "execs"), idle > 0 ? idle : 0,
-               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "detached")) ? "yes" : "no");
-    }
-}
-
-static int
-session_list(const char *socket_path, int argc, char **argv)
-{
-    bool json = false;
-    const char *args[1];
-    int n = 0;
-    int r = argc > 2 ? usage_error(session_usage, "unexpected argument '%s'", argv[argc - 1])
-                     : session_args(argc, argv, &json, args, &n);
-    if (r < 0 && n > 0)
-        r = usage_error(session_usage, "unexpected argument '%s'", args[0]);
-    if (r >= 0)
-        return r;
-    struct pyfence_error err = {0};
-    struct pyfence_conn *conn = NULL;
-    char *text = NULL;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_session_list(conn, &text, &err) < 0) {
-        pyfence_close(conn);
-        return report(&err);
-    }
-    cJSON *reply = cJSON_Parse(text);
-    const cJSON *sessions = cJSON_GetObjectItemCaseSensitive(reply, "sessions");
-    int status = EXIT_OK;
-    if (!reply) {
-        fprintf(stderr, "pyfence: out of memory\n");
-        status = EXIT_USAGE;
-    } else if (json) {
-        char *list = cJSON_PrintUnformatted(sessions);
-        print_json_text(list ? list : "[]");
-        free(list);
-    } else {
-        print_session_table(sessions);
-    }
-    cJSON_Delete(reply);
-    free(text);
-    pyfence_close(conn);
-    return status;
-}
-
-static int
-session_close(const char *socket_path, int argc, char **argv)
-{
-    const char *args[2];
-    int n = 0;
-    int r = argc > 3 ? usage_error(session_usage, "session close takes one id")
-                     : session_args(argc, argv, NULL, args, &n);
-    if (r < 0 && n != 1)
-        r = usage_error(session_usage, "session close takes one id");
-    if (r >= 0)
-        return r;
-    struct pyfence_error err = {0};
-    struct pyfence_conn *conn = NULL;
-    int status = EXIT_OK;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_session_close(conn, args[0], &err) < 0)
-        status = report(&err);
-    pyfence_close(conn);
-    return status;
-}
-
-static int
-cmd_session(const char *socket_path, int argc, char **argv)
-{
-    static const struct {
-        const char *name;
-        int (*run)(const char *socket_path, int argc, char **argv);
-    } subs[] = {
-            {"open", session_open},
-            {"get", session_get},
-            {"list", session_list},
-            {"close", session_close},
-    };
-    if (argc < 2)
-        return usage_error(session_usage, "session needs open, get, list or close");
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        fputs(session_usage, stdout);
-        return EXIT_OK;
-    }
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-        if (strcmp(subs[i].name, argv[1]) == 0)
-            return subs[i].run(socket_path, argc - 1, argv + 1);
-    return usage_error(session_usage, "unknown session command '%s'", argv[1]);
-}
-
 static const struct command {
     const char *name;
     int (*run)(const char *socket_path, int argc, char **argv);
@@ -876,7 +419,7 @@ static const struct command {
 } commands[] = {
         {"exec", cmd_exec, exec_usage},
         {"ping", cmd_ping, ping_usage},
-        {"session", cmd_session, session_usage},
+        {"session", cli_session, cli_session_usage},
         {"status", cmd_status, status_usage},
 };
 
@@ -917,17 +460,17 @@ main(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return usage_error(main_usage, "no command given");
+        return cli_usage_error(main_usage, "no command given");
     const char *name = argv[optind];
     if (strcmp(name, "help") == 0) {
         const struct command *cmd = optind + 1 < argc ? find_command(argv[optind + 1]) : NULL;
         if (optind + 1 < argc && !cmd)
-            return usage_error(main_usage, "unknown command '%s'", argv[optind + 1]);
+            return cli_usage_error(main_usage, "unknown command '%s'", argv[optind + 1]);
         fputs(cmd ? cmd->usage : main_usage, stdout);
         return EXIT_OK;
     }
     const struct command *cmd = find_command(name);
     if (!cmd)
-        return usage_error(main_usage, "unknown command '%s'", name);
+        return cli_usage_error(main_usage, "unknown command '%s'", name);
     return cmd->run(socket_path, argc - optind, argv + optind);
 }

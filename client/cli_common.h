@@ -1,0 +1,57 @@
+/* What the pyfence CLI's command files (pyfence.c, cli_session.c) share: exit statuses, usage
+ * errors and error reports, --timeout, JSON output with exact numbers, and Ctrl-C caught for one
+ * request. */
+#ifndef CLIENT_CLI_COMMON_H
+#define CLIENT_CLI_COMMON_H
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pyfence.h"
+
+/* pyfence's exit statuses (pyfence.c says what each means). */
+enum exit_status {
+    EXIT_OK = 0,
+    EXIT_SNIPPET = 1,
+    EXIT_USAGE = 2,
+    EXIT_LIMIT = 3,
+    EXIT_INTERRUPTED = 130, /* as a shell reports a command that SIGINT ended */
+};
+
+#define MAX_IMPORTS 64 /* --import options in one command */
+
+/* Prints "pyfence: " and the message, then usage, to stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints err's message to stderr; returns EXIT_USAGE. */
+int cli_report(const struct pyfence_error *err);
+
+/* --timeout SEC: seconds in (0, 86400], fractions allowed, into *ret_ms rounded up; -1 when arg
+ * is not that. */
+int cli_parse_timeout(const char *arg, uint32_t *ret_ms);
+
+/* Prints a reply's JSON text indented, each number as exact as it came; text as it is when it
+ * cannot be parsed. */
+void cli_print_json_text(const char *text);
+
+/* The number `name` of obj; 0 when it is absent or not a number. */
+double cli_num(const cJSON *obj, const char *name);
+
+/* SIGINT taken over for one request: blocked but while libpyfence's wait blocks, so a Ctrl-C
+ * that comes while output is being printed is not lost (it ends the next wait). A SIGINT the
+ * caller ignores stays ignored (catching false). */
+struct cli_sigint_catch {
+    bool catching;
+    struct sigaction old;
+    sigset_t old_mask;
+};
+
+/* Takes SIGINT over (sc->catching says whether it did). */
+void cli_sigint_catch_begin(struct cli_sigint_catch *sc);
+
+/* Gives SIGINT its previous disposition back: a second Ctrl-C normally ends the command. */
+void cli_sigint_catch_end(struct cli_sigint_catch *sc);
+
+#endif
