@@ -169,6 +169,17 @@ send_frame(int fd, const char *json)
     send_raw(fd, json, n);
 }
 
+void
+send_fmt(int fd, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    send_frame(fd, buf);
+}
+
 cJSON *
 recv_frame(struct fx *f, struct peer *p, int timeout_ms)
 {

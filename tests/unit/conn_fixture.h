@@ -1,7 +1,8 @@
-/* The fixture of test_conn and test_conn_exec: a daemon context on a real uv loop with one
- * client connection over a socketpair, and a fake zygote whose spawn hands the test the
- * worker's end of the job's channel. Teardown stops the daemon gracefully and asserts that
- * nothing is left: no connection, no job, uv_loop_close() == 0. */
+/* The fixture of the unit tests that drive the daemon's connections (test_conn*, test_session*,
+ * test_cancel*): a daemon context on a real uv loop with one client connection over a
+ * socketpair, and a fake zygote whose spawn hands the test the worker's end of the job's
+ * channel. Teardown stops the daemon gracefully and asserts that nothing is left: no
+ * connection, no job, uv_loop_close() == 0. */
 #ifndef TESTS_UNIT_CONN_FIXTURE_H
 #define TESTS_UNIT_CONN_FIXTURE_H
 
@@ -53,6 +54,8 @@ int teardown(void **state);
 void pump(struct fx *f, int ms);
 void send_raw(int fd, const void *data, size_t len);
 void send_frame(int fd, const char *json);
+/* Formats a request (cut at 1023 bytes) and sends it on fd as one frame. */
+void send_fmt(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The next frame from peer as JSON, running the loop meanwhile; NULL on EOF or timeout. */
 cJSON *recv_frame(struct fx *f, struct peer *p, int timeout_ms);
 /* Expects the client's next frame to be a failure reply with this id (as JSON) and code. */

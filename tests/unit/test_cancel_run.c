@@ -5,7 +5,6 @@
  * test_worker_cancel.c. */
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,18 +19,6 @@
 #include "msg.h"
 #include "pf_log.h"
 #include "session.h"
-
-static void send_fmt(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-send_fmt(int fd, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    send_frame(fd, buf);
-}
 
 /* The client's next frame: an ok reply to request id. */
 static cJSON *
