@@ -3,17 +3,12 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "cli_common.h"
+
 static const cJSON *
 get(const cJSON *obj, const char *name)
 {
     return cJSON_GetObjectItemCaseSensitive(obj, name);
-}
-
-static double
-num(const cJSON *obj, const char *name)
-{
-    const cJSON *n = get(obj, name);
-    return cJSON_IsNumber(n) ? n->valuedouble : 0;
 }
 
 static void
@@ -21,23 +16,23 @@ workers_rows(FILE *out, const cJSON *st)
 {
     const cJSON *w = get(st, "workers"), *q = get(st, "queue"), *lat = get(st, "latency");
     if (cJSON_IsNumber(get(st, "peers")))
-        fprintf(out, "  %-14s %.0f\n", "peers (uids)", num(st, "peers"));
+        fprintf(out, "  %-14s %.0f\n", "peers (uids)", cli_num(st, "peers"));
     if (cJSON_IsNumber(get(st, "sessions")))
-        fprintf(out, "  %-14s %.0f\n", "sessions", num(st, "sessions"));
+        fprintf(out, "  %-14s %.0f\n", "sessions", cli_num(st, "sessions"));
     if (cJSON_IsObject(w))
         fprintf(out, "  %-14s %.0f live: %.0f idle, %.0f busy (max %.0f, %.0f for sessions)\n",
-                "workers", num(w, "live"), num(w, "idle"), num(w, "busy"), num(w, "max"),
-                num(w, "session_max"));
+                "workers", cli_num(w, "live"), cli_num(w, "idle"), cli_num(w, "busy"),
+                cli_num(w, "max"), cli_num(w, "session_max"));
     if (cJSON_IsObject(q))
         fprintf(out,
                 "  %-14s %.0f waiting, %.0f running (max %.0f waiting, %.0f per uid; %.0f "
                 "running per uid)\n",
-                "queue", num(q, "queued"), num(q, "running"), num(q, "max_queued"),
-                num(q, "max_queued_per_uid"), num(q, "max_jobs_per_uid"));
-    if (cJSON_IsObject(lat) && num(lat, "samples") > 0)
+                "queue", cli_num(q, "queued"), cli_num(q, "running"), cli_num(q, "max_queued"),
+                cli_num(q, "max_queued_per_uid"), cli_num(q, "max_jobs_per_uid"));
+    if (cJSON_IsObject(lat) && cli_num(lat, "samples") > 0)
         fprintf(out, "  %-14s p50 %.3f ms, p99 %.3f ms, max %.3f ms (last %.0f replies)\n",
-                "latency", num(lat, "p50_ms"), num(lat, "p99_ms"), num(lat, "max_ms"),
-                num(lat, "samples"));
+                "latency", cli_num(lat, "p50_ms"), cli_num(lat, "p99_ms"), cli_num(lat, "max_ms"),
+                cli_num(lat, "samples"));
 }
 
 static void
@@ -50,8 +45,9 @@ pools_rows(FILE *out, const cJSON *st)
             "idle", "hits", "misses", "spawned", "held", "recycled", "lost", "lent");
     cJSON_ArrayForEach(p, pools) {
         fprintf(out, "    %-12s %5.0f %5.0f %8.0f %8.0f %8.0f %8.0f %8.0f %6.0f %6.0f\n", p->string,
-                num(p, "size"), num(p, "idle"), num(p, "hits"), num(p, "misses"), num(p, "spawned"),
-                num(p, "held"), num(p, "recycled"), num(p, "lost"), num(p, "lent"));
+                cli_num(p, "size"), cli_num(p, "idle"), cli_num(p, "hits"), cli_num(p, "misses"),
+                cli_num(p, "spawned"), cli_num(p, "held"), cli_num(p, "recycled"),
+                cli_num(p, "lost"), cli_num(p, "lent"));
     }
 }
 
@@ -64,8 +60,9 @@ uids_rows(FILE *out, const cJSON *st)
     fprintf(out, "  peers by uid\n    %-10s %6s %9s %9s %7s %8s\n", "uid", "conns", "sessions",
             "jobs", "queued", "running");
     cJSON_ArrayForEach(u, uids) {
-        fprintf(out, "    %-10.0f %6.0f %9.0f %9.0f %7.0f %8.0f\n", num(u, "uid"), num(u, "conns"),
-                num(u, "sessions"), num(u, "jobs"), num(u, "queued"), num(u, "running"));
+        fprintf(out, "    %-10.0f %6.0f %9.0f %9.0f %7.0f %8.0f\n", cli_num(u, "uid"),
+                cli_num(u, "conns"), cli_num(u, "sessions"), cli_num(u, "jobs"),
+                cli_num(u, "queued"), cli_num(u, "running"));
     }
 }
 
@@ -79,8 +76,8 @@ policy_row(FILE *out, const cJSON *st)
     const cJSON *last = get(pol, "last_reload");
     const char *error = cJSON_GetStringValue(get(pol, "reload_error"));
     char when[64] = "";
-    if (cJSON_IsObject(last) && num(last, "at") > 0) {
-        time_t t = (time_t) (num(last, "at") / 1000);
+    if (cJSON_IsObject(last) && cli_num(last, "at") > 0) {
+        time_t t = (time_t) (cli_num(last, "at") / 1000);
         struct tm tm;
         if (gmtime_r(&t, &tm))
             strftime(when, sizeof(when), ", last (re)load %Y-%m-%d %H:%M:%S UTC", &tm);
