@@ -1,7 +1,11 @@
 /* One exec job: a worker forked by the zygote, its channel, its deadline and its reply.
  * A job has one owner (the daemon's job table) and one release path: it is freed only once
  * its reply is sent (or no longer owed because the connection is gone), its channel is closed
- * and its worker's exit has been seen (the zygote reaps; we never leave a zombie). */
+ * and its worker's exit has been seen (the zygote reaps; we never leave a zombie).
+ *
+ * job.c is a job's life (admission, its worker, its deadline, its end); job_channel.c what its
+ * worker says over the channel and the reply that makes; job_reply.c what an exec reply holds,
+ * for sessions too. */
 #ifndef DAEMON_JOB_H
 #define DAEMON_JOB_H
 

@@ -161,7 +161,7 @@ build_run_json(const cJSON *req, const struct policy_limits *limits, cJSON *fiel
     if (ok && variables)
         ok = cJSON_AddItemToObject(run, "variables", cJSON_Duplicate(variables, 1));
 #if PYFENCE_RAW_MODE
-    /* Test builds only: the worker runs native CPython (worker.c's raw block). */
+    /* Test builds only: the worker runs native CPython (worker_raw.c). */
     if (ok && msg_get_bool(req, "raw", false))
         ok = cJSON_AddTrueToObject(run, "raw");
 #endif

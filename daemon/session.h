@@ -13,10 +13,10 @@
  * later ones wait in the session's own queue, in arrival order, at most the session's
  * max_pending_per_session.
  *
- * session.c keeps the table (ids, ownership, expiry); session_worker.c talks to the worker
- * (CHANNEL.md, "Session worker"); session_queue.c keeps the requests that wait their turn;
- * op_session.c serves the session.* ops and exec with a session. See PROTOCOL.md,
- * "Sessions". */
+ * session.c keeps the table (ids, ownership, expiry); session_worker.c runs the worker's life
+ * and session_channel.c its frames (CHANNEL.md, "Session worker"); session_queue.c keeps the
+ * requests that wait their turn; op_session.c serves the session.* ops and exec with a session. See
+ * PROTOCOL.md, "Sessions". */
 #ifndef DAEMON_SESSION_H
 #define DAEMON_SESSION_H
 
