@@ -1,7 +1,7 @@
-/* The daemon's side of the zygote (daemon/worker/zygote_client.c): starts the pyfence-zygote
- * process, asks it to fork workers, learns how they ended. The daemon never embeds Python;
- * the zygote does, and a worker is a fork of it. Wire format of the control channel and of a
- * worker's channel: daemon/worker/CHANNEL.md. Logs through group ZYGOTE/WORKER. */
+/* The daemon's side of the zygote (daemon/worker/zygote_client.c and zygote_client_proc.c):
+ * starts the pyfence-zygote process, asks it to fork workers, learns how they ended. The daemon
+ * never embeds Python; the zygote does, and a worker is a fork of it. Wire format of the control
+ * channel and of a worker's channel: daemon/worker/CHANNEL.md. Logs through group ZYGOTE/WORKER. */
 #ifndef DAEMON_WORKER_ZYGOTE_H
 #define DAEMON_WORKER_ZYGOTE_H
 
