@@ -139,21 +139,17 @@ level_name(int level)
     return names[level];
 }
 
-/* Starts one incarnation; it is `current` once this returns 0, ready or not. */
-static int
-proc_start(struct zygote *z, struct pf_error **err)
+/* The zygote's command line from z's configuration; NULL when out of memory. The strings are
+ * borrowed from z (or literals): free the array only. */
+static char **
+zygote_args(const struct zygote *z)
 {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "zygote control socketpair");
-    _cleanup_close_ int daemon_end = sv[0], zygote_end = sv[1];
-
     size_t n_pre = 0;
     while (z->preload && z->preload[n_pre])
         n_pre++;
-    _cleanup_free_ char **args = calloc(10 + 2 * n_pre + 1, sizeof(char *));
+    char **args = calloc(10 + 2 * n_pre + 1, sizeof(char *));
     if (!args)
-        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        return NULL;
     size_t a = 0;
     args[a++] = z->path;
     args[a++] = (char *) "--log-level";
@@ -174,8 +170,23 @@ proc_start(struct zygote *z, struct pf_error **err)
     }
     if (z->uid_range[0]) {
         args[a++] = (char *) "--uid-range";
-        args[a++] = z->uid_range;
+        args[a++] = (char *) z->uid_range;
     }
+    return args;
+}
+
+/* Starts one incarnation; it is `current` once this returns 0, ready or not. */
+static int
+proc_start(struct zygote *z, struct pf_error **err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "zygote control socketpair");
+    _cleanup_close_ int daemon_end = sv[0], zygote_end = sv[1];
+
+    _cleanup_free_ char **args = zygote_args(z);
+    if (!args)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     /* No secret of the daemon's reaches the zygote: only what its logging needs, and
      * LD_BIND_NOW: the dynamic linker resolves every symbol once, in the zygote, instead of
      * writing each first-called function's address into a page every worker then copies. */
