@@ -76,7 +76,7 @@ static int
 send_event(struct zygote *z, cJSON *obj)
 {
     _cleanup_json_ cJSON *owned = obj;
-    _cleanup_cjson_free_ char *s = obj ? cJSON_PrintUnformatted(obj) : NULL;
+    _cleanup_cjson_free_ char *s = owned ? cJSON_PrintUnformatted(owned) : NULL;
     if (!s) {
         pf_log_error(ZYGOTE, "out of memory encoding an event");
         return -1;

@@ -82,8 +82,8 @@ test_interrupted_wait_keeps_the_request(void **state)
     /* The exec gets no answer until the cancel comes; then its reply, then the cancel's. */
     const char *parts[] = {
             "{\"id\": 1, \"event\": \"output\", \"data\": \"so far\\n\"}",
-            "{\"id\": 1, \"ok\": false, \"outcome\": \"cancelled\", \"error\": {\"code\": "
-            "\"cancelled\", \"message\": \"Code execution was cancelled\"}}",
+            ("{\"id\": 1, \"ok\": false, \"outcome\": \"cancelled\", \"error\": {\"code\": "
+             "\"cancelled\", \"message\": \"Code execution was cancelled\"}}"),
             "{\"id\": 2, \"ok\": true, \"cancelled\": true}",
     };
     char frames[1024];
