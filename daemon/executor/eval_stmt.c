@@ -118,6 +118,34 @@ exec_name_delete(struct exec_run *r, const struct node *n)
     return rc;
 }
 
+/* The starred target of unpack, once the `star` items before it are taken: the rest of `it` as
+ * a list, its last items moved out to the targets after the star. On failure, what was put in
+ * items is left there for the caller to release. */
+static int
+unpack_starred(PyObject *it, PyObject **items, uint32_t n, uint32_t star)
+{
+    PyObject *rest = PySequence_List(it);
+    if (!rest)
+        return -1;
+    uint32_t tail = n - star - 1;
+    Py_ssize_t len = PyList_GET_SIZE(rest);
+    if ((size_t) len < tail) {
+        PyErr_Format(PyExc_ValueError,
+                     "not enough values to unpack (expected at least %u, got %zd)", n - 1,
+                     (Py_ssize_t) star + len);
+        Py_DECREF(rest);
+        return -1;
+    }
+    for (uint32_t i = 0; i < tail; i++)
+        items[star + 1 + i] = Py_NewRef(PyList_GET_ITEM(rest, len - tail + i));
+    if (PyList_SetSlice(rest, len - tail, len, NULL) < 0) {
+        Py_DECREF(rest);
+        return -1;
+    }
+    items[star] = rest;
+    return 0;
+}
+
 /* a, b, *c = value: CPython's order and messages (all items are taken before any store). */
 static int
 unpack(struct exec_run *r, const struct node *t, PyObject *value)
@@ -163,27 +191,8 @@ unpack(struct exec_run *r, const struct node *t, PyObject *value)
         }
         if (PyErr_Occurred())
             goto out;
-    } else {
-        PyObject *rest = PySequence_List(it);
-        if (!rest)
-            goto out;
-        uint32_t tail = n - star - 1;
-        Py_ssize_t len = PyList_GET_SIZE(rest);
-        if ((size_t) len < tail) {
-            PyErr_Format(PyExc_ValueError,
-                         "not enough values to unpack (expected at least %u, got %zd)", n - 1,
-                         (Py_ssize_t) head + len);
-            Py_DECREF(rest);
-            goto out;
-        }
-        for (uint32_t i = 0; i < tail; i++)
-            items[star + 1 + i] = Py_NewRef(PyList_GET_ITEM(rest, len - tail + i));
-        if (PyList_SetSlice(rest, len - tail, len, NULL) < 0) {
-            Py_DECREF(rest);
-            goto out;
-        }
-        items[star] = rest;
-        got = n;
+    } else if (unpack_starred(it, items, n, star) < 0) {
+        goto out;
     }
     rc = 0;
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
@@ -542,6 +551,22 @@ annotate(struct exec_run *r, const struct node *s)
     return rc;
 }
 
+/* x: T = v, or x: T alone: the store, then the annotation where one is recorded. */
+static int
+exec_annassign(struct exec_run *r, const struct node *s)
+{
+    if (s->b) {
+        PyObject *v = exec_eval(r, s->b);
+        if (!v)
+            return -1;
+        int rc = exec_assign(r, s->a, v);
+        Py_DECREF(v);
+        if (rc < 0)
+            return -1;
+    }
+    return s->c && annotate(r, s) < 0 ? -1 : 0;
+}
+
 int
 exec_stmt(struct exec_run *r, const struct node *s)
 {
@@ -564,15 +589,7 @@ exec_stmt(struct exec_run *r, const struct node *s)
         Py_DECREF(v);
         return rc < 0 ? FLOW_ERROR : FLOW_NEXT;
     case NK_S_ANNASSIGN:
-        if (s->b) {
-            if (!(v = exec_eval(r, s->b)))
-                return FLOW_ERROR;
-            rc = exec_assign(r, s->a, v);
-            Py_DECREF(v);
-            if (rc < 0)
-                return FLOW_ERROR;
-        }
-        return s->c && annotate(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
+        return exec_annassign(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
     case NK_S_AUGASSIGN:
         return exec_augassign(r, s) < 0 ? FLOW_ERROR : FLOW_NEXT;
     case NK_S_DELETE:

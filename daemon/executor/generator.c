@@ -128,36 +128,12 @@ gen_env(struct exec_generator *g)
     return g->handle->env;
 }
 
-/* Resumes g with `sent` (borrowed), or with the pending exception when throwing. Returns the
- * yielded value; NULL when it ended (g->state == GEN_DONE) or failed. */
-static PyObject *
-gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
+/* The resume proper: switches to g's stack and runs its body until it yields or ends. For that
+ * while the executor's per-context state (frame, exception being handled, running generator,
+ * C stack limit) and sys.exc_info() are g's; the resumer's are put back after. */
+static void
+gen_run_to_yield(struct exec_generator *g, struct exec_run *r, PyObject *sent, bool throwing)
 {
-    struct exec_env *env = gen_env(g);
-    struct exec_run *r = g->run;
-    if (g->state == GEN_RUNNING) {
-        PyErr_SetString(PyExc_ValueError, "generator already executing");
-        return NULL;
-    }
-    if (!env || env->run != r) {
-        if (!throwing)
-            PyErr_SetString(PyExc_RuntimeError,
-                            "a generator defined by a snippet can only run while a snippet runs");
-        return NULL;
-    }
-    if (g->state == GEN_CREATED && !throwing && sent != Py_None) {
-        PyErr_SetString(PyExc_TypeError, "can't send non-None value to a just-started generator");
-        return NULL;
-    }
-    if (g->state == GEN_CREATED && throwing) {
-        g->state = GEN_DONE;
-        return NULL;
-    }
-    if (g->state == GEN_CREATED && gen_start(g) < 0)
-        return NULL;
-    if (exec_enter_call(r) < 0)
-        return NULL;
-    /* swap the executor's per-context state */
     struct exec_frame *caller_frame = r->frame;
     PyObject *caller_handling = r->handling;
     struct exec_generator *caller_gen = r->gen;
@@ -189,6 +165,38 @@ gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
     r->handling = caller_handling;
     r->gen = caller_gen;
     r->stack_limit = caller_limit;
+}
+
+/* Resumes g with `sent` (borrowed), or with the pending exception when throwing. Returns the
+ * yielded value; NULL when it ended (g->state == GEN_DONE) or failed. */
+static PyObject *
+gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
+{
+    struct exec_env *env = gen_env(g);
+    struct exec_run *r = g->run;
+    if (g->state == GEN_RUNNING) {
+        PyErr_SetString(PyExc_ValueError, "generator already executing");
+        return NULL;
+    }
+    if (!env || env->run != r) {
+        if (!throwing)
+            PyErr_SetString(PyExc_RuntimeError,
+                            "a generator defined by a snippet can only run while a snippet runs");
+        return NULL;
+    }
+    if (g->state == GEN_CREATED && !throwing && sent != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "can't send non-None value to a just-started generator");
+        return NULL;
+    }
+    if (g->state == GEN_CREATED && throwing) {
+        g->state = GEN_DONE;
+        return NULL;
+    }
+    if (g->state == GEN_CREATED && gen_start(g) < 0)
+        return NULL;
+    if (exec_enter_call(r) < 0)
+        return NULL;
+    gen_run_to_yield(g, r, sent, throwing);
     r->depth--;
     if (g->state == GEN_SUSPENDED) {
         g->next_live = env->live_gens;

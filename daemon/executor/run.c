@@ -369,6 +369,35 @@ exec_env_value_json(struct exec_env *env, PyObject *v)
     return j;
 }
 
+/* The result of a run that ended with `out`. Converting the value may run the snippet's
+ * __repr__: still under the budgets, and a budget it exhausts ends the run as any other place
+ * would, reported at the statement that failed or else the last one. */
+static cJSON *
+run_result(struct exec_run *r, const struct exec_tree *tree, enum outcome out, PyObject *value,
+           bool is_final, const struct node *failed, struct run_error *e)
+{
+    bool oom = false;
+    cJSON *res = out == OUT_OK ? too_large_result(r, value) : NULL;
+    if (res)
+        out = OUT_OUTPUT;
+    else
+        res = build_result(r, out, value, is_final, e, &oom);
+    if (res && out == OUT_OK && r->abort != ABORT_NONE && tree && tree->nbody) {
+        cJSON_Delete(res);
+        PyErr_SetObject(exec_InterpreterError, r->abort_msg);
+        out = runtime_error(r, failed ? failed : tree->body[tree->nbody - 1], e);
+        res = build_result(r, out, NULL, false, e, NULL);
+    } else if (res && out == OUT_OK && oom && tree && tree->nbody) {
+        /* a result that could not be converted for lack of memory is the memory limit's */
+        cJSON_Delete(res);
+        PyErr_SetString(PyExc_MemoryError,
+                        "out of memory converting the result (its JSON form or its repr())");
+        out = runtime_error(r, failed ? failed : tree->body[tree->nbody - 1], e);
+        res = build_result(r, out, NULL, false, e, NULL);
+    }
+    return res;
+}
+
 cJSON *
 exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
 {
@@ -408,27 +437,7 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
             out = runtime_error(r, failed, &e);
         }
     }
-    /* converting the value may run the snippet's __repr__: still under the budgets, and a
-     * budget it exhausts ends the run as any other place would */
-    bool oom = false;
-    cJSON *res = out == OUT_OK ? too_large_result(r, value) : NULL;
-    if (res)
-        out = OUT_OUTPUT;
-    else
-        res = build_result(r, out, value, is_final, &e, &oom);
-    if (res && out == OUT_OK && r->abort != ABORT_NONE && tree && tree->nbody) {
-        cJSON_Delete(res);
-        PyErr_SetObject(exec_InterpreterError, r->abort_msg);
-        out = runtime_error(r, failed ? failed : tree->body[tree->nbody - 1], &e);
-        res = build_result(r, out, NULL, false, &e, NULL);
-    } else if (res && out == OUT_OK && oom && tree && tree->nbody) {
-        /* a result that could not be converted for lack of memory is the memory limit's */
-        cJSON_Delete(res);
-        PyErr_SetString(PyExc_MemoryError,
-                        "out of memory converting the result (its JSON form or its repr())");
-        out = runtime_error(r, failed ? failed : tree->body[tree->nbody - 1], &e);
-        res = build_result(r, out, NULL, false, &e, NULL);
-    }
+    cJSON *res = run_result(r, tree, out, value, is_final, failed, &e);
     PyErr_Clear();
     env->run = NULL;
     exec_audit_leave();
