@@ -23,50 +23,87 @@ call_error(PyObject *func, const char *fmt, ...)
     Py_XDECREF(msg);
 }
 
+/* 0 when k is not in kwargs yet, else -1 with CPython's message for a repeated keyword (%S:
+ * the key may be any object until the call checks them all). */
+static int
+refuse_repeated(PyObject *func, PyObject *kwargs, PyObject *k)
+{
+    int dup = PyDict_Contains(kwargs, k);
+    if (dup > 0)
+        call_error(func, "got multiple values for keyword argument '%S'", k);
+    return dup == 0 ? 0 : -1;
+}
+
+static int
+set_keyword(PyObject *func, PyObject *kwargs, PyObject *k, PyObject *v)
+{
+    return refuse_repeated(func, kwargs, k) < 0 ? -1 : PyDict_SetItem(kwargs, k, v);
+}
+
+/* The items of a ** mapping that is not a dict, merged as CPython merges one: key by key from
+ * keys(), a repeated key refused before its value is read, each value by __getitem__. */
+static int
+merge_mapping(PyObject *func, PyObject *kwargs, PyObject *mapping)
+{
+    PyObject *keys = PyMapping_Keys(mapping);
+    if (!keys)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t j = 0; rc == 0 && j < PyList_GET_SIZE(keys); j++) {
+        /* held: keys() may have returned the mapping's own list, which __getitem__ can change */
+        PyObject *k = Py_NewRef(PyList_GET_ITEM(keys, j));
+        PyObject *v = refuse_repeated(func, kwargs, k) < 0 ? NULL : PyObject_GetItem(mapping, k);
+        rc = v ? PyDict_SetItem(kwargs, k, v) : -1;
+        Py_XDECREF(v);
+        Py_DECREF(k);
+    }
+    Py_DECREF(keys);
+    return rc;
+}
+
 /* Adds one keyword argument (name=value) or the items of one **mapping to kwargs, in CPython's
- * order and with its messages for a non-mapping, a non-string key and a repeated key. Kept out of
- * line: inlined into exec_call (through build_star_args), it makes GCC keep `r` on the stack on
- * the common path of every call. */
+ * order and with its messages for a non-mapping and a repeated key. Kept out of line: inlined
+ * into exec_call (through build_star_args), it makes GCC keep `r` on the stack on the common
+ * path of every call. */
 static __attribute__((noinline)) int
 add_keyword_arg(struct exec_run *r, const struct node *kw, PyObject *func, PyObject *kwargs)
 {
     PyObject *v = exec_eval(r, kw->a);
     if (!v)
         return -1;
-    PyObject *items = NULL;
+    int rc = -1;
     if (kw->obj) {
-        items = Py_BuildValue("((OO))", kw->obj, v);
+        rc = set_keyword(func, kwargs, kw->obj, v);
     } else if (PyDict_Check(v)) {
-        items = PyDict_Items(v);
+        /* a snapshot: a key's __eq__ may run code that changes the dict */
+        PyObject *items = PyDict_Items(v);
+        rc = items ? 0 : -1;
+        for (Py_ssize_t j = 0; rc == 0 && j < PyList_GET_SIZE(items); j++) {
+            PyObject *pair = PyList_GET_ITEM(items, j);
+            rc = set_keyword(func, kwargs, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
+        }
+        Py_XDECREF(items);
     } else if (PyMapping_Check(v) && PyObject_HasAttrString(v, "keys")) {
-        items = PyMapping_Items(v);
+        rc = merge_mapping(func, kwargs, v);
     } else {
         call_error(func, "argument after ** must be a mapping, not %.200s", Py_TYPE(v)->tp_name);
     }
     Py_DECREF(v);
-    if (!items)
-        return -1;
-    PyObject *seq = PySequence_Fast(items, "keyword items");
-    Py_DECREF(items);
-    if (!seq)
-        return -1;
-    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
-        PyObject *pair = PySequence_Fast_GET_ITEM(seq, j);
-        PyObject *k = PyTuple_GET_ITEM(pair, 0);
-        int dup = 0;
+    return rc;
+}
+
+/* Every keyword a string, checked once all are merged, as CPython checks them at the call. */
+static int
+check_keywords(PyObject *kwargs)
+{
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (kwargs && PyDict_Next(kwargs, &pos, &k, &v)) {
         if (!PyUnicode_Check(k)) {
-            call_error(func, "keywords must be strings");
-            dup = -1;
-        } else if ((dup = PyDict_Contains(kwargs, k)) > 0) {
-            call_error(func, "got multiple values for keyword argument '%U'", k);
-            dup = -1;
-        }
-        if (dup < 0 || PyDict_SetItem(kwargs, k, PyTuple_GET_ITEM(pair, 1)) < 0) {
-            Py_DECREF(seq);
+            PyErr_SetString(PyExc_TypeError, "keywords must be strings");
             return -1;
         }
     }
-    Py_DECREF(seq);
     return 0;
 }
 
@@ -107,6 +144,8 @@ build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObje
     for (uint32_t i = 0; i < n->nw; i++)
         if (add_keyword_arg(r, n->w[i], func, kwargs) < 0)
             goto fail;
+    if (check_keywords(kwargs) < 0)
+        goto fail;
     Py_DECREF(list);
     *ret_args = args;
     *ret_kwargs = kwargs;
