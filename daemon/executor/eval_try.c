@@ -35,6 +35,12 @@ drop_exc(struct saved_exc *e)
 /* The exception being raised now gets `context` as its __context__ (CPython does it through
  * the thread's exception state, which the executor does not use). */
 void
+exec_handled_leave(struct exec_run *r, PyObject *enclosing)
+{
+    PyErr_SetHandledException(enclosing ? enclosing : r->outer_handled);
+}
+
+void
 exec_chain_context(PyObject *context)
 {
     if (!context || !PyErr_Occurred())
@@ -89,12 +95,10 @@ handle(struct exec_run *r, const struct node *s)
         PyObject *prev = r->handling;
         r->handling = Py_NewRef(e.value);
         /* native code in the handler sees it too: sys.exc_info(), traceback.format_exc() */
-        PyObject *prev_handled = PyErr_GetHandledException();
         PyErr_SetHandledException(e.value);
         int flow = h->b && exec_name_store(r, h->b, e.value) < 0 ? FLOW_ERROR
                                                                  : exec_block(r, h->v, h->nv);
-        PyErr_SetHandledException(prev_handled);
-        Py_XDECREF(prev_handled);
+        exec_handled_leave(r, prev);
         if (flow == FLOW_ERROR)
             exec_chain_context(e.value);
         if (h->b) {

@@ -164,12 +164,10 @@ run_star_handler(struct exec_run *r, const struct node *h, PyObject *match, PyOb
 {
     PyObject *prev = r->handling;
     r->handling = Py_NewRef(match);
-    PyObject *prev_handled = PyErr_GetHandledException();
     PyErr_SetHandledException(match);
     int flow =
             h->b && exec_name_store(r, h->b, match) < 0 ? FLOW_ERROR : exec_block(r, h->v, h->nv);
-    PyErr_SetHandledException(prev_handled);
-    Py_XDECREF(prev_handled);
+    exec_handled_leave(r, prev);
     Py_SETREF(r->handling, prev);
     int rc = FLOW_NEXT;
     if (flow == FLOW_ERROR) {

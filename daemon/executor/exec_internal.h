@@ -306,6 +306,8 @@ struct exec_run {
     struct exec_frame *frame;   /* NULL at module level */
     PyObject *retval;           /* FLOW_RETURN's value */
     PyObject *handling;         /* the exception an except block is handling (bare raise) */
+    PyObject *outer_handled;    /* borrowed: sys.exc_info() outside the body's except blocks:
+                                 * nothing at the run's start, a generator's resumer's */
     struct exec_generator *gen; /* the generator whose body is running, or NULL */
     char *stack_limit;          /* the C stack must not grow below this */
     exec_output_cb cb;
@@ -452,6 +454,10 @@ struct exec_run *exec_run_of(PyObject *self);
 int exec_try(struct exec_run *r, const struct node *s);
 /* The pending exception gets context as its __context__ unless it has one. */
 void exec_chain_context(PyObject *context);
+/* An except block has ended: what native code sees as handled (sys.exc_info()) goes back to
+ * the enclosing block's exception, or outside every block to what the body started with: not
+ * what it was when the block began, which in a generator was its resumer's at that time. */
+void exec_handled_leave(struct exec_run *r, PyObject *enclosing);
 /* except* handlers (eval_trystar.c): the body failed with the pending exception. */
 int exec_handle_star(struct exec_run *r, const struct node *s);
 int exec_raise(struct exec_run *r, const struct node *s);

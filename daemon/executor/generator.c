@@ -146,6 +146,8 @@ gen_run_to_yield(struct exec_generator *g, struct exec_run *r, PyObject *sent, b
     r->stack_limit = g->stack + GEN_STACK_MARGIN;
     /* sys.exc_info(): what the body is handling if anything, else the caller's */
     PyObject *caller_handled = PyErr_GetHandledException();
+    PyObject *caller_outer = r->outer_handled;
+    r->outer_handled = caller_handled; /* held until the switch back */
     if (r->handling)
         PyErr_SetHandledException(r->handling);
     g->sent = sent ? Py_NewRef(sent) : NULL;
@@ -160,6 +162,7 @@ gen_run_to_yield(struct exec_generator *g, struct exec_run *r, PyObject *sent, b
     ASAN_FINISH(fake, NULL, NULL);
     g->handling = r->handling;
     PyErr_SetHandledException(caller_handled);
+    r->outer_handled = caller_outer;
     Py_XDECREF(caller_handled);
     r->frame = caller_frame;
     r->handling = caller_handling;
