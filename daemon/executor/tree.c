@@ -32,19 +32,27 @@ exec_arena_alloc(struct exec_tree *t, size_t size)
     return p;
 }
 
+/* CPython's tokenizer ends a line at "\n", "\r\n" and a lone "\r" (it translates the last two
+ * before parsing), so node line numbers count lines that way and so must the index. */
+static bool
+ends_line(const struct exec_tree *t, size_t i)
+{
+    return t->code[i] == '\n' || (t->code[i] == '\r' && t->code[i + 1] != '\n');
+}
+
 static int
 index_lines(struct exec_tree *t)
 {
     uint32_t lines = 1;
     for (size_t i = 0; i < t->code_len; i++)
-        lines += t->code[i] == '\n';
+        lines += ends_line(t, i);
     t->line_off = calloc(lines + 2, sizeof(*t->line_off));
     if (!t->line_off)
         return -1;
     uint32_t l = 1;
     t->line_off[1] = 0;
     for (size_t i = 0; i < t->code_len; i++)
-        if (t->code[i] == '\n')
+        if (ends_line(t, i))
             t->line_off[++l] = i + 1;
     t->nlines = lines;
     return 0;
@@ -61,12 +69,12 @@ locate_error(struct exec_tree *t, const struct cstate *cs)
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
     PySyntaxErrorObject *se = (PySyntaxErrorObject *) value;
-    if (se->lineno && se->lineno != Py_None) {
+    if ((se->lineno && se->lineno != Py_None) || cs->lineno > t->nlines) {
         PyErr_Restore(type, value, tb);
         return;
     }
     size_t from = t->line_off[cs->lineno], to = from;
-    while (to < t->code_len && t->code[to] != '\n')
+    while (to < t->code_len && t->code[to] != '\n' && t->code[to] != '\r')
         to++;
     PyObject *msg = PyObject_Str(value);
     PyObject *exc =

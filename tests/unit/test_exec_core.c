@@ -193,6 +193,28 @@ test_error_fields(void **state)
     exec_env_free(env);
 }
 
+/* CPython ends a line at "\r\n" and at a lone "\r" as well as at "\n": errors must name the
+ * line and source it counts (an index of "\n" alone read past its end for the second). */
+static void
+test_error_location_carriage_returns(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    cJSON *res = t_run_in(env, "a = 1\rb = 2\r\nc = a / 0\rd = 4");
+    assert_string_equal(t_err(res, "type"), "ZeroDivisionError");
+    assert_string_equal(t_err(res, "source"), "c = a / 0");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "error"), "line")->valueint, 3);
+    cJSON_Delete(res);
+    /* found by the executor's compiler, not by CPython's parser */
+    res = t_run_in(env, "x = 1\r\r\r\r\rnonlocal y\r\nz = 2");
+    assert_string_equal(t_err(res, "type"), "SyntaxError");
+    assert_string_equal(t_err(res, "message"),
+                        "Code parsing failed on line 6 due to: SyntaxError: nonlocal declaration "
+                        "not allowed at module level\nnonlocal y\n^");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 static void
 test_syntax_error(void **state)
 {
@@ -369,6 +391,7 @@ main(void)
             cmocka_unit_test(test_imports),
             cmocka_unit_test(test_result_fields),
             cmocka_unit_test(test_error_fields),
+            cmocka_unit_test(test_error_location_carriage_returns),
             cmocka_unit_test(test_syntax_error),
             cmocka_unit_test(test_session_state),
             cmocka_unit_test(test_variable_names_cut),
