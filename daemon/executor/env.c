@@ -298,21 +298,53 @@ exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error 
     return 0;
 }
 
-cJSON *
-exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n)
+/* A value built of shared parts converts to far more than it holds (a tuple holding one tuple
+ * twice, forty levels deep, is 2^40 nodes as JSON): the size is bounded from below before
+ * anything is converted, as a run's result is, so that asking for it cannot exhaust the
+ * worker's memory. Returns -1 with *err when the names surely exceed max_result_bytes. */
+static int
+check_variables_size(struct exec_env *env, const char *const *names, size_t n,
+                     struct pf_error **err)
 {
+    uint64_t max = env->policy.max_result_bytes, floor = 2; /* {} */
+    for (size_t i = 0; max && i < n && floor <= max; i++) {
+        PyObject *v = PyDict_GetItemString(env->globals, names[i]); /* no code runs: borrowed */
+        /* The floor counts a value's JSON and its repr() together, each node at most twice
+         * what its JSON takes: half of it bounds the JSON alone. "name": and a comma. */
+        if (v)
+            floor += strlen(names[i]) + 4 +
+                     exec_value_size_floor(v, EXEC_VALUE_MAX_DEPTH, 2 * max) / 2;
+    }
+    if (max && floor > max)
+        return pf_error_set(err, PF_E_TOO_LARGE,
+                            "the variables asked for are at least %llu bytes as JSON, over "
+                            "max_result_bytes %llu",
+                            (unsigned long long) floor, (unsigned long long) max);
+    return 0;
+}
+
+cJSON *
+exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n,
+                       struct pf_error **err)
+{
+    if (check_variables_size(env, names, n, err) < 0)
+        return NULL;
     cJSON *obj = cJSON_CreateObject();
     for (size_t i = 0; obj && i < n; i++) {
-        PyObject *v = PyDict_GetItemString(env->globals, names[i]);
+        /* Held: converting it may run the snippet's __repr__, which may unbind the name. */
+        PyObject *v = Py_XNewRef(PyDict_GetItemString(env->globals, names[i]));
         if (!v)
             continue;
         cJSON *j = exec_env_value_json(env, v);
+        Py_DECREF(v);
         if (!j || !cJSON_AddItemToObject(obj, names[i], j)) {
             cJSON_Delete(j);
             cJSON_Delete(obj);
-            return NULL;
+            obj = NULL;
         }
     }
     PyErr_Clear();
+    if (!obj)
+        pf_error_set(err, PF_E_INTERNAL, "out of memory converting the variables asked for");
     return obj;
 }

@@ -74,8 +74,12 @@ struct exec_env *exec_env_free(struct exec_env *env);
 
 /* Injects variables, given as an object of name → tagged JSON value (PROTOCOL.md "Values"). */
 int exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error **err);
-/* Reads the named variables back as tagged JSON: {name: value}; missing names are omitted. */
-cJSON *exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n);
+/* Reads the named variables back as tagged JSON: {name: value}; missing names are omitted.
+ * NULL with *err: PF_E_TOO_LARGE when they surely exceed the policy's max_result_bytes as
+ * JSON (found before converting anything), PF_E_INTERNAL when converting ran out of memory.
+ * A result within the bound can still exceed it once converted: the caller checks that. */
+cJSON *exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n,
+                              struct pf_error **err);
 
 /* Receives print output as it is produced (already counted against max_output_bytes). Also
  * called with (NULL, 0) from the walk's clock checks, so that a caller batching output can

@@ -22,16 +22,10 @@ static const struct msg_field session_req_fields[] = {
         {"names", MSG_T_STRING_ARRAY, false, 0, 4096},
 };
 
-/* Variables larger than max_result_bytes as JSON are refused as a result is (and could
- * otherwise pass the channel's frame and end the worker): the session goes on. */
+/* The answer to a get whose variables cannot be sent; the session goes on. */
 static cJSON *
-variables_too_large(const cJSON *vars, uint64_t max)
+variables_refused(const struct pf_error *err, uint64_t max)
 {
-    _cleanup_free_ char *buf = NULL;
-    _cleanup_pf_error_ struct pf_error *err = NULL;
-    size_t len;
-    if (json_write(vars, 0, (size_t) max, &buf, &len, &err) == 0)
-        return NULL;
     char msg[200];
     if (err && err->code == PF_E_TOO_LARGE)
         snprintf(msg, sizeof(msg),
@@ -48,6 +42,20 @@ variables_too_large(const cJSON *vars, uint64_t max)
     return ev;
 }
 
+/* Variables larger than max_result_bytes as JSON are refused as a result is (and could
+ * otherwise pass the channel's frame and end the worker). exec_env_get_variables refused
+ * those it could tell before converting; this is the exact check of the converted ones. */
+static cJSON *
+variables_too_large(const cJSON *vars, uint64_t max)
+{
+    _cleanup_free_ char *buf = NULL;
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    size_t len;
+    if (json_write(vars, 0, (size_t) max, &buf, &len, &err) == 0)
+        return NULL;
+    return variables_refused(err, max);
+}
+
 static void
 session_get(int fd, struct exec_env *env, const struct policy_limits *limits, const cJSON *req)
 {
@@ -59,10 +67,10 @@ session_get(int fd, struct exec_env *env, const struct policy_limits *limits, co
     const cJSON *item;
     cJSON_ArrayForEach(item, names)
         v[n++] = item->valuestring;
-    cJSON *vars = exec_env_get_variables(env, v, n);
-    cJSON *refused =
-            vars ? variables_too_large(vars, (uint64_t) limits->v[POLICY_LIMIT_MAX_RESULT_BYTES])
-                 : NULL;
+    uint64_t max = (uint64_t) limits->v[POLICY_LIMIT_MAX_RESULT_BYTES];
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    cJSON *vars = exec_env_get_variables(env, v, n, &err);
+    cJSON *refused = vars ? variables_too_large(vars, max) : variables_refused(err, max);
     if (refused) {
         cJSON_Delete(vars);
         worker_send_or_die(fd, refused);
@@ -70,7 +78,7 @@ session_get(int fd, struct exec_env *env, const struct policy_limits *limits, co
         return;
     }
     cJSON *ev = cJSON_CreateObject();
-    if (!vars || !ev || !cJSON_AddStringToObject(ev, "event", "variables") ||
+    if (!ev || !cJSON_AddStringToObject(ev, "event", "variables") ||
         !cJSON_AddItemToObject(ev, "variables", vars))
         _exit(1);
     worker_send_or_die(fd, ev);

@@ -84,10 +84,12 @@ def test_get_tagged_values(client):
 
 def test_get_over_max_result_bytes_is_refused_and_the_session_goes_on(client):
     """A variable larger than max_result_bytes as JSON is refused like a result (output_limit);
-    one of 70 MB used to overflow the worker's channel frame and lose the session."""
+    one of 70 MB used to overflow the worker's channel frame and lose the session, and d (2^40
+    nodes as JSON from 40 tuples of shared parts) to run the worker out of memory converting it."""
     with client.open_session() as s:
-        assert s.exec("x = 'a' * 70_000_000\ny = '\\x01' * 300_000\nz = 'ok'").ok
-        for names in (["x"], ["y"], ["z", "y"]):  # y: 300 KB, 1.8 MB escaped
+        assert s.exec("x = 'a' * 70_000_000\ny = '\\x01' * 300_000\nz = 'ok'\n"
+                      "d = 1\nfor i in range(40):\n    d = (d, d)").ok
+        for names in (["x"], ["y"], ["z", "y"], ["d"]):  # y: 300 KB, 1.8 MB escaped
             with pytest.raises(pyfence.PyfenceError) as e:
                 s.get(*names)
             assert e.value.code == "output_limit", e.value

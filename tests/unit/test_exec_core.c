@@ -215,6 +215,33 @@ test_error_location_carriage_returns(void **state)
     exec_env_free(env);
 }
 
+/* Variables are bounded by max_result_bytes before they are converted: one made of shared parts
+ * (2^20 nodes as JSON from 20 tuples) is refused at once, while a string whose JSON alone fits
+ * is not refused for the repr() a result would also carry. */
+static void
+test_get_variables_bounded(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(&(struct exec_policy){.max_result_bytes = 1000});
+    cJSON_Delete(t_run_in(env, "b = 1\nfor i in range(20):\n    b = (b, b)\ns = 'x' * 900"));
+    struct pf_error *err = NULL;
+    const char *shared[] = {"b"};
+    assert_null(exec_env_get_variables(env, shared, 1, &err));
+    assert_int_equal(err->code, PF_E_TOO_LARGE);
+    assert_non_null(strstr(err->msg, "over max_result_bytes 1000"));
+    err = pf_error_free(err);
+    const char *str[] = {"s"};
+    cJSON *got = exec_env_get_variables(env, str, 1, &err);
+    assert_non_null(got);
+    assert_int_equal(strlen(cJSON_GetObjectItem(got, "s")->valuestring), 900);
+    cJSON_Delete(got);
+    const char *both[] = {"s", "s"};
+    assert_null(exec_env_get_variables(env, both, 2, &err));
+    assert_int_equal(err->code, PF_E_TOO_LARGE);
+    err = pf_error_free(err);
+    exec_env_free(env);
+}
+
 static void
 test_syntax_error(void **state)
 {
@@ -251,7 +278,7 @@ test_session_state(void **state)
     res = t_run_in(env, "n + len(names)\nm = n * 2");
     cJSON_Delete(res);
     const char *names[] = {"m", "count", "missing"};
-    cJSON *got = exec_env_get_variables(env, names, 3);
+    cJSON *got = exec_env_get_variables(env, names, 3, &err);
     char *s = cJSON_PrintUnformatted(got);
     assert_string_equal(s, "{\"m\":82,\"count\":2}");
     free(s);
@@ -261,7 +288,7 @@ test_session_state(void **state)
     cJSON_Delete(
             t_run_in(env, "class R:\n    def __repr__(self):\n        return 'R!'\nobj = R()"));
     const char *rn[] = {"obj"};
-    got = exec_env_get_variables(env, rn, 1);
+    got = exec_env_get_variables(env, rn, 1, &err);
     s = cJSON_PrintUnformatted(got);
     assert_non_null(strstr(s, "\"repr\":\"R!\""));
     free(s);
@@ -392,6 +419,7 @@ main(void)
             cmocka_unit_test(test_result_fields),
             cmocka_unit_test(test_error_fields),
             cmocka_unit_test(test_error_location_carriage_returns),
+            cmocka_unit_test(test_get_variables_bounded),
             cmocka_unit_test(test_syntax_error),
             cmocka_unit_test(test_session_state),
             cmocka_unit_test(test_variable_names_cut),
