@@ -385,6 +385,28 @@ check_string_array(const cJSON *item, const struct msg_field *f, const char *whe
     return 0;
 }
 
+/* A set given as a list: a repeated item is refused rather than dropped, since the reply (an
+ * object keyed by item, for session.get's names) could not hold it twice. */
+static int
+check_string_set(const cJSON *item, const struct msg_field *f, const char *where,
+                 struct pf_error **err)
+{
+    if (check_string_array(item, f, where, err) < 0)
+        return -1;
+    int i = 0;
+    const cJSON *elem;
+    cJSON_ArrayForEach(elem, item) {
+        int j = 0;
+        for (const cJSON *prev = item->child; prev != elem; prev = prev->next, j++)
+            if (strcmp(prev->valuestring, elem->valuestring) == 0)
+                return pf_error_set(
+                        err, PF_E_BAD_REQUEST, "%s: field '%s': item %d '%.*s' repeats item %d",
+                        where, f->name, i, pf_quote_len(elem->valuestring), elem->valuestring, j);
+        i++;
+    }
+    return 0;
+}
+
 static int
 check_field(const cJSON *item, const struct msg_field *f, const char *where, struct pf_error **err)
 {
@@ -434,6 +456,8 @@ check_field(const cJSON *item, const struct msg_field *f, const char *where, str
         return 0;
     case MSG_T_STRING_ARRAY:
         return check_string_array(item, f, where, err);
+    case MSG_T_STRING_SET:
+        return check_string_set(item, f, where, err);
     case MSG_T_ID:
         return check_id(item, where, f->name, err);
     case MSG_T_ANY:
@@ -574,7 +598,7 @@ static const struct msg_field session_get_fields[] = {
         ID_FIELD,
         OP_FIELD,
         {"session", MSG_T_STRING, true, 1, MSG_SESSION_ID_MAX},
-        {"names", MSG_T_STRING_ARRAY, true, 0, MSG_SESSION_GET_MAX_NAMES},
+        {"names", MSG_T_STRING_SET, true, 0, MSG_SESSION_GET_MAX_NAMES},
 };
 
 /* Sorted by name, in enum order, so the name lookup can bsearch. An op without a schema is

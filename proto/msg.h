@@ -48,6 +48,7 @@ enum msg_type {
     MSG_T_OBJECT,
     MSG_T_ARRAY,
     MSG_T_STRING_ARRAY, /* array of strings, at most `max` items */
+    MSG_T_STRING_SET,   /* array of distinct strings, at most `max` items */
     MSG_T_ID,           /* request id: a string (<= 256 bytes) or an integer in [0, 2^53 - 1] */
     MSG_T_ANY,
     _MSG_T_MAX,
@@ -59,7 +60,7 @@ struct msg_field {
     enum msg_type type;
     bool required;
     double min; /* for INT/NUMBER; for STRING: min length in bytes */
-    double max; /* for INT/NUMBER; for STRING: max length; STRING_ARRAY: max items */
+    double max; /* for INT/NUMBER; for STRING: max length; STRING_ARRAY/SET: max items */
 };
 
 /* Checks obj (an object) against fields[0..n): every required field present, every present

@@ -298,6 +298,17 @@ exec_env_set_variables(struct exec_env *env, const cJSON *vars, struct pf_error 
     return 0;
 }
 
+/* The variables come back as an object keyed by name, which must hold each name once (the
+ * daemon's parser refuses a frame with a repeated key): a repeated name is skipped. */
+static bool
+repeats_earlier(const char *const *names, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(names[j], names[i]) == 0)
+            return true;
+    return false;
+}
+
 /* A value built of shared parts converts to far more than it holds (a tuple holding one tuple
  * twice, forty levels deep, is 2^40 nodes as JSON): the size is bounded from below before
  * anything is converted, as a run's result is, so that asking for it cannot exhaust the
@@ -311,7 +322,7 @@ check_variables_size(struct exec_env *env, const char *const *names, size_t n,
         PyObject *v = PyDict_GetItemString(env->globals, names[i]); /* no code runs: borrowed */
         /* The floor counts a value's JSON and its repr() together, each node at most twice
          * what its JSON takes: half of it bounds the JSON alone. "name": and a comma. */
-        if (v)
+        if (v && !repeats_earlier(names, i))
             floor += strlen(names[i]) + 4 +
                      exec_value_size_floor(v, EXEC_VALUE_MAX_DEPTH, 2 * max) / 2;
     }
@@ -331,6 +342,8 @@ exec_env_get_variables(struct exec_env *env, const char *const *names, size_t n,
         return NULL;
     cJSON *obj = cJSON_CreateObject();
     for (size_t i = 0; obj && i < n; i++) {
+        if (repeats_earlier(names, i))
+            continue;
         /* Held: converting it may run the snippet's __repr__, which may unbind the name. */
         PyObject *v = Py_XNewRef(PyDict_GetItemString(env->globals, names[i]));
         if (!v)

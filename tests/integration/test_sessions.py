@@ -97,6 +97,19 @@ def test_get_over_max_result_bytes_is_refused_and_the_session_goes_on(client):
         assert s.get("z") == {"z": "ok"}
         assert s.exec("len(x)").output == 70_000_000
 
+
+def test_get_with_a_repeated_name_is_refused_and_the_session_goes_on(client):
+    """The reply holds variables by name: a name asked for twice is a bad request. It used to
+    reach the worker, whose reply then repeated a key, and lose the session."""
+    with client.open_session() as s:
+        assert s.exec("a = 1").ok
+        with pytest.raises(pyfence.PyfenceError) as e:
+            client.request("session.get", session=s.id, names=["a", "a"])
+        assert e.value.code == "bad_request"
+        assert "field 'names': item 1 'a' repeats item 0" in e.value.message, e.value
+        assert s.get("a") == {"a": 1}
+        assert s.exec("a + 1").output == 2
+
 def test_list_and_counters(client):
     with client.open_session() as a, client.open_session(detach=True) as b:
         a.exec("1")

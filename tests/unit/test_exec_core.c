@@ -223,7 +223,8 @@ test_get_variables_bounded(void **state)
 {
     (void) state;
     struct exec_env *env = t_env(&(struct exec_policy){.max_result_bytes = 1000});
-    cJSON_Delete(t_run_in(env, "b = 1\nfor i in range(20):\n    b = (b, b)\ns = 'x' * 900"));
+    cJSON_Delete(t_run_in(env, "b = 1\nfor i in range(20):\n    b = (b, b)\ns = 'x' * 900\n"
+                               "t = 'y' * 900"));
     struct pf_error *err = NULL;
     const char *shared[] = {"b"};
     assert_null(exec_env_get_variables(env, shared, 1, &err));
@@ -235,10 +236,17 @@ test_get_variables_bounded(void **state)
     assert_non_null(got);
     assert_int_equal(strlen(cJSON_GetObjectItem(got, "s")->valuestring), 900);
     cJSON_Delete(got);
-    const char *both[] = {"s", "s"};
+    const char *both[] = {"s", "t"};
     assert_null(exec_env_get_variables(env, both, 2, &err));
     assert_int_equal(err->code, PF_E_TOO_LARGE);
     err = pf_error_free(err);
+    /* A repeated name is one variable: counted once against the limit, one key in the reply
+     * (a repeated key would be a frame the daemon refuses, losing the session). */
+    const char *twice[] = {"s", "s", "s"};
+    got = exec_env_get_variables(env, twice, 3, &err);
+    assert_non_null(got);
+    assert_int_equal(cJSON_GetArraySize(got), 1);
+    cJSON_Delete(got);
     exec_env_free(env);
 }
 

@@ -612,6 +612,10 @@ test_session_schemas(void **state)
     EXPECT_ERR("{\"id\":1,\"op\":\"session.get\",\"session\":\"a\",\"names\":[1]}",
                PF_E_BAD_REQUEST,
                "session.get request: field 'names': item 0 is a number, expected a string");
+    /* session.get's names are a set: its reply, an object keyed by name, holds each once. */
+    EXPECT_ERR("{\"id\":1,\"op\":\"session.get\",\"session\":\"s\",\"names\":[\"a\",\"b\","
+               "\"a\"]}",
+               PF_E_BAD_REQUEST, "session.get request: field 'names': item 2 'a' repeats item 0");
     EXPECT_ERR("{\"id\":1,\"op\":\"exec\",\"code\":\"\",\"session\":\"\"}", PF_E_BAD_REQUEST,
                "exec request: field 'session': string of 0 bytes is below minimum 1");
 
