@@ -141,6 +141,7 @@ daemon_reload_policy(struct daemon *d, struct pf_error **err)
     free(d->policy_error);
     d->policy_error = NULL;
     pf_log_notice(POLICY, "policy: %zu profiles from %s", next->n, next->source);
+    session_revoke(&d->sessions, d->policy);
     pools_reload(&d->pools);
     return 0;
 }

@@ -31,7 +31,8 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
     if (ops_resolve_job(d, profile, req->root, &spec, &fields, err) < 0)
         return -1;
     const char *name = profile ? profile->name : msg_get_string(req->root, "profile", "default");
-    struct session *s = session_new(&d->sessions, c->uid, name, &spec.limits, err);
+    struct policy_peer peer = conn_peer(c);
+    struct session *s = session_new(&d->sessions, &peer, name, &spec.limits, err);
     if (!s) {
         cJSON_Delete(fields);
         return -1;

@@ -167,13 +167,15 @@ on_expiry(uv_timer_t *timer)
 }
 
 struct session *
-session_new(struct session_table *t, uid_t uid, const char *profile,
+session_new(struct session_table *t, const struct policy_peer *peer, const char *profile,
             const struct policy_limits *limits, struct pf_error **err)
 {
+    uid_t uid = peer->uid;
     if (check_room(t, uid, profile, limits, err) < 0)
         return NULL;
     _cleanup_free_ struct session *s = calloc(1, sizeof(*s));
-    if (!s) {
+    _cleanup_free_ gid_t *groups = peer->n_groups ? calloc(peer->n_groups, sizeof(gid_t)) : NULL;
+    if (!s || (peer->n_groups && !groups)) {
         pf_error_set(err, PF_E_INTERNAL, "out of memory");
         return NULL;
     }
@@ -189,6 +191,11 @@ session_new(struct session_table *t, uid_t uid, const char *profile,
     s->ctx_kind = WORKER_CTX_SESSION;
     s->table = t;
     s->uid = uid;
+    s->gid = peer->gid;
+    if (groups)
+        memcpy(groups, peer->groups, peer->n_groups * sizeof(gid_t));
+    s->groups = TAKE_PTR(groups);
+    s->n_groups = peer->n_groups;
     snprintf(s->profile, sizeof(s->profile), "%s", profile);
     s->limits = *limits;
     s->state = SESSION_STARTING;
@@ -264,6 +271,7 @@ session_on_handle_closed(uv_handle_t *handle)
     while ((r = session_queue_pop(s)))
         session_req_free(r);
     free(s->lost_cause);
+    free(s->groups);
     free(s);
 }
 
@@ -317,12 +325,31 @@ session_list_json(const struct session_table *t, uid_t uid)
     return list;
 }
 
-void
-session_conn_gone(struct session_table *t, struct conn *c)
+/* The first session of t->all not visited in this pass yet, now marked; NULL when none is
+ * left. From the head each time, not from a saved next: ending a session answers its requests,
+ * and an answer may close another connection (over max_outbuf_bytes), which ends that one's
+ * sessions at once, perhaps the saved next among them. Sessions are freed only in close
+ * callbacks, never during a pass. */
+static struct session *
+next_unvisited(struct session_table *t, unsigned pass)
 {
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &t->all) {
         struct session *s = pf_container_of(pos, struct session, link);
+        if (s->pass != pass) {
+            s->pass = pass;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+void
+session_conn_gone(struct session_table *t, struct conn *c)
+{
+    unsigned pass = ++t->pass;
+    struct session *s;
+    while ((s = next_unvisited(t, pass))) {
         session_queue_conn_gone(s, c);
         /* An open nobody will hear the answer of leaves nothing behind: even a detached
          * session, whose id was never told. */

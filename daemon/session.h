@@ -30,6 +30,7 @@
 #include "dlist.h"
 #include "frame.h"
 #include "job.h"
+#include "load.h"
 #include "pf_error.h"
 #include "policy_limits.h"
 #include "zygote.h"
@@ -75,6 +76,7 @@ struct session_table {
     size_t n;            /* in `all` */
     struct sched *sched; /* Not owned: each session counts for its uid there while in `all` */
     session_expire_cb expire_cb;
+    unsigned pass; /* session_conn_gone's walks (session.pass) */
 };
 
 enum session_req_kind {
@@ -107,6 +109,11 @@ struct session {
     struct dlist link;             /* in table->all, then table->ended */
     char id[SESSION_ID_LEN + 1];
     uid_t uid;
+    /* The opener's groups, kept so that a policy reload can ask again whether the profile
+     * still admits it (session_revoke) when no connection of its is open. */
+    gid_t gid;
+    gid_t *groups; /* owned */
+    size_t n_groups;
     char profile[64 + 1];
     struct policy_limits limits; /* the profile's, tightened by session.open; its
                                   * max_pending_per_session bounds `pending` */
@@ -146,6 +153,7 @@ struct session {
     struct sched_entry sched;    /* session.open waiting for a worker, until it is answered */
     struct harden_params params; /* what its worker is hardened with */
     int open_handles;            /* freed when the last one has closed */
+    unsigned pass;               /* the table's last walk that visited it */
 };
 
 /* ---- the table (session.c) ------------------------------------------------------------ */
@@ -154,12 +162,14 @@ struct session {
 void session_table_init(struct session_table *t, uv_loop_t *loop, struct sched *sched,
                         session_expire_cb expire_cb);
 
-/* A new session of uid in the table, with a fresh random id, in state STARTING, its timers
- * running. Fails with busy past max_sessions_per_uid (limits is the session's, and its
- * max_sessions_per_uid is the bound), or when the sessions of all uids already hold as many
- * workers as sched_session_capacity allows. The caller gives it a worker, or ends it. */
-struct session *session_new(struct session_table *t, uid_t uid, const char *profile,
-                            const struct policy_limits *limits, struct pf_error **err);
+/* A new session of peer->uid in the table, with a fresh random id, in state STARTING, its timers
+ * running (peer's groups are copied). Fails with busy past max_sessions_per_uid (limits is the
+ * session's, and its max_sessions_per_uid is the bound), or when the sessions of all uids already
+ * hold as many workers as sched_session_capacity allows. The caller gives it a worker, or ends it.
+ */
+struct session *session_new(struct session_table *t, const struct policy_peer *peer,
+                            const char *profile, const struct policy_limits *limits,
+                            struct pf_error **err);
 
 /* The session with this id if uid owns it. Anything else — an unknown id, a malformed one, or
  * one of another uid — is PF_E_NOT_FOUND "no session 'ID'", word for word the same. */
@@ -266,5 +276,10 @@ void session_queue_note_held(struct session *s, double held_ms);
 void session_shutdown_all(struct session_table *t);
 /* Last stage, after zygote_stop: workers are gone whatever the zygote said. */
 void session_abandon_all(struct session_table *t);
+/* After a policy reload: a session whose profile is gone, or no longer admits the peer that
+ * opened it, is lost ("told once, then gone": its worker is killed now, its requests and the
+ * next one answer session_lost naming the profile); one still opening is answered not_found,
+ * as a new open would be. Returns how many sessions were ended. */
+size_t session_revoke(struct session_table *t, const struct policy *policy);
 
 #endif

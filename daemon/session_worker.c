@@ -468,10 +468,72 @@ session_on_exit(struct session *s, const struct zygote_exit *exit_info)
 void
 session_shutdown_all(struct session_table *t)
 {
+    /* The head each time, not a saved next: answering a request may close its connection,
+     * which ends that connection's sessions too. Each session_end leaves the list. */
+    while (!dlist_empty(&t->all))
+        session_end(pf_container_of(t->all.next, struct session, link), SESSION_END_SHUTDOWN);
+}
+
+/* Whether the policy still admits the peer that opened s to its profile. */
+static bool
+still_admitted(const struct session *s, const struct policy *policy)
+{
+    const struct policy_profile *p = policy_find(policy, s->profile);
+    struct policy_peer peer = {
+            .uid = s->uid, .gid = s->gid, .groups = s->groups, .n_groups = s->n_groups};
+    return p && policy_profile_allows(p, &peer);
+}
+
+static void
+end_revoked(struct session *s)
+{
+    char msg[320];
+    if (s->state == SESSION_STARTING) {
+        /* Word for word what a new session.open with this profile now gets. */
+        snprintf(msg, sizeof(msg), "no profile '%s' for uid %u", s->profile, (unsigned) s->uid);
+        session_request_fail(s, PF_E_NOT_FOUND, msg, false);
+        session_end(s, SESSION_END_FAILED);
+        return;
+    }
+    char cause[200];
+    snprintf(cause, sizeof(cause),
+             "the reloaded policy no longer lets uid %u use profile '%s'; its worker was killed",
+             (unsigned) s->uid, s->profile);
+    snprintf(msg, sizeof(msg), "session '%s' was lost: %s", s->id, cause);
+    session_request_fail(s, PF_E_SESSION_LOST, msg, true);
+    session_make_lost(s, cause);
+}
+
+/* The first session of t's that the policy no longer admits, or NULL. */
+static struct session *
+first_unadmitted(struct session_table *t, const struct policy *policy)
+{
     struct dlist *pos, *tmp;
     DLIST_FOREACH_SAFE(pos, tmp, &t->all) {
-        session_end(pf_container_of(pos, struct session, link), SESSION_END_SHUTDOWN);
+        struct session *s = pf_container_of(pos, struct session, link);
+        if (s->state != SESSION_LOST && !still_admitted(s, policy))
+            return s;
     }
+    return NULL;
+}
+
+size_t
+session_revoke(struct session_table *t, const struct policy *policy)
+{
+    /* From the head each time: answering a request may close its connection (over
+     * max_outbuf_bytes), which ends that connection's sessions, the next one here included.
+     * Each revoked session leaves the search (lost or ended). */
+    size_t n = 0;
+    struct session *s;
+    while ((s = first_unadmitted(t, policy))) {
+        pf_log_notice(POLICY,
+                      "session %.8s… of uid %u ends: the reloaded policy no longer lets it use "
+                      "profile '%s'",
+                      s->id, (unsigned) s->uid, s->profile);
+        end_revoked(s);
+        n++;
+    }
+    return n;
 }
 
 void

@@ -162,6 +162,57 @@ def test_a_profile_the_caller_may_not_use_is_answered_like_a_missing_one(daemon_
             assert r.ok and r.output == 2, (r, r.error)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs clients as another uid")
+def test_a_reload_that_revokes_a_profile_ends_its_sessions(daemon_factory, tmpdir_short):
+    """A uid taken out of a profile's access by a reload loses the sessions it opened with that
+    profile, detached ones included: told once why (session_lost), then gone. Its sessions of
+    other profiles go on, and so do other uids' sessions of the same profile."""
+    import signal
+
+    uid = OTHER_UID
+    private = dict(shipped("default"), name="private", description="one uid's",
+                   access={"uids": [uid, uid + 1]})
+    private["limits"].pop("pool_size")
+    policy = write_policy(tmpdir_short / "policy", private)
+    os.chmod(tmpdir_short, 0o755)
+    d = daemon_factory("--policy", str(policy), "--socket-mode", "0666")
+
+    def open_two():
+        with pyfence.Client(d.socket_path) as c:
+            ids = {}
+            for name in ("private", "default"):
+                s = c.open_session(profile=name, detach=True)
+                assert s.exec(f"x = '{name}'").ok
+                ids[name] = s.id
+            return ids
+
+    def use(ids):
+        out = {}
+        with pyfence.Client(d.socket_path) as c:
+            for name, sid in ids.items():
+                for attempt in ("first", "second"):
+                    r = c.session(sid).exec("x")
+                    out[f"{name} {attempt}"] = [r.outcome, r.output if r.ok else
+                                                r.error["message"]]
+        return out
+
+    mine, other = as_uid(uid, open_two), as_uid(uid + 1, open_two)
+    private["access"] = {"uids": [uid + 1]}
+    (policy / "private.json").write_text(json.dumps(private))
+    os.kill(d.pid, signal.SIGHUP)
+    assert wait_for(lambda: "no longer lets it use profile 'private'" in d.logs()), d.logs()
+
+    out = as_uid(uid, use, mine)
+    why = (f"session '{mine['private']}' was lost: the reloaded policy no longer lets uid {uid} "
+           "use profile 'private'; its worker was killed")
+    assert out["private first"] == ["session_lost", why], out
+    assert out["private second"] == ["not_found", f"no session '{mine['private']}'"], out
+    assert out["default first"] == out["default second"] == ["ok", "default"], out
+    out = as_uid(uid + 1, use, other)
+    assert out["private first"] == out["private second"] == ["ok", "private"], out
+    d.assert_serving()
+
+
 def test_named_profile_uses_its_warm_pool(daemon_factory, tmpdir_short):
     """`warm` keeps a pool of its own, of workers hardened for its 512 MB (the default
     profile's are for 1024 MB, so they cannot stand in): an exec naming it takes one of those,

@@ -88,7 +88,8 @@ static struct session *
 new_session(struct table_fx *f, uid_t uid)
 {
     struct pf_error *err = NULL;
-    struct session *s = session_new(&f->t, uid, "default", &f->limits, &err);
+    struct session *s =
+            session_new(&f->t, &(struct policy_peer){.uid = uid}, "default", &f->limits, &err);
     if (!s)
         fail_msg("session_new: %s", err->msg);
     return s;
@@ -258,7 +259,8 @@ test_max_per_uid(void **state)
     struct session *a = new_session(f, 1000);
     new_session(f, 1000);
     struct pf_error *err = NULL;
-    assert_null(session_new(&f->t, 1000, "default", &f->limits, &err));
+    assert_null(
+            session_new(&f->t, &(struct policy_peer){.uid = 1000}, "default", &f->limits, &err));
     assert_int_equal(err->code, PF_E_BUSY);
     assert_string_equal(err->msg, "uid 1000 already has 2 open sessions (max_sessions_per_uid); "
                                   "close one first");
@@ -273,7 +275,7 @@ test_max_per_uid(void **state)
     new_session(f, 1000);
     /* A profile without sessions says so. */
     f->limits.v[POLICY_LIMIT_MAX_SESSIONS_PER_UID] = 0;
-    assert_null(session_new(&f->t, 1002, "strict", &f->limits, &err));
+    assert_null(session_new(&f->t, &(struct policy_peer){.uid = 1002}, "strict", &f->limits, &err));
     assert_int_equal(err->code, PF_E_PERMISSION);
     assert_string_equal(err->msg, "profile 'strict' allows no sessions (max_sessions_per_uid 0)");
     pf_error_free(err);
@@ -291,7 +293,8 @@ test_session_capacity(void **state)
     struct session *c = new_session(f, 1002);
     assert_int_equal(session_count_holding(&f->t), 3);
     struct pf_error *err = NULL;
-    assert_null(session_new(&f->t, 1003, "default", &f->limits, &err));
+    assert_null(
+            session_new(&f->t, &(struct policy_peer){.uid = 1003}, "default", &f->limits, &err));
     assert_int_equal(err->code, PF_E_BUSY);
     assert_string_equal(err->msg, "sessions already hold their share of the workers: 3 of "
                                   "max_workers 4 (1 kept for ephemeral execs); try again when a "
@@ -303,7 +306,8 @@ test_session_capacity(void **state)
     c->state = SESSION_LOST;
     assert_int_equal(session_count_holding(&f->t), 2);
     new_session(f, 1003);
-    assert_null(session_new(&f->t, 1004, "default", &f->limits, &err));
+    assert_null(
+            session_new(&f->t, &(struct policy_peer){.uid = 1004}, "default", &f->limits, &err));
     err = pf_error_free(err);
     /* An ended one frees its place too. */
     session_unlink(a, SESSION_END_CLOSE);
@@ -311,7 +315,8 @@ test_session_capacity(void **state)
     new_session(f, 1004);
     /* A single worker goes to whoever asks first. */
     f->sched.max_workers = 1;
-    assert_null(session_new(&f->t, 1005, "default", &f->limits, &err));
+    assert_null(
+            session_new(&f->t, &(struct policy_peer){.uid = 1005}, "default", &f->limits, &err));
     assert_string_equal(err->msg, "sessions already hold their share of the workers: 3 of "
                                   "max_workers 1 (0 kept for ephemeral execs); try again when a "
                                   "session ends");
