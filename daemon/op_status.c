@@ -1,5 +1,7 @@
 /* hello, ping, stats: answered at once from the daemon's context. */
 #include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "conn.h"
@@ -103,6 +105,61 @@ policy_json(const struct daemon *d, cJSON *pol)
                             : cJSON_AddNullToObject(pol, "reload_error")) != NULL;
 }
 
+/* ---- what a peer that is not the daemon's administrator sees --------------------------- */
+
+/* Root, or the uid pyfenced runs as (its owner when it is not root), sees everything. */
+static bool
+peer_is_admin(const struct conn *c)
+{
+    return c->uid == 0 || c->uid == getuid();
+}
+
+/* A profile the peer may not use is answered not_found like a missing one: its name must not
+ * show up in stats either. */
+static bool
+peer_may_use(const struct daemon *d, const struct policy_peer *peer, const char *name)
+{
+    const struct policy_profile *p = d->policy ? policy_find(d->policy, name) : NULL;
+    return p && policy_profile_allows(p, peer);
+}
+
+static void
+keep_usable_profiles(const struct daemon *d, const struct policy_peer *peer, cJSON *reply)
+{
+    cJSON *pol = cJSON_GetObjectItemCaseSensitive(reply, "policy");
+    cJSON *names = cJSON_GetObjectItemCaseSensitive(pol, "profiles");
+    for (cJSON *n = names ? names->child : NULL, *next; n; n = next) {
+        next = n->next;
+        if (!cJSON_IsString(n) || !peer_may_use(d, peer, n->valuestring))
+            cJSON_Delete(cJSON_DetachItemViaPointer(names, n));
+    }
+    cJSON *pools = cJSON_GetObjectItemCaseSensitive(reply, "pools");
+    for (cJSON *p = pools ? pools->child : NULL, *next; p; p = next) {
+        next = p->next;
+        if (!peer_may_use(d, peer, p->string))
+            cJSON_Delete(cJSON_DetachItemViaPointer(pools, p));
+    }
+    /* It names files and values of profiles the peer may not see. */
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(pol, "reload_error")))
+        return;
+    cJSON *told = cJSON_CreateString("the last reload failed: pyfenced's log says why");
+    if (!told || !cJSON_ReplaceItemInObjectCaseSensitive(pol, "reload_error", told)) {
+        cJSON_Delete(told);
+        cJSON_DeleteItemFromObjectCaseSensitive(pol, "reload_error");
+    }
+}
+
+static void
+keep_own_uid(uid_t uid, cJSON *reply)
+{
+    cJSON *uids = cJSON_GetObjectItemCaseSensitive(reply, "uids");
+    for (cJSON *u = uids ? uids->child : NULL, *next; u; u = next) {
+        next = u->next;
+        if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(u, "uid")) != (double) uid)
+            cJSON_Delete(cJSON_DetachItemViaPointer(uids, u));
+    }
+}
+
 int
 op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct pf_error **err)
 {
@@ -130,6 +187,13 @@ op_stats(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struc
     ok = ok && stats_add_scheduling(d, reply) == 0;
     if (!ok)
         return oom(reply, err);
+    /* Counts of the whole daemon are everyone's; which profiles exist and what other uids do
+     * are not. */
+    if (!peer_is_admin(c)) {
+        struct policy_peer peer = conn_peer(c);
+        keep_usable_profiles(d, &peer, reply);
+        keep_own_uid(c->uid, reply);
+    }
     *ret_reply = reply;
     return 0;
 }

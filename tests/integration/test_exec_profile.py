@@ -163,6 +163,39 @@ def test_a_profile_the_caller_may_not_use_is_answered_like_a_missing_one(daemon_
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="runs clients as another uid")
+def test_stats_show_a_peer_its_own_uid_and_the_profiles_it_may_use(daemon_factory,
+                                                                    tmpdir_short):
+    """A profile a uid may not use is not_found for it: stats must not list it either (nor its
+    pool), nor what other uids do; the daemon-wide counts stay. Root sees everything."""
+    uid = OTHER_UID
+    private = dict(shipped("default"), name="private", description="one uid's",
+                   access={"uids": [uid + 1]})
+    private["limits"]["pool_size"] = 1
+    policy = write_policy(tmpdir_short / "policy", private)
+    os.chmod(tmpdir_short, 0o755)
+    d = daemon_factory("--policy", str(policy), "--socket-mode", "0666")
+
+    def stats():
+        with pyfence.Client(d.socket_path) as c:
+            return c.stats()
+
+    with d.client() as root:
+        assert wait_for(lambda: root.stats()["pools"].get("private", {}).get("idle") == 1)
+        mine = as_uid(uid, stats)
+        assert "private" not in mine["policy"]["profiles"], mine["policy"]
+        assert "default" in mine["policy"]["profiles"], mine["policy"]
+        assert set(mine["pools"]) == {"default"}, mine["pools"]
+        assert [u["uid"] for u in mine["uids"]] == [uid], mine["uids"]
+        assert mine["connections"] == 2 and mine["peers"] == 2, mine
+        everything = root.stats()
+        assert "private" in everything["policy"]["profiles"], everything["policy"]
+        assert {"default", "private"} <= set(everything["pools"]), everything["pools"]
+        assert 0 in [u["uid"] for u in everything["uids"]], everything["uids"]
+    out = as_uid(uid, lambda: d.cli("status").stdout)
+    assert "private" not in out, out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs clients as another uid")
 def test_a_reload_that_revokes_a_profile_ends_its_sessions(daemon_factory, tmpdir_short):
     """A uid taken out of a profile's access by a reload loses the sessions it opened with that
     profile, detached ones included: told once why (session_lost), then gone. Its sessions of
