@@ -75,7 +75,7 @@ check_generic_fields(const cJSON *root)
             {"n", MSG_T_INT, false, -5, 1e15}, {"x", MSG_T_NUMBER, false, -1.5, 1e300},
             {"a", MSG_T_ARRAY, false, 0, 0},   {"s", MSG_T_STRING_ARRAY, false, 0, 3},
             {"any", MSG_T_ANY, false, 0, 0},   {"b", MSG_T_BOOL, false, 0, 0},
-            {"o", MSG_T_OBJECT, false, 0, 0},
+            {"o", MSG_T_OBJECT, false, 0, 0},  {"u", MSG_T_STRING_SET, false, 0, 3},
     };
     struct pf_error *err = NULL;
     if (msg_check_fields(root, fields, sizeof(fields) / sizeof(fields[0]), "fuzz", &err) < 0) {
