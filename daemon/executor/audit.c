@@ -12,17 +12,26 @@
 
 static unsigned active;  /* runs in progress */
 static bool own_compile; /* the executor parsing a snippet */
+/* The Python frame that was current when snippet code was last entered from C (a library
+ * calling back a snippet function, or resuming a snippet generator); NULL at a run's top. The
+ * walk pushes no Python frames, so while the snippet runs this frame stays the current one:
+ * an event raised with it current comes from the snippet itself, not from the library code
+ * the frame runs, and frames at or below it are not the event's callers. */
+static PyFrameObject *snippet_entered_from;
 
 void
 exec_audit_enter(void)
 {
-    active++;
+    /* A run's snippet is entered from whatever called exec_env_run (the worker: no frame). */
+    if (active++ == 0)
+        snippet_entered_from = PyEval_GetFrame();
 }
 
 void
 exec_audit_leave(void)
 {
-    active--;
+    if (--active == 0)
+        snippet_entered_from = NULL;
 }
 
 bool
@@ -37,18 +46,25 @@ exec_audit_own_compile(bool on)
     own_compile = on;
 }
 
+PyFrameObject *
+exec_audit_snippet_enter(void)
+{
+    PyFrameObject *before = snippet_entered_from;
+    snippet_entered_from = PyEval_GetFrame();
+    return before;
+}
+
+void
+exec_audit_snippet_leave(PyFrameObject *before)
+{
+    snippet_entered_from = before;
+}
+
 static int
 refuse(const char *what, const char *event)
 {
     PyErr_Format(exec_InterpreterError, "Forbidden while a snippet runs: %s (%s)", what, event);
     return -1;
-}
-
-static bool
-ends_with(const char *s, const char *suffix)
-{
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
 /* The code a frame runs: file and function name (borrowed UTF-8; "" when unknown). */
@@ -65,6 +81,35 @@ frame_where(PyFrameObject *f, const char **file, const char **name)
     Py_DECREF(co); /* the frame keeps it alive */
 }
 
+/* Whether f runs code of the module `name` as loaded (its globals are that module's dict):
+ * decided by identity, since a file name is whatever compile() was given. */
+static bool
+frame_in_module(PyFrameObject *f, const char *name)
+{
+    PyObject *mod = PyDict_GetItemString(PyImport_GetModuleDict(), name); /* borrowed */
+    PyObject *globals = PyFrame_GetGlobals(f);
+    bool in = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_XDECREF(globals);
+    return in;
+}
+
+/* A frame of the import system itself (frozen into the interpreter). */
+static bool
+frame_is_importlib(PyFrameObject *f)
+{
+    return frame_in_module(f, "_frozen_importlib") ||
+           frame_in_module(f, "_frozen_importlib_external");
+}
+
+/* f runs function `name` of module `module`. */
+static bool
+frame_is(PyFrameObject *f, const char *module, const char *name)
+{
+    const char *file, *fname;
+    frame_where(f, &file, &fname);
+    return strcmp(fname, name) == 0 && frame_in_module(f, module);
+}
+
 static bool import_in_progress(void);
 
 /* dataclasses writes __init__, __repr__, ... as source text built from the field names, then
@@ -77,10 +122,8 @@ dataclass_fields_ok(PyFrameObject *f)
 {
     PyFrameObject *cur = (PyFrameObject *) Py_NewRef(f);
     bool ok = false;
-    for (int up = 0; cur && up < 8; up++) {
-        const char *file, *name;
-        frame_where(cur, &file, &name);
-        if (ends_with(file, "/dataclasses.py") && strcmp(name, "_process_class") == 0) {
+    for (int up = 0; cur && cur != snippet_entered_from && up < 8; up++) {
+        if (frame_is(cur, "dataclasses", "_process_class")) {
             PyObject *locals = PyFrame_GetLocals(cur);
             PyObject *fields = locals && PyDict_Check(locals)
                                        ? PyDict_GetItemString(locals, "fields")
@@ -118,26 +161,27 @@ static int
 check_code_event(const char *event)
 {
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed: the Python code that called compile */
-    if (!f)
+    /* With no frame, or the one the snippet was entered from, the caller is the snippet: a
+     * library function calling back into it does not lend it its own permission. */
+    if (!f || f == snippet_entered_from)
         return refuse("compiling or running code from a string", event);
-    const char *file, *name;
-    frame_where(f, &file, &name);
-    if (strncmp(file, "<frozen importlib._bootstrap", 28) == 0 || import_in_progress())
+    if (import_in_progress())
         return 0;
     /* typing.ForwardRef("Series") only compiles its string, to check it is an expression;
      * running it (ForwardRef._evaluate's eval, an "exec" event) stays refused. pandas builds
      * Union[..., "Series"] at run time in to_datetime. */
-    if (strcmp(event, "compile") == 0 && ends_with(file, "/typing.py") &&
-        strcmp(name, "__init__") == 0)
+    if (strcmp(event, "compile") == 0 && frame_is(f, "typing", "__init__"))
         return 0;
     /* namedtuple's __new__ is source built from names it checks with isidentifier() */
-    if (ends_with(file, "/collections/__init__.py") && strcmp(name, "namedtuple") == 0)
+    if (frame_is(f, "collections", "namedtuple"))
         return 0;
-    if (ends_with(file, "/dataclasses.py") && strcmp(name, "_create_fn") == 0) {
+    if (frame_is(f, "dataclasses", "_create_fn")) {
         if (dataclass_fields_ok(f))
             return 0;
         return refuse("a dataclass field whose name is not an identifier", event);
     }
+    const char *file, *name;
+    frame_where(f, &file, &name);
     const char *base = strrchr(file, '/');
     PyErr_Format(exec_InterpreterError,
                  "Forbidden while a snippet runs: compiling or running code from a string (%s "
@@ -172,17 +216,18 @@ open_writes(PyObject *args)
 /* An import in progress: modules loading from disk do what modules do at import (types.py
  * reads tb_frame to name FrameType, numpy sets environment variables). Their code is the
  * installation's, run by the import system; the snippet's own code never runs inside it
- * (compile and exec are refused, import hooks are out of its reach). */
+ * (compile and exec are refused, import hooks are out of its reach). Only frames above the one
+ * the snippet was entered from count: an import below it is not what raised the event, the
+ * snippet is. Import frames are known by their module, not by a file name a snippet could
+ * give compile(). */
 static bool
 import_in_progress(void)
 {
     PyFrameObject *cur = PyEval_GetFrame();
     bool found = false;
     Py_XINCREF(cur);
-    for (int up = 0; cur && !found && up < 200; up++) {
-        const char *file, *name;
-        frame_where(cur, &file, &name);
-        found = strcmp(file, "<frozen importlib._bootstrap>") == 0;
+    for (int up = 0; cur && cur != snippet_entered_from && !found && up < 200; up++) {
+        found = frame_is_importlib(cur);
         Py_SETREF(cur, PyFrame_GetBack(cur));
     }
     Py_XDECREF(cur);

@@ -324,6 +324,11 @@ void exec_audit_leave(void);
 /* A snippet's run is in progress (the hook and str.format's check act only then). */
 bool exec_audit_active(void);
 void exec_audit_own_compile(bool on);
+/* Around snippet code entered from C (a snippet function called, a snippet generator resumed):
+ * the Python frame current then is a library's that called back, not the snippet's caller, and
+ * lends the snippet none of its permissions. enter returns what leave restores. */
+PyFrameObject *exec_audit_snippet_enter(void);
+void exec_audit_snippet_leave(PyFrameObject *before);
 
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
 bool exec_is_tool_name(PyObject *name);

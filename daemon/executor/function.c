@@ -265,7 +265,9 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
     if (exec_enter_call(r) < 0)
         goto out;
     struct exec_frame frame = {.slots = slots, .code = c, .tree_ref = f->tree_ref};
+    PyFrameObject *audit_before = exec_audit_snippet_enter();
     res = exec_run_frame(r, &frame);
+    exec_audit_snippet_leave(audit_before);
     r->depth--;
 out:
     if (slots)

@@ -199,7 +199,9 @@ gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
         return NULL;
     if (exec_enter_call(r) < 0)
         return NULL;
+    PyFrameObject *audit_before = exec_audit_snippet_enter();
     gen_run_to_yield(g, r, sent, throwing);
+    exec_audit_snippet_leave(audit_before);
     r->depth--;
     if (g->state == GEN_SUSPENDED) {
         g->next_live = env->live_gens;

@@ -1,6 +1,11 @@
 /* The executor's policy: each rule bites, and its harmless neighbour still works. Budgets,
  * output capture and the final_answer contract. */
 #include "test_exec_util.h"
+/* test_audit_hook_holds_alone puts objects in a snippet's namespace behind the checks' back */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "exec_internal.h"
 
 static char *
 eval_with(const struct exec_policy *p, const char *code)
@@ -527,6 +532,60 @@ test_audit_hook(void **state)
                   "a dataclass field whose name is not an identifier");
 }
 
+/* The audit hook is the last line: it must hold even when a snippet holds what the walk's
+ * checks exist to keep from it. Simulated by putting such objects in its namespace directly:
+ * the real compile() inside a list (C code calls it: map(map, ...)), and a function whose code
+ * says it is "<frozen importlib._bootstrap>", the name the import system's frames have. */
+static void
+test_audit_hook_holds_alone(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    PyObject *ns = Py_BuildValue("{s:s,s:O}", "__name__", "__main__", "__builtins__",
+                                 PyEval_GetBuiltins());
+    PyObject *code = Py_CompileString("def fake_import(path):\n    open(path, 'w').close()\n",
+                                      "<frozen importlib._bootstrap>", Py_file_input);
+    PyObject *done = ns && code ? PyEval_EvalCode(code, ns, ns) : NULL;
+    PyObject *leaked = Py_BuildValue("[O]", PyDict_GetItemString(PyEval_GetBuiltins(), "compile"));
+    assert_true(done && leaked && PyDict_SetItemString(env->globals, "leaked", leaked) == 0 &&
+                PyDict_SetItemString(env->globals, "fake_import",
+                                     PyDict_GetItemString(ns, "fake_import")) == 0);
+    Py_DECREF(leaked);
+    Py_DECREF(done);
+    Py_DECREF(code);
+    Py_DECREF(ns);
+
+    /* Called back by namedtuple, whose frame may compile: the snippet may not, from there. */
+    cJSON *res = t_run_in(env, "import collections\n"
+                               "class Names:\n"
+                               "    def __iter__(self):\n"
+                               "        list(map(list, map(map, leaked, [['1']], [['f']], "
+                               "[['eval']])))\n"
+                               "        return iter(['a'])\n"
+                               "collections.namedtuple('T', Names())");
+    const char *msg = t_err(res, "message");
+    assert_non_null(msg);
+    assert_non_null(
+            strstr(msg, "Forbidden while a snippet runs: compiling or running code from a string "
+                        "(compile)"));
+    cJSON_Delete(res);
+    /* The import system is known by its module, not by the file name its code objects have. */
+    char path[] = "/tmp/pyfence-audit-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    char snippet[128];
+    snprintf(snippet, sizeof(snippet), "fake_import('%s')", path);
+    res = t_run_in(env, snippet);
+    msg = t_err(res, "message");
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "Forbidden while a snippet runs: opening a file for writing"));
+    assert_int_equal(access(path, F_OK), -1);
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 static void
 test_final_answer_from_function(void **state)
 {
@@ -617,6 +676,7 @@ main(void)
             cmocka_unit_test(test_frames_and_code),
             cmocka_unit_test(test_match_class_dunder),
             cmocka_unit_test(test_budgets_cannot_be_caught),
+            cmocka_unit_test(test_audit_hook_holds_alone),
             cmocka_unit_test(test_final_answer_from_function),
             cmocka_unit_test(test_logs_nul),
             cmocka_unit_test(test_audit_hook),
