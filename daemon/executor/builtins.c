@@ -203,8 +203,11 @@ builtin_setattr(PyObject *self, PyObject *args)
 {
     PyObject *obj, *name, *value;
     struct exec_run *r = exec_run_of(self);
+    /* the value is checked as getattr checks obj: C code calls this with values of its own
+     * (map(setattr, objs, names, values) with values a library returned in a list) */
     if (!r || !PyArg_UnpackTuple(args, "setattr", 3, 3, &obj, &name, &value) ||
-        name_arg(name) < 0 || exec_setattr(r, obj, name, value) < 0)
+        name_arg(name) < 0 || exec_check_value(r, value) < 0 ||
+        exec_setattr(r, obj, name, value) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

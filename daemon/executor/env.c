@@ -220,6 +220,7 @@ exec_env_free(struct exec_env *env)
         PyErr_Restore(t, v, tb);
         env->run = NULL;
     }
+    Py_CLEAR(env->formatter_type);
     exec_builtins_detach(env);
     if (env->globals)
         PyDict_Clear(env->globals);

@@ -107,6 +107,25 @@ check_keywords(PyObject *kwargs)
     return 0;
 }
 
+/* The items of *iterable and the values of **mapping reach the callee without passing through
+ * the walk: map(*L, ...) would call whatever L holds (a list a library returned is never
+ * looked into). Each argument is checked as a value, as the callee receives it. The keywords
+ * need no name check: check_keywords makes them str, as CPython does, and a keyword names a
+ * parameter, not an attribute (f(__class__=1) is as legal). */
+static int
+check_star_values(struct exec_run *r, PyObject *args, PyObject *kwargs)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+        if (exec_check_value(r, PyTuple_GET_ITEM(args, i)) < 0)
+            return -1;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (kwargs && PyDict_Next(kwargs, &pos, &k, &v))
+        if (exec_check_value(r, v) < 0)
+            return -1;
+    return 0;
+}
+
 /* Builds (args tuple, kwargs dict) for a call with * or ** arguments. */
 static int
 build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObject **ret_args,
@@ -144,7 +163,7 @@ build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObje
     for (uint32_t i = 0; i < n->nw; i++)
         if (add_keyword_arg(r, n->w[i], func, kwargs) < 0)
             goto fail;
-    if (check_keywords(kwargs) < 0)
+    if (check_keywords(kwargs) < 0 || check_star_values(r, args, kwargs) < 0)
         goto fail;
     Py_DECREF(list);
     *ret_args = args;
@@ -155,6 +174,44 @@ fail:
     Py_XDECREF(args);
     Py_XDECREF(kwargs);
     return -1;
+}
+
+/* type(name, bases, ns), a metaclass called so, and type.__new__(mcls, name, bases, ns) make a
+ * class whose dunders CPython then calls (__eq__, __getitem__) and whose bases' methods it
+ * inherits: a dict a library built (dict(zip(names, values))) holds values no check saw. The
+ * bases and the values of ns (one level: CPython calls them, not what they hold) are checked
+ * as values. Returns 0 or -1 with InterpreterError set. */
+static int
+check_class_parts(struct exec_run *r, PyObject *bases, PyObject *ns)
+{
+    for (Py_ssize_t i = 0; PyTuple_Check(bases) && i < PyTuple_GET_SIZE(bases); i++)
+        if (exec_check_value(r, PyTuple_GET_ITEM(bases, i)) < 0)
+            return -1;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Check(ns) && PyDict_Next(ns, &pos, &k, &v))
+        if (exec_check_value(r, v) < 0)
+            return -1;
+    return 0;
+}
+
+static bool
+is_metaclass(PyObject *o)
+{
+    return o && PyType_Check(o) &&
+           PyType_FastSubclass((PyTypeObject *) o, Py_TPFLAGS_TYPE_SUBCLASS);
+}
+
+/* The common call pays an argument count and a flag test (a C function's self may be NULL). */
+static int
+check_class_creation(struct exec_run *r, PyObject *func, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs == 3 && is_metaclass(func))
+        return check_class_parts(r, args[1], args[2]);
+    if (nargs == 4 && PyCFunction_Check(func) && is_metaclass(PyCFunction_GET_SELF(func)) &&
+        strcmp(((PyCFunctionObject *) func)->m_ml->ml_name, "__new__") == 0)
+        return check_class_parts(r, args[2], args[3]);
+    return 0;
 }
 
 /* Evaluates positional then keyword argument values into stack[1..]; stack[0] is left free
@@ -213,6 +270,8 @@ call_method(struct exec_run *r, const struct node *n)
         } else if (meth) {
             meth = exec_getattr_result(r, stack[0], fn->obj, meth);
         }
+        if (meth && !unbound && check_class_creation(r, meth, stack + 1, n->nv) < 0)
+            Py_CLEAR(meth);
         if (meth)
             res = unbound ? PyObject_Vectorcall(meth, stack,
                                                 (n->nv + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET,
@@ -252,7 +311,9 @@ exec_call(struct exec_run *r, const struct node *n)
     if (n->flags & NF_HAS_STAR) {
         PyObject *args, *kwargs;
         if (build_star_args(r, n, func, &args, &kwargs) == 0) {
-            res = PyObject_Call(func, args, kwargs);
+            if (check_class_creation(r, func, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args)) ==
+                0)
+                res = PyObject_Call(func, args, kwargs);
             Py_DECREF(args);
             Py_XDECREF(kwargs);
         }
@@ -267,7 +328,9 @@ exec_call(struct exec_run *r, const struct node *n)
         return PyErr_NoMemory();
     }
     if (eval_args(r, n, stack) == 0) {
-        res = PyObject_Vectorcall(func, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET, n->obj);
+        if (check_class_creation(r, func, stack + 1, n->nv) == 0)
+            res = PyObject_Vectorcall(func, stack + 1, n->nv | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                      n->obj);
         for (uint32_t i = 0; i < total; i++)
             Py_DECREF(stack[i + 1]);
     }

@@ -49,6 +49,29 @@ exec_funcdef(struct exec_run *r, const struct node *s)
     return rc;
 }
 
+/* A class statement hands its bases and keywords (metaclass=) to CPython, which calls them
+ * and their dunders: items of class X(*L) and values of class X(**d) were never looked at,
+ * and __mro_entries__ may name other classes. Each is checked as a value. */
+static int
+check_tuple_items(struct exec_run *r, PyObject *t)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++)
+        if (exec_check_value(r, PyTuple_GET_ITEM(t, i)) < 0)
+            return -1;
+    return 0;
+}
+
+static int
+check_dict_values(struct exec_run *r, PyObject *d)
+{
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(d, &pos, &k, &v))
+        if (exec_check_value(r, v) < 0)
+            return -1;
+    return 0;
+}
+
 static PyObject *
 class_keywords(struct exec_run *r, const struct node *s)
 {
@@ -62,6 +85,8 @@ class_keywords(struct exec_run *r, const struct node *s)
         if (rc < 0)
             Py_CLEAR(kw);
     }
+    if (kw && check_dict_values(r, kw) < 0)
+        Py_CLEAR(kw);
     return kw;
 }
 
@@ -235,7 +260,8 @@ exec_classdef(struct exec_run *r, const struct node *s)
 {
     PyObject *decorators = eval_list(r, s->u, s->nu), *bases = NULL, *kw = NULL, *cls = NULL;
     PyObject *blist = decorators ? eval_list(r, s->v, s->nv) : NULL, *orig = NULL, *b0 = NULL;
-    if (blist && (b0 = PyList_AsTuple(blist)) && (bases = update_bases(b0, &orig)) &&
+    if (blist && (b0 = PyList_AsTuple(blist)) && check_tuple_items(r, b0) == 0 &&
+        (bases = update_bases(b0, &orig)) && check_tuple_items(r, bases) == 0 &&
         (kw = class_keywords(r, s)))
         cls = decorate(build_class(r, s, bases, kw, orig), decorators);
     Py_XDECREF(b0);

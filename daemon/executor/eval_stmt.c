@@ -457,8 +457,12 @@ import_star(struct exec_run *r, PyObject *mod)
         if (!PyUnicode_Check(name) || PyUnicode_GET_LENGTH(name) == 0 ||
             PyUnicode_READ_CHAR(name, 0) == '_')
             continue;
+        /* a name refused on every route (enum's global_enum) is left unbound, not made a
+         * reason to refuse the whole import */
+        if (PyUnicode_IS_ASCII(name) && exec_dunder_forbidden(PyUnicode_AsUTF8(name)))
+            continue;
         PyObject *v = PyObject_GetAttr(mod, name);
-        v = v ? exec_guard_getters(v) : NULL;
+        v = v ? exec_guard_getters(r, v) : NULL;
         rc = v && exec_check_value(r, v) == 0 ? exec_store_global_or_frame(r, name, v) : -1;
         Py_XDECREF(v);
     }
@@ -521,7 +525,7 @@ exec_import_from(struct exec_run *r, const struct node *s)
                       modname);
             Py_CLEAR(v);
         }
-        v = v ? exec_guard_getters(v) : NULL;
+        v = v ? exec_guard_getters(r, v) : NULL;
         rc = v && exec_check_value(r, v) == 0 ? exec_name_store(r, alias->a, v) : -1;
         Py_XDECREF(v);
     }

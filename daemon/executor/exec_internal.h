@@ -270,6 +270,7 @@ struct exec_env {
     PyObject *capsule;         /* "pyfence.env": lets function objects find the env */
     struct exec_run *rs;       /* the run state, reused by each run: generators keep a pointer */
     struct exec_generator *live_gens; /* suspended generators, closed by exec_env_free */
+    PyObject *formatter_type; /* string.Formatter's checking subclass for this env (guard.c) */
 };
 
 /* A function defined by the snippet (function.c). */
@@ -402,8 +403,8 @@ PyObject *exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name);
 PyObject *exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *v);
 int exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value);
 /* guard.c: replaces operator.attrgetter/methodcaller and string.Formatter by checking
- * versions; steals v. */
-PyObject *exec_guard_getters(PyObject *v);
+ * versions bound to r's environment; steals v. */
+PyObject *exec_guard_getters(struct exec_run *r, PyObject *v);
 /* Once, before any run: str.format and format_map check their fields for every caller while a
  * snippet runs (library code included). Returns -1 with an exception set. */
 int exec_guard_str_format_install(void);

@@ -8,7 +8,7 @@
 
 static PyObject *attrgetter_type, *methodcaller_type; /* once _operator is loaded */
 static bool load_getter_types(void);
-static PyObject *formatter_type, *checked_formatter_type; /* string.Formatter, guarded */
+static PyObject *formatter_type; /* string.Formatter, once string is loaded */
 
 /* Cheap pre-check before looking the classes up in sys.modules. */
 static bool
@@ -201,12 +201,149 @@ check_getter_name(PyObject *name)
     return rc;
 }
 
-/* self = the real class */
+/* What the snippet's getters return is checked too: attrgetter('sys', 'math')(statistics)
+ * would hand out a module inside a tuple, attrgetter('sys.modules') walk through one, and the
+ * real getter objects are called by C code (map, sorted's key) where the walk sees no result.
+ * So the getter the snippet holds is the executor's: attrgetter walks each dotted name with
+ * exec_getattr (the . operator's checks, on every step's value), methodcaller reads the
+ * method so and checks what it returns. The real getter is still built first, for CPython's
+ * argument errors. */
+
+/* The run of the environment whose capsule this is, or NULL with an exception. */
+static struct exec_run *
+getter_run(PyObject *capsule, const char *what, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 1 || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_Format(PyExc_TypeError, "%s expected 1 argument, got %zd", what,
+                     nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0));
+        return NULL;
+    }
+    return exec_run_of(capsule);
+}
+
+/* obj.a.b.c, each step through exec_getattr; parts is a tuple of plain str. */
+static PyObject *
+walk_path(struct exec_run *r, PyObject *obj, PyObject *parts)
+{
+    PyObject *v = Py_NewRef(obj);
+    for (Py_ssize_t i = 0; v && i < PyTuple_GET_SIZE(parts); i++)
+        Py_SETREF(v, exec_getattr(r, v, PyTuple_GET_ITEM(parts, i)));
+    return v;
+}
+
+/* self = (capsule, (parts of each name, ...)) */
+static PyObject *
+checked_attrgetter_call(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    struct exec_run *r = getter_run(PyTuple_GET_ITEM(self, 0), "attrgetter", nargsf, kwnames);
+    PyObject *paths = PyTuple_GET_ITEM(self, 1);
+    Py_ssize_t n = PyTuple_GET_SIZE(paths);
+    if (!r)
+        return NULL;
+    if (n == 1)
+        return walk_path(r, args[0], PyTuple_GET_ITEM(paths, 0));
+    PyObject *res = PyTuple_New(n);
+    for (Py_ssize_t i = 0; res && i < n; i++) {
+        PyObject *v = walk_path(r, args[0], PyTuple_GET_ITEM(paths, i));
+        if (!v)
+            Py_CLEAR(res);
+        else
+            PyTuple_SET_ITEM(res, i, v);
+    }
+    return res;
+}
+
+/* self = (capsule, name, args, kwargs or None) */
+static PyObject *
+checked_methodcaller_call(PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
+                          PyObject *kwnames)
+{
+    struct exec_run *r = getter_run(PyTuple_GET_ITEM(self, 0), "methodcaller", nargsf, kwnames);
+    PyObject *m = r ? exec_getattr(r, args[0], PyTuple_GET_ITEM(self, 1)) : NULL;
+    PyObject *kw = PyTuple_GET_ITEM(self, 3);
+    PyObject *res =
+            m ? PyObject_Call(m, PyTuple_GET_ITEM(self, 2), kw == Py_None ? NULL : kw) : NULL;
+    Py_XDECREF(m);
+    if (res && exec_check_value(r, res) < 0)
+        Py_CLEAR(res);
+    return res;
+}
+
+static PyMethodDef checked_attrgetter_def = {
+        "attrgetter", (PyCFunction) (void (*)(void)) checked_attrgetter_call,
+        METH_FASTCALL | METH_KEYWORDS, "operator.attrgetter with the executor's checks"};
+static PyMethodDef checked_methodcaller_def = {
+        "methodcaller", (PyCFunction) (void (*)(void)) checked_methodcaller_call,
+        METH_FASTCALL | METH_KEYWORDS, "operator.methodcaller with the executor's checks"};
+
+/* The dotted names of attrgetter(*names), each split into its parts (names[i] plain str). */
+static PyObject *
+split_names(PyObject *const *names, Py_ssize_t n)
+{
+    static PyObject *dot;
+    if (!dot && !(dot = PyUnicode_InternFromString(".")))
+        return NULL;
+    PyObject *paths = PyTuple_New(n);
+    for (Py_ssize_t i = 0; paths && i < n; i++) {
+        PyObject *parts = PyUnicode_Split(names[i], dot, -1);
+        PyObject *t = parts ? PyList_AsTuple(parts) : NULL;
+        Py_XDECREF(parts);
+        if (!t)
+            Py_CLEAR(paths);
+        else
+            PyTuple_SET_ITEM(paths, i, t);
+    }
+    return paths;
+}
+
+/* methodcaller(name, *args, **kwargs)'s state: (capsule, name, args, kwargs or None). */
+static PyObject *
+methodcaller_state(PyObject *capsule, PyObject *const *copy, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *margs = PyTuple_New(nargs - 1), *kw = Py_NewRef(Py_None);
+    for (Py_ssize_t i = 1; margs && i < nargs; i++)
+        PyTuple_SET_ITEM(margs, i - 1, Py_NewRef(copy[i]));
+    if (kwnames && PyTuple_GET_SIZE(kwnames))
+        Py_SETREF(kw, PyDict_New());
+    for (Py_ssize_t i = 0; kw && kw != Py_None && i < PyTuple_GET_SIZE(kwnames); i++)
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), copy[nargs + i]) < 0)
+            Py_CLEAR(kw);
+    PyObject *state = margs && kw ? PyTuple_Pack(4, capsule, copy[0], margs, kw) : NULL;
+    Py_XDECREF(margs);
+    Py_XDECREF(kw);
+    return state;
+}
+
+/* The executor's getter for a call of the real class that succeeded (copy: its arguments,
+ * names checked and plain str). */
+static PyObject *
+checked_getter_new(PyObject *real, PyObject *capsule, PyObject *const *copy, Py_ssize_t nargs,
+                   PyObject *kwnames)
+{
+    PyObject *state;
+    if (real == methodcaller_type) {
+        state = methodcaller_state(capsule, copy, nargs, kwnames);
+    } else {
+        PyObject *paths = split_names(copy, nargs);
+        state = paths ? PyTuple_Pack(2, capsule, paths) : NULL;
+        Py_XDECREF(paths);
+    }
+    PyObject *g = state ? PyCFunction_New(real == methodcaller_type ? &checked_methodcaller_def
+                                                                    : &checked_attrgetter_def,
+                                          state)
+                        : NULL;
+    Py_XDECREF(state);
+    return g;
+}
+
+/* self = (the real class, the environment's capsule) */
 static PyObject *
 guarded_getter(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
+    PyObject *real = PyTuple_GET_ITEM(self, 0);
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_ssize_t names = self == methodcaller_type ? (nargs > 0) : nargs;
+    Py_ssize_t names = real == methodcaller_type ? (nargs > 0) : nargs;
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject **copy = PyMem_Calloc(total + 1, sizeof(PyObject *));
     if (!copy)
@@ -218,7 +355,10 @@ guarded_getter(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObjec
             (is_name && check_getter_name(copy[i]) < 0))
             goto out;
     }
-    res = PyObject_Vectorcall(self, copy, nargs, kwnames);
+    /* the real class raises CPython's errors for missing or non-str names */
+    res = PyObject_Vectorcall(real, copy, nargs, kwnames);
+    if (res)
+        Py_SETREF(res, checked_getter_new(real, PyTuple_GET_ITEM(self, 1), copy, nargs, kwnames));
 out:
     for (Py_ssize_t i = 0; i < total; i++)
         Py_XDECREF(copy[i]);
@@ -262,37 +402,132 @@ load_getter_types(void)
 }
 
 /* string.Formatter resolves "0.attr" fields with CPython's getattr in get_field (which
- * format and vformat call): the snippet gets a subclass whose get_field checks the field
- * first. Built once, when string is first seen loaded. */
+ * format and vformat call), and get_field and get_value hand the objects they reach to the
+ * caller: get_field('0.sys', [statistics], {}) returned (sys, 0). The snippet gets a subclass
+ * whose get_field checks the field's names first, then walks it itself, checking every
+ * step's value as the . operator and a subscript do, and whose get_value checks what it
+ * returns. Built per environment, since the checks need its policy: the methods are bound
+ * to its capsule. */
 
+/* args[i] as the real Formatter's method `name` would compute it, then checked as a value. */
 static PyObject *
-checked_get_field(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
+call_real_checked(struct exec_run *r, const char *name, PyObject *const *args, Py_ssize_t nargs)
 {
+    PyObject *real = PyObject_GetAttrString(formatter_type, name);
+    PyObject *res = real ? PyObject_Vectorcall(real, args, nargs, NULL) : NULL;
+    Py_XDECREF(real);
+    if (res && exec_check_value(r, res) < 0)
+        Py_CLEAR(res);
+    return res;
+}
+
+/* self = the environment's capsule; args = (formatter, key, args, kwargs) */
+static PyObject *
+checked_get_value(PyObject *capsule, PyObject *const *args, Py_ssize_t nargs)
+{
+    struct exec_run *r = exec_run_of(capsule);
+    return r ? call_real_checked(r, "get_value", args, nargs) : NULL;
+}
+
+/* obj.attr or obj[key], one step of a field, checked as the walk checks it. */
+static PyObject *
+field_step(struct exec_run *r, PyObject *obj, PyObject *step)
+{
+    PyObject *key = PyTuple_GET_ITEM(step, 1);
+    int is_attr = PyObject_IsTrue(PyTuple_GET_ITEM(step, 0));
+    if (is_attr < 0)
+        return NULL;
+    if (is_attr)
+        return exec_getattr(r, obj, key);
+    PyObject *v = PyObject_GetItem(obj, key);
+    if (v && exec_check_value(r, v) < 0)
+        Py_CLEAR(v);
+    return v;
+}
+
+/* Formatter.get_field as string.py writes it: get_value for the first part, then each
+ * attribute or index, here each checked. Returns (obj, first). */
+static PyObject *
+walk_field(struct exec_run *r, PyObject *const *args)
+{
+    PyObject *split = PyObject_CallOneArg(field_name_split, args[1]), *step;
+    if (!split)
+        return NULL;
+    PyObject *first = PyTuple_GET_ITEM(split, 0);
+    PyObject *obj = PyObject_CallMethod(args[0], "get_value", "OOO", first, args[2], args[3]);
+    if (obj && exec_check_value(r, obj) < 0)
+        Py_CLEAR(obj);
+    PyObject *rest = obj ? PyObject_GetIter(PyTuple_GET_ITEM(split, 1)) : NULL;
+    while (rest && obj && (step = PyIter_Next(rest))) {
+        Py_SETREF(obj, field_step(r, obj, step));
+        Py_DECREF(step);
+    }
+    PyObject *res = obj && !PyErr_Occurred() ? PyTuple_Pack(2, obj, first) : NULL;
+    Py_XDECREF(rest);
+    Py_XDECREF(obj);
+    Py_DECREF(split);
+    return res;
+}
+
+/* self = the environment's capsule; args = (formatter, field_name, args, kwargs) */
+static PyObject *
+checked_get_field(PyObject *capsule, PyObject *const *args, Py_ssize_t nargs)
+{
+    struct exec_run *r = exec_run_of(capsule);
+    if (!r)
+        return NULL;
     if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError, "get_field(field_name, args, kwargs)");
         return NULL;
     }
-    PyObject *field = args[1];
-    if (PyUnicode_Check(field)) {
-        /* "{" + field + "}" goes through the same check as str.format's fields */
-        PyObject *fmt = PyUnicode_FromFormat("{%U}", field);
-        int rc = fmt ? check_format_string(fmt, 0) : -1;
-        Py_XDECREF(fmt);
-        if (rc < 0)
-            return NULL;
-    }
-    PyObject *real = PyObject_GetAttrString(formatter_type, "get_field");
-    PyObject *res = real ? PyObject_Vectorcall(real, args, 4, NULL) : NULL;
-    Py_XDECREF(real);
-    return res;
+    if (!PyUnicode_Check(args[1])) /* the real one raises CPython's TypeError */
+        return call_real_checked(r, "get_field", args, nargs);
+    /* "{" + field + "}" goes through the same name check as str.format's fields, before
+     * anything runs */
+    PyObject *fmt = PyUnicode_FromFormat("{%U}", args[1]);
+    int rc = fmt ? check_format_string(fmt, 0) : -1;
+    Py_XDECREF(fmt);
+    return rc < 0 ? NULL : walk_field(r, args);
 }
 
-static PyMethodDef checked_get_field_def = {"get_field",
-                                            (PyCFunction) (void (*)(void)) checked_get_field,
-                                            METH_FASTCALL, "get_field with the dunder check"};
+static PyMethodDef checked_formatter_defs[] = {
+        {"get_field", (PyCFunction) (void (*)(void)) checked_get_field, METH_FASTCALL,
+         "get_field with the executor's checks"},
+        {"get_value", (PyCFunction) (void (*)(void)) checked_get_value, METH_FASTCALL,
+         "get_value with the executor's checks"},
+};
+
+/* A method of the checked subclass: bound to the capsule, taking the formatter as args[0]. */
+static int
+add_formatter_method(PyObject *dict, PyMethodDef *def, PyObject *capsule)
+{
+    PyObject *cf = PyCFunction_New(def, capsule);
+    PyObject *meth = cf ? PyInstanceMethod_New(cf) : NULL;
+    int rc = meth ? PyDict_SetItemString(dict, def->ml_name, meth) : -1;
+    Py_XDECREF(cf);
+    Py_XDECREF(meth);
+    return rc;
+}
 
 static PyObject *
-guard_formatter(PyObject *v)
+checked_formatter_new(struct exec_env *env)
+{
+    PyObject *dict = Py_BuildValue("{ss}", "__module__", "string");
+    if (!dict || load_string_helpers() < 0 ||
+        add_formatter_method(dict, &checked_formatter_defs[0], env->capsule) < 0 ||
+        add_formatter_method(dict, &checked_formatter_defs[1], env->capsule) < 0) {
+        Py_XDECREF(dict);
+        return NULL;
+    }
+    PyObject *t = PyObject_CallFunction((PyObject *) &PyType_Type, "s(O)O", "Formatter",
+                                        formatter_type, dict);
+    Py_DECREF(dict);
+    return t;
+}
+
+/* Steals v; string.Formatter becomes the environment's checked subclass. */
+static PyObject *
+guard_formatter(struct exec_run *r, PyObject *v)
 {
     if (strcmp(((PyTypeObject *) v)->tp_name, "Formatter") != 0)
         return v;
@@ -308,29 +543,10 @@ guard_formatter(PyObject *v)
     }
     if (v != formatter_type)
         return v;
-    if (!checked_formatter_type) {
-        if (load_string_helpers() < 0) {
-            Py_DECREF(v);
-            return NULL;
-        }
-        PyObject *cf = PyCFunction_New(&checked_get_field_def, NULL);
-        PyObject *meth = cf ? PyInstanceMethod_New(cf) : NULL;
-        Py_XDECREF(cf);
-        if (!meth) {
-            Py_DECREF(v);
-            return NULL;
-        }
-        checked_formatter_type =
-                PyObject_CallFunction((PyObject *) &PyType_Type, "s(O){sOss}", "Formatter",
-                                      formatter_type, "get_field", meth, "__module__", "string");
-        Py_DECREF(meth);
-        if (!checked_formatter_type) {
-            Py_DECREF(v);
-            return NULL;
-        }
-    }
     Py_DECREF(v);
-    return Py_NewRef(checked_formatter_type);
+    if (!r->env->formatter_type && !(r->env->formatter_type = checked_formatter_new(r->env)))
+        return NULL;
+    return Py_NewRef(r->env->formatter_type);
 }
 
 /* functools.update_wrapper(wrapper, wrapped, assigned, updated) and wraps(wrapped, assigned,
@@ -473,17 +689,20 @@ exec_is_unguarded_function(PyObject *v)
 }
 
 PyObject *
-exec_guard_getters(PyObject *v)
+exec_guard_getters(struct exec_run *r, PyObject *v)
 {
     if (PyFunction_Check(v))
         return guard_functools(v);
     if (!PyType_Check(v))
         return v;
-    if (!(v = guard_formatter(v)) || !is_getter_name(v) || !load_getter_types())
+    if (!(v = guard_formatter(r, v)) || !is_getter_name(v) || !load_getter_types())
         return v;
     if (v != attrgetter_type && v != methodcaller_type)
         return v;
-    PyObject *g = PyCFunction_New(&guarded_getter_def, v);
+    /* bound to the environment: the getters it makes check values with its policy */
+    PyObject *self = PyTuple_Pack(2, v, r->env->capsule);
+    PyObject *g = self ? PyCFunction_New(&guarded_getter_def, self) : NULL;
+    Py_XDECREF(self);
     Py_DECREF(v);
     return g;
 }

@@ -154,6 +154,13 @@ static const char *const introspection_attrs[] = {
         "f_back",    "f_builtins", "f_code",       "f_globals", "f_locals", "f_trace",
 };
 
+/* enum's helpers that read and write a module's namespace chosen by name: Enum._convert_ and
+ * _old_convert_ take sys.modules[module].__dict__ (or any held object's __dict__) as the
+ * members of a new class and write into that namespace; global_enum writes the members into
+ * sys.modules[cls.__module__].__dict__. Refused by name on every object, like the
+ * introspection names, and as values (exec_check_value). */
+static const char *const namespace_helpers[] = {"_convert_", "_old_convert_", "global_enum"};
+
 static const char *
 refused_kind(const char *name)
 {
@@ -165,6 +172,9 @@ refused_kind(const char *name)
     for (size_t i = 0; i < sizeof(introspection_attrs) / sizeof(introspection_attrs[0]); i++)
         if (strcmp(introspection_attrs[i], name) == 0)
             return "introspection attribute";
+    for (size_t i = 0; i < sizeof(namespace_helpers) / sizeof(namespace_helpers[0]); i++)
+        if (strcmp(namespace_helpers[i], name) == 0)
+            return "module namespace helper";
     return NULL;
 }
 
@@ -311,6 +321,18 @@ function_module(PyObject *func)
     return own ? PyUnicode_AsUTF8(name) : NULL;
 }
 
+/* enum's namespace helpers held as values: reached by a route no name check sees (from enum
+ * import global_enum, a container a library returned). */
+static bool
+is_namespace_helper(PyObject *func)
+{
+    PyObject *name = ((PyFunctionObject *) func)->func_name;
+    for (size_t i = 0; i < sizeof(namespace_helpers) / sizeof(namespace_helpers[0]); i++)
+        if (PyUnicode_CompareWithASCIIString(name, namespace_helpers[i]) == 0)
+            return true;
+    return false;
+}
+
 /* __main__ is where the snippet's classes say they live: dataclasses builds their methods
  * with its namespace, which holds nothing else. */
 static int
@@ -321,6 +343,11 @@ check_python_function(struct exec_run *r, PyObject *v)
     const char *module = function_module(v);
     if (!module)
         return PyErr_Occurred() ? -1 : 0;
+    if (strcmp(module, "enum") == 0 && is_namespace_helper(v)) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to module namespace helper: enum.%U",
+                  ((PyFunctionObject *) v)->func_qualname);
+        return -1;
+    }
     if (strcmp(module, "__main__") == 0 || exec_module_functions_allowed(r->env, module))
         return 0;
     const char *qualname = PyUnicode_AsUTF8(((PyFunctionObject *) v)->func_qualname);
@@ -447,7 +474,7 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
 PyObject *
 exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *v)
 {
-    if ((v = exec_guard_getters(v)) == NULL || exec_check_value(r, v) < 0) {
+    if ((v = exec_guard_getters(r, v)) == NULL || exec_check_value(r, v) < 0) {
         Py_XDECREF(v);
         return NULL;
     }

@@ -15,13 +15,38 @@
 
 #include "exec_internal.h"
 
+/* A heap type's __module__ is whatever its maker wrote into its dict
+ * (Enum('E', 'A', module='builtins'), type(name, bases, {'__module__': 'builtins'})): one
+ * that says builtins is a builtin only if it is the builtins module's own (ExceptionGroup is
+ * a heap type), else it is judged as any other class of that module. */
+static bool
+is_builtins_own(PyTypeObject *t)
+{
+    if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE))
+        return true;
+    static PyObject *builtins_dict;
+    if (!builtins_dict) {
+        PyObject *m = PyImport_ImportModule("builtins");
+        builtins_dict = m ? Py_NewRef(PyModule_GetDict(m)) : NULL;
+        Py_XDECREF(m);
+        if (!builtins_dict) {
+            PyErr_Clear();
+            return false;
+        }
+    }
+    PyObject *own = PyDict_GetItemWithError(builtins_dict, ((PyHeapTypeObject *) t)->ht_name);
+    PyErr_Clear();
+    return own == (PyObject *) t;
+}
+
 /* Whatever the profile: builtins, the snippet's own classes, and pyfence's exceptions (a
  * snippet may catch an InterpreterError and look at its type). */
 static bool
-module_always_allowed(const char *module)
+module_always_allowed(PyTypeObject *t, const char *module)
 {
-    return strcmp(module, "builtins") == 0 || strcmp(module, "__main__") == 0 ||
-           strcmp(module, "pyfence") == 0;
+    if (strcmp(module, "builtins") == 0)
+        return is_builtins_own(t);
+    return strcmp(module, "__main__") == 0 || strcmp(module, "pyfence") == 0;
 }
 
 /* t's module into buf, as type.__module__ would give it; false when t names none that fits
@@ -69,7 +94,7 @@ check_class_module(struct exec_run *r, PyTypeObject *t, const char *method)
                   t->tp_name);
         return -1;
     }
-    if (module_always_allowed(module) || exec_module_functions_allowed(r->env, module))
+    if (module_always_allowed(t, module) || exec_module_functions_allowed(r->env, module))
         return 0;
     PyObject *qualname = PyType_GetQualName(t);
     if (!qualname)
