@@ -29,6 +29,10 @@ workers_rows(FILE *out, const cJSON *st)
                 "running per uid)\n",
                 "queue", cli_num(q, "queued"), cli_num(q, "running"), cli_num(q, "max_queued"),
                 cli_num(q, "max_queued_per_uid"), cli_num(q, "max_jobs_per_uid"));
+    if (cJSON_IsObject(q) && cJSON_IsNumber(get(q, "max_bytes_per_uid")))
+        fprintf(out, "  %-14s %.0f bytes held (max %.0f connections, %.0f bytes per uid)\n",
+                "per uid", cli_num(q, "bytes"), cli_num(q, "max_connections_per_uid"),
+                cli_num(q, "max_bytes_per_uid"));
     if (cJSON_IsObject(lat) && cli_num(lat, "samples") > 0)
         fprintf(out, "  %-14s p50 %.3f ms, p99 %.3f ms, max %.3f ms (last %.0f replies)\n",
                 "latency", cli_num(lat, "p50_ms"), cli_num(lat, "p99_ms"), cli_num(lat, "max_ms"),
@@ -57,12 +61,12 @@ uids_rows(FILE *out, const cJSON *st)
     const cJSON *uids = get(st, "uids"), *u;
     if (!cJSON_IsArray(uids) || !uids->child)
         return;
-    fprintf(out, "  peers by uid\n    %-10s %6s %9s %9s %7s %8s\n", "uid", "conns", "sessions",
-            "jobs", "queued", "running");
+    fprintf(out, "  peers by uid\n    %-10s %6s %9s %9s %7s %8s %10s\n", "uid", "conns", "sessions",
+            "jobs", "queued", "running", "bytes");
     cJSON_ArrayForEach(u, uids) {
-        fprintf(out, "    %-10.0f %6.0f %9.0f %9.0f %7.0f %8.0f\n", cli_num(u, "uid"),
+        fprintf(out, "    %-10.0f %6.0f %9.0f %9.0f %7.0f %8.0f %10.0f\n", cli_num(u, "uid"),
                 cli_num(u, "conns"), cli_num(u, "sessions"), cli_num(u, "jobs"),
-                cli_num(u, "queued"), cli_num(u, "running"));
+                cli_num(u, "queued"), cli_num(u, "running"), cli_num(u, "bytes"));
     }
 }
 

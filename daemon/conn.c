@@ -24,6 +24,8 @@ struct conn_write {
     size_t len;
 };
 
+static void release_partial(struct conn *c);
+
 static void
 on_handle_closed(uv_handle_t *handle)
 {
@@ -31,12 +33,14 @@ on_handle_closed(uv_handle_t *handle)
     if (--c->open_handles > 0)
         return;
     struct daemon *d = c->d;
+    release_partial(c);
     dlist_remove(&c->link);
     frame_decoder_finish(&c->dec);
     for (unsigned i = 0; i < c->inflight; i++)
         cJSON_Delete(c->inflight_ids[i]);
     free(c->inflight_ids);
     free(c->groups);
+    free(c->held);
     pf_log_debug(CONN, "connection #%llu closed", (unsigned long long) c->serial);
     free(c);
     daemon_conn_gone(d);
@@ -150,12 +154,22 @@ conn_drain(struct conn *c)
     uv_timer_start(&c->idle, on_idle, DAEMON_FLUSH_TIMEOUT_MS, 0);
 }
 
+static void resume(struct conn *c);
+
+/* Reply bytes written to nobody yet: what the peer has not read. */
+static size_t
+unsent(struct conn *c)
+{
+    return uv_stream_get_write_queue_size((uv_stream_t *) &c->pipe);
+}
+
 static void
 on_write(uv_write_t *req, int status)
 {
     struct conn_write *w = (struct conn_write *) req;
     struct conn *c = w->c;
     c->outbuf_bytes -= w->len;
+    sched_bytes_release(&c->d->sched, c->uid, w->len);
     free(w->buf);
     free(w);
     if (status < 0 && status != UV_ECANCELED) {
@@ -166,6 +180,8 @@ on_write(uv_write_t *req, int status)
     }
     if (!c->draining)
         restart_idle(c, 0);
+    if (c->paused && !c->closing && !c->draining && unsent(c) <= CONN_PAUSE_BYTES)
+        resume(c);
 }
 
 static int
@@ -210,9 +226,17 @@ conn_send(struct conn *c, const cJSON *msg)
     w->c = c;
     w->buf = buf;
     w->len = len;
+    /* Held for the peer's uid until on_write: max_bytes_per_uid counts it. */
+    if (sched_bytes_charge(&c->d->sched, c->uid, len) < 0) {
+        free(buf);
+        free(w);
+        conn_close(c);
+        return -1;
+    }
     uv_buf_t b = uv_buf_init(buf, (unsigned) len);
     int r = uv_write(&w->req, (uv_stream_t *) &c->pipe, &b, 1, on_write);
     if (r < 0) {
+        sched_bytes_release(&c->d->sched, c->uid, len);
         free(buf);
         free(w);
         pf_log_debug(CONN, "connection #%llu: write: %s", (unsigned long long) c->serial,
@@ -317,6 +341,30 @@ conn_finish_request(struct conn *c, const cJSON *reply)
         conn_drain(c);
 }
 
+/* While pyfenced holds more than max_bytes_per_uid for the peer's uid (its unread replies, its
+ * queued requests), its new requests are answered busy with retry_after_ms, as a full queue
+ * would: all but cancel and session.close, which only free what is held. */
+static bool
+refused_over_budget(struct conn *c, const struct msg_request *req)
+{
+    struct sched *s = &c->d->sched;
+    if (req->op == MSG_OP_CANCEL || req->op == MSG_OP_SESSION_CLOSE ||
+        !sched_bytes_over(s, c->uid, 0))
+        return false;
+    uint32_t retry_after_ms = sched_retry_after_uid(s);
+    struct pf_error *err = NULL;
+    cJSON *reply = NULL;
+    sched_busy_error(s, c->uid, "max_bytes_per_uid", retry_after_ms, &err);
+    if (ops_busy_reply(req, retry_after_ms, &reply, &err) < 0) {
+        conn_send_error(c, req->id, PF_E_BUSY, err ? err->msg : "max_bytes_per_uid reached");
+        pf_error_free(err);
+        return true;
+    }
+    conn_send(c, reply);
+    cJSON_Delete(reply);
+    return true;
+}
+
 static void
 handle_request(struct conn *c, struct msg_request *req)
 {
@@ -349,6 +397,8 @@ handle_request(struct conn *c, struct msg_request *req)
         conn_send_error(c, req->id, PF_E_BAD_REQUEST, msg);
         return;
     }
+    if (refused_over_budget(c, req))
+        return;
     if (inflight_add(c, req->id) < 0) {
         conn_send_error(c, req->id, PF_E_INTERNAL, "out of memory");
         return;
@@ -370,11 +420,59 @@ handle_request(struct conn *c, struct msg_request *req)
     /* else: the op answers later through conn_finish_request. */
 }
 
+/* The frame being received no longer counts for the uid: it is complete (and the request it
+ * carries counts as what it becomes), or the connection is gone. */
+static void
+release_partial(struct conn *c)
+{
+    if (c->partial_bytes)
+        sched_bytes_release(&c->d->sched, c->uid, c->partial_bytes);
+    c->partial_bytes = 0;
+}
+
+/* The payload of a frame being received is allocated once its header is in, and may be
+ * filled slowly: it counts for max_bytes_per_uid like a request waiting for a worker. A frame
+ * whose header comes while the uid already holds more than that is refused (busy) and the
+ * connection closed, as for a frame over max_frame_bytes: its bytes cannot be skipped, and
+ * its id is not known. (A frame that arrives whole in one read is never partial: a request
+ * of a uid over its bound is answered busy, refused_over_budget.) So frames being received
+ * take a uid past its bound by one frame at most. */
+static void
+charge_partial(struct conn *c)
+{
+    struct sched *s = &c->d->sched;
+    uint64_t n = c->dec.payload ? c->dec.payload_len : 0;
+    if (n == c->partial_bytes)
+        return;
+    release_partial(c);
+    if (n == 0)
+        return;
+    if (sched_bytes_over(s, c->uid, 0)) {
+        char msg[300];
+        snprintf(msg, sizeof(msg),
+                 "pyfenced already holds %llu bytes for uid %u, over max_bytes_per_uid %llu: a "
+                 "frame of %llu bytes is not taken; closing, try again in %u ms",
+                 (unsigned long long) sched_bytes_of(s, c->uid), (unsigned) c->uid,
+                 (unsigned long long) s->max_bytes_uid, (unsigned long long) n,
+                 sched_retry_after_uid(s));
+        pf_log_debug(CONN, "connection #%llu: %s", (unsigned long long) c->serial, msg);
+        conn_send_error(c, NULL, PF_E_BUSY, msg);
+        conn_drain(c);
+        return;
+    }
+    if (sched_bytes_charge(s, c->uid, n) < 0) {
+        conn_close(c);
+        return;
+    }
+    c->partial_bytes = n;
+}
+
 static int
 on_frame(void *userdata, char *payload, size_t len)
 {
     _cleanup_free_ char *owned = payload;
     struct conn *c = userdata;
+    release_partial(c);
     if (c->closing || c->draining)
         return -1;
     struct msg_request req = {0};
@@ -390,7 +488,85 @@ on_frame(void *userdata, char *payload, size_t len)
         handle_request(c, &req);
         msg_request_finish(&req);
     }
-    return c->closing || c->draining ? -1 : 0;
+    if (c->closing || c->draining)
+        return -1;
+    /* Back-pressure: no more requests from a peer that does not read the replies. */
+    if (unsent(c) > CONN_PAUSE_BYTES) {
+        c->pausing = true;
+        return -1;
+    }
+    return 0;
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+/* Stops reading c. The input not fed yet, `len` bytes at `rest`, waits in c->held: it is a copy
+ * of the read buffer's, or (from_held) what is left of c->held already. */
+static void
+pause_reading(struct conn *c, const char *rest, size_t len, bool from_held)
+{
+    c->pausing = false;
+    c->paused = true;
+    uv_read_stop((uv_stream_t *) &c->pipe);
+    pf_log_debug(CONN, "connection #%llu: %zu reply bytes unread, not reading it until it does",
+                 (unsigned long long) c->serial, unsent(c));
+    if (from_held) {
+        c->held_off = c->held_len - len;
+        return;
+    }
+    if (len == 0)
+        return;
+    c->held = malloc(len);
+    if (!c->held) {
+        conn_close(c);
+        return;
+    }
+    memcpy(c->held, rest, len);
+    c->held_len = len;
+}
+
+/* Gives the decoder len bytes of input, request by request; a request that leaves the
+ * connection paused stops it, and the rest waits for resume(). */
+static void
+feed(struct conn *c, const char *data, size_t len, bool from_held)
+{
+    struct pf_error *err = NULL;
+    long r = frame_decoder_feed(&c->dec, data, len, on_frame, c, &err);
+    if (r < 0) {
+        /* A bad length: the byte stream can no longer be trusted. */
+        pf_log_debug(CONN, "connection #%llu: %s", (unsigned long long) c->serial,
+                     err ? err->msg : "bad frame");
+        conn_send_error(c, NULL, err ? err->code : PF_E_BAD_FRAME, err ? err->msg : "bad frame");
+        pf_error_free(err);
+        conn_drain(c);
+        return;
+    }
+    if (c->pausing && !c->closing && !c->draining)
+        pause_reading(c, data + r, len - (size_t) r, from_held);
+    if (!c->closing && !c->draining)
+        charge_partial(c);
+}
+
+/* The peer read enough of its replies: the input held at the pause goes first, then reading
+ * starts again (unless that input paused it once more). */
+static void
+resume(struct conn *c)
+{
+    c->paused = false;
+    if (c->held) {
+        feed(c, c->held + c->held_off, c->held_len - c->held_off, true);
+        if (c->paused || c->closing || c->draining)
+            return;
+        free(c->held);
+        c->held = NULL;
+        c->held_len = c->held_off = 0;
+    }
+    int r = uv_read_start((uv_stream_t *) &c->pipe, daemon_alloc_cb, on_read);
+    if (r < 0) {
+        pf_log_warning(CONN, "connection #%llu: uv_read_start: %s, closing",
+                       (unsigned long long) c->serial, uv_strerror(r));
+        conn_close(c);
+    }
 }
 
 /* End-of-file: the peer sends nothing more. If it closed altogether, its jobs are cancelled (no
@@ -424,18 +600,8 @@ on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     struct daemon *d = c->d;
     if (nread > 0) {
         restart_idle(c, 0);
-        struct pf_error *err = NULL;
-        long r = frame_decoder_feed(&c->dec, buf->base, (size_t) nread, on_frame, c, &err);
+        feed(c, buf->base, (size_t) nread, false);
         daemon_release_buf(d, buf);
-        if (r < 0) {
-            /* A bad length: the byte stream can no longer be trusted. */
-            pf_log_debug(CONN, "connection #%llu: %s", (unsigned long long) c->serial,
-                         err ? err->msg : "bad frame");
-            conn_send_error(c, NULL, err ? err->code : PF_E_BAD_FRAME,
-                            err ? err->msg : "bad frame");
-            pf_error_free(err);
-            conn_drain(c);
-        }
         return;
     }
     daemon_release_buf(d, buf);
@@ -508,10 +674,74 @@ conn_peer(const struct conn *c)
             .uid = c->uid, .gid = c->gid, .groups = c->groups, .n_groups = c->n_groups};
 }
 
+/* The refusal warning, at most once per CONN_REFUSAL_LOG_MS (d->refusals): a client retrying in
+ * a loop must not flood the journal. The next line counts those left out. */
+static void
+log_refusal(struct conn *c, const char *msg)
+{
+    struct daemon_refusals *r = &c->d->refusals;
+    uint64_t now = uv_now(c->d->loop);
+    r->total++;
+    if (r->logged > 0 && now - r->last_log_ms < CONN_REFUSAL_LOG_MS) {
+        r->unlogged++;
+        return;
+    }
+    if (r->unlogged > 0)
+        pf_log_warning(CONN,
+                       "refusing connection from uid %u pid %d: %s (%llu more refused since the "
+                       "last such line, not logged)",
+                       (unsigned) c->uid, (int) c->pid, msg, (unsigned long long) r->unlogged);
+    else
+        pf_log_warning(CONN, "refusing connection from uid %u pid %d: %s", (unsigned) c->uid,
+                       (int) c->pid, msg);
+    r->logged++;
+    r->unlogged = 0;
+    r->last_log_ms = now;
+}
+
+/* Answers the peer why (busy, PF_E_INTERNAL) and closes once the reply is written. */
+static int
+refuse(struct conn *c, int code, const char *msg)
+{
+    log_refusal(c, msg);
+    conn_send_error(c, NULL, code, msg);
+    conn_drain(c);
+    return -1;
+}
+
+/* Counts c in max_connections and its uid's max_connections_per_uid, or refuses it. Root is
+ * not exempt: its connections take places other uids need just the same. */
+static int
+admit(struct conn *c)
+{
+    struct daemon *d = c->d;
+    char msg[200];
+    int64_t max = d->limits.v[POLICY_LIMIT_MAX_CONNECTIONS];
+    if ((int64_t) d->n_conns >= max) {
+        snprintf(msg, sizeof(msg),
+                 "pyfenced already serves %u connections (max_connections); try again later",
+                 d->n_conns);
+        return refuse(c, PF_E_BUSY, msg);
+    }
+    unsigned conns = 0;
+    int r = sched_peer_attach(&d->sched, c->uid, &conns);
+    if (r == -EBUSY) {
+        snprintf(msg, sizeof(msg),
+                 "uid %u already has %u connections open (max_connections_per_uid %u); close "
+                 "one or try again later",
+                 (unsigned) c->uid, conns, d->sched.max_conns_uid);
+        return refuse(c, PF_E_BUSY, msg);
+    }
+    if (r < 0)
+        return refuse(c, PF_E_INTERNAL, "out of memory");
+    c->counted = true;
+    d->n_conns++;
+    return 0;
+}
+
 static void
 conn_setup(struct conn *c)
 {
-    struct daemon *d = c->d;
     uv_os_fd_t fd;
     struct ucred cred = {.pid = 0, .uid = (uid_t) -1, .gid = (gid_t) -1};
     socklen_t len = sizeof(cred);
@@ -525,23 +755,8 @@ conn_setup(struct conn *c)
     if (have_fd)
         read_peer_groups(c, fd);
 
-    int64_t max = d->limits.v[POLICY_LIMIT_MAX_CONNECTIONS];
-    if ((int64_t) d->n_conns >= max) {
-        char msg[160];
-        snprintf(msg, sizeof(msg),
-                 "pyfenced already serves %u connections (max_connections); try again later",
-                 d->n_conns);
-        pf_log_warning(CONN, "refusing connection from uid %u pid %d: %s", (unsigned) c->uid,
-                       (int) c->pid, msg);
-        conn_send_error(c, NULL, PF_E_BUSY, msg);
-        conn_drain(c);
+    if (admit(c) < 0)
         return;
-    }
-    c->counted = true;
-    d->n_conns++;
-    if (sched_peer_attach(&d->sched, c->uid) < 0)
-        pf_log_warning(CONN, "connection #%llu: out of memory counting its uid, ignoring",
-                       (unsigned long long) c->serial);
     pf_log_debug(CONN, "connection #%llu from uid %u gid %u pid %d", (unsigned long long) c->serial,
                  (unsigned) c->uid, (unsigned) c->gid, (int) c->pid);
     int r = uv_read_start((uv_stream_t *) &c->pipe, daemon_alloc_cb, on_read);

@@ -1,5 +1,13 @@
 /* One client connection: framing in, replies and events out, per-connection limits
- * (in-flight requests, queued reply bytes, idle time) and the peer's credentials. */
+ * (in-flight requests, queued reply bytes, idle time), the peer's credentials, and the per-uid
+ * bounds it is admitted under (max_connections_per_uid; max_bytes_per_uid, which its queued
+ * replies and the frame it is receiving count towards).
+ *
+ * Back-pressure: once more than CONN_PAUSE_BYTES of a connection's replies are unsent (its peer
+ * does not read them), it is not read either, so it sends no new request, until its writes
+ * drain below that; what was read but not parsed yet waits in `held`. A peer that keeps not
+ * reading while replies of requests already taken pile up is still disconnected past
+ * max_outbuf_bytes. */
 #ifndef DAEMON_CONN_H
 #define DAEMON_CONN_H
 
@@ -14,6 +22,14 @@
 #include "frame.h"
 #include "pf_error.h"
 #include "profile.h"
+
+/* Unsent reply bytes past which a connection is not read (back-pressure, above). The reply that
+ * crosses it, and the replies and events of requests already taken, still go out (up to
+ * max_outbuf_bytes in all). */
+#define CONN_PAUSE_BYTES (256 * 1024)
+/* The "refusing connection" warning is logged at most once per this many ms; the next line
+ * says how many refusals went unlogged meanwhile. */
+#define CONN_REFUSAL_LOG_MS 1000
 
 struct daemon;
 
@@ -34,13 +50,19 @@ struct conn {
     unsigned inflight;    /* requests without a reply yet: the length of inflight_ids */
     cJSON **inflight_ids; /* owned copies of their ids, each unique on this connection */
     unsigned inflight_cap;
-    size_t outbuf_bytes; /* bytes in writes libuv has not completed yet */
+    size_t outbuf_bytes; /* bytes in writes libuv has not completed yet, charged to uid in
+                          * d->sched (sched_bytes_charge) until they are */
     int open_handles;    /* the conn is freed when the last close callback ran */
     bool counted;        /* counted in d->n_conns (refused connections are not) */
     bool closing;        /* uv_close requested: nothing more is sent */
     bool draining;       /* reading stopped; closes once pending writes are flushed */
     bool read_eof;       /* the peer half-closed (shutdown(SHUT_WR)): no more requests; the
                           * connection stays open for the replies still owed, then drains */
+    bool paused;         /* not read: over CONN_PAUSE_BYTES unsent (back-pressure, above) */
+    bool pausing;        /* the frame just handled took it over: stop feeding the decoder */
+    char *held;          /* owned: input read before the pause and not fed yet, or NULL */
+    size_t held_len, held_off;
+    uint64_t partial_bytes; /* the frame being received (dec's payload): charged to uid */
 };
 
 /* The listener's connection callback. */

@@ -390,5 +390,11 @@ daemon_finish(struct daemon *d)
     d->policy = policy_free(d->policy);
     free(d->policy_error);
     d->policy_error = NULL;
+    /* Every connection, job and session is gone: so is every byte charged to a uid. */
+    if (d->sched.bytes)
+        pf_log_error(MAIN,
+                     "%llu bytes still counted for peer uids at exit (max_bytes_per_uid's "
+                     "accounting), ignoring",
+                     (unsigned long long) d->sched.bytes);
     sched_finish(&d->sched);
 }

@@ -24,6 +24,15 @@
 struct policy;
 struct zygote;
 
+/* Refused connections, and the rate limit of their warning (conn.c, CONN_REFUSAL_LOG_MS): a
+ * client that retries in a loop must not flood the journal. */
+struct daemon_refusals {
+    uint64_t total;       /* connections refused since start */
+    uint64_t logged;      /* warnings logged about them */
+    uint64_t unlogged;    /* refusals since the last warning, not logged */
+    uint64_t last_log_ms; /* uv_now() of the last warning */
+};
+
 struct daemon_options {
     const char *socket_path; /* --socket; NULL: resolved by pf_socket_path_resolve. Not owned. */
     mode_t socket_mode;
@@ -54,6 +63,7 @@ struct daemon {
     struct dlist conns; /* struct conn.link */
     unsigned n_conns;   /* accepted connections, not counting ones refused with busy */
     uint64_t next_conn_id;
+    struct daemon_refusals refusals;
     struct dlist jobs; /* struct job.daemon_link: the job table */
     uint64_t next_job_id;
     unsigned jobs_running; /* jobs whose worker has not been reaped yet */

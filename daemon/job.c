@@ -190,7 +190,7 @@ retry_elsewhere(struct job *j)
     q->wait_exit = j->wait_exit;
     q->retries = j->retries + 1;
     if (sched_submit(&d->sched, &q->sched, j->conn->uid, pools_startable(&d->pools, &q->params),
-                     NULL, NULL) < 0) {
+                     q->frame_len, NULL, NULL) < 0) {
         job_detach_conn(q);
         q->replied = true;
         maybe_release(q);
@@ -442,18 +442,19 @@ job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, cons
     if (!j)
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     TAKE_PTR(frame);
+    /* The run frame is held while the job waits for a worker: it counts for max_bytes_per_uid
+     * until then (sched_submit). */
     const char *why = NULL;
     int r = sched_submit(&d->sched, &j->sched, c->uid, pools_startable(&d->pools, &j->params),
-                         ret_retry_after_ms, &why);
+                         frame_len, ret_retry_after_ms, &why);
     if (r < 0) {
         job_detach_conn(j);
         j->replied = true;
         maybe_release(j);
         if (r != -EBUSY)
             return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-        return pf_error_set(err, PF_E_BUSY,
-                            "%u jobs already wait for a worker (%s); try again in %u ms",
-                            d->sched.queued, why, ret_retry_after_ms ? *ret_retry_after_ms : 0);
+        return sched_busy_error(&d->sched, c->uid, why,
+                                ret_retry_after_ms ? *ret_retry_after_ms : 0, err);
     }
     sched_pump(&d->sched);
     pools_kick(&d->pools);

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "fdlimit.h"
 #include "harden_zygote.h"
 #include "load.h"
 #include "pf_cleanup.h"
@@ -26,6 +27,7 @@
 struct options {
     struct daemon_options d;
     struct policy_limits limits;
+    bool limit_given[_POLICY_LIMIT_MAX]; /* set on the command line, not the table's default */
     const char *zygote_arg;
 };
 
@@ -42,6 +44,8 @@ static const struct {
         {0x105, POLICY_LIMIT_MAX_JOBS_PER_UID, "--max-jobs-per-uid"},
         {0x106, POLICY_LIMIT_MAX_QUEUED, "--max-queued"},
         {0x107, POLICY_LIMIT_MAX_QUEUED_PER_UID, "--max-queued-per-uid"},
+        {0x108, POLICY_LIMIT_MAX_CONNECTIONS_PER_UID, "--max-connections-per-uid"},
+        {0x109, POLICY_LIMIT_MAX_BYTES_PER_UID, "--max-bytes-per-uid"},
 };
 
 /* Help text from the limits table, wrapped to 80 columns under the description column: the
@@ -97,7 +101,12 @@ help(void)
         const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
         char flag[40];
         snprintf(flag, sizeof(flag), "%s N", limit_options[i].flag);
-        print_wrapped(def->help, printf("  %-22s ", flag));
+        int col = 25;
+        if (strlen(flag) > 22) /* a long flag: its help starts on the next line */
+            printf("  %s\n%25s", flag, "");
+        else
+            col = printf("  %-22s ", flag);
+        print_wrapped(def->help, col);
         printf("  %-22s (default %lld, range %lld..%lld)\n", "", (long long) def->def,
                (long long) def->min, (long long) def->max);
     }
@@ -149,6 +158,7 @@ parse_limit(struct options *o, int opt, const char *arg)
             pf_error_free(err);
             return -1;
         }
+        o->limit_given[limit_options[i].limit] = true;
         return 0;
     }
     return -1;
@@ -254,6 +264,8 @@ parse_args(int argc, char **argv, struct options *o)
             {"max-jobs-per-uid", required_argument, NULL, 0x105},
             {"max-queued", required_argument, NULL, 0x106},
             {"max-queued-per-uid", required_argument, NULL, 0x107},
+            {"max-connections-per-uid", required_argument, NULL, 0x108},
+            {"max-bytes-per-uid", required_argument, NULL, 0x109},
             {"version", no_argument, NULL, 'V'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
@@ -317,7 +329,7 @@ parse_args(int argc, char **argv, struct options *o)
             help();
             return EXIT_SUCCESS + 1;
         default:
-            if (c >= 0x100 && c <= 0x107) {
+            if (c >= 0x100 && c < 0x100 + (int) PF_ELEMENTSOF(limit_options)) {
                 if (parse_limit(o, c, optarg) < 0)
                     return EXIT_USAGE + 1;
                 break;
@@ -417,6 +429,47 @@ run(struct options *o)
     return status;
 }
 
+/* Raises the soft RLIMIT_NOFILE to the hard limit and fits max_connections in it beside the
+ * daemon, its zygotes and its workers (fdlimit.h has the formula). An explicit --max-connections
+ * that does not fit is a start-up failure: the admin asked for that many and would otherwise
+ * find out under load. The default is lowered to what fits, loudly. */
+static int
+fit_open_files(struct options *o)
+{
+    struct fdlimit lim;
+    struct pf_error *err = NULL;
+    if (fdlimit_raise(&lim, &err) < 0) {
+        pf_log_warning(MAIN, "%s, ignoring", err->msg);
+        err = pf_error_free(err);
+    }
+    if (lim.soft != lim.before)
+        pf_log_notice(MAIN, "open-file limit (RLIMIT_NOFILE) raised from %llu to %llu",
+                      (unsigned long long) lim.before, (unsigned long long) lim.soft);
+    else
+        pf_log_info(MAIN, "open-file limit (RLIMIT_NOFILE): %llu (hard %llu)",
+                    (unsigned long long) lim.soft, (unsigned long long) lim.hard);
+    /* max_workers 0 becomes its concrete value here, for the sum (daemon_init keeps it). */
+    sched_derive_limits(&o->limits);
+    int64_t *max_conns = &o->limits.v[POLICY_LIMIT_MAX_CONNECTIONS];
+    int64_t clamped_from = 0;
+    if (fdlimit_fit(lim.soft, (uint64_t) o->limits.v[POLICY_LIMIT_MAX_WORKERS],
+                    o->limit_given[POLICY_LIMIT_MAX_CONNECTIONS], max_conns, &clamped_from,
+                    &err) < 0) {
+        pf_log_crit(MAIN, "%s", err->msg);
+        pf_error_free(err);
+        return -1;
+    }
+    if (clamped_from)
+        pf_log_warning(MAIN,
+                       "max_connections lowered from %lld to %lld: the open-file limit %llu "
+                       "(RLIMIT_NOFILE) holds no more beside pyfenced, its zygotes and %lld "
+                       "workers; raise it (LimitNOFILE=, ulimit -n) to serve more",
+                       (long long) clamped_from, (long long) *max_conns,
+                       (unsigned long long) lim.soft,
+                       (long long) o->limits.v[POLICY_LIMIT_MAX_WORKERS]);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -428,6 +481,8 @@ main(int argc, char **argv)
     pf_log_init(o.d.log_level, "pyfenced");
     /* A peer that closes mid-reply must cost an EPIPE, not the daemon. */
     signal(SIGPIPE, SIG_IGN);
+    if (fit_open_files(&o) < 0)
+        return EXIT_FAILURE;
 
     _cleanup_free_ char *zygote = NULL;
     char tried[3 * (PATH_MAX + 40)];

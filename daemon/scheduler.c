@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "pf_cleanup.h"
+#include "pf_log.h"
 
 #define GiB (1024ULL * 1024 * 1024)
 /* Weight of the newest sample in the moving average of job times. */
@@ -63,6 +64,8 @@ sched_init(struct sched *s, const struct policy_limits *limits, sched_start_cb s
     s->max_queued_uid = (unsigned) limits->v[POLICY_LIMIT_MAX_QUEUED_PER_UID];
     s->max_running_uid = (unsigned) limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID];
     s->max_workers = (unsigned) limits->v[POLICY_LIMIT_MAX_WORKERS];
+    s->max_conns_uid = (unsigned) limits->v[POLICY_LIMIT_MAX_CONNECTIONS_PER_UID];
+    s->max_bytes_uid = (uint64_t) limits->v[POLICY_LIMIT_MAX_BYTES_PER_UID];
     if (s->max_workers == 0)
         s->max_workers = 1;
     if (s->max_running_uid == 0)
@@ -124,7 +127,7 @@ uid_get(struct sched *s, uid_t uid)
 static void
 uid_maybe_free(struct sched *s, struct sched_uid *u)
 {
-    if (u->queued || u->running || u->conns || u->sessions)
+    if (u->queued || u->running || u->conns || u->sessions || u->bytes)
         return;
     if (s->last == u)
         s->last = NULL;
@@ -151,11 +154,17 @@ update_ready(struct sched *s, struct sched_uid *u)
 }
 
 int
-sched_peer_attach(struct sched *s, uid_t uid)
+sched_peer_attach(struct sched *s, uid_t uid, unsigned *ret_conns)
 {
     struct sched_uid *u = uid_get(s, uid);
     if (!u)
         return -ENOMEM;
+    if (ret_conns)
+        *ret_conns = u->conns;
+    if (u->conns >= s->max_conns_uid) {
+        uid_maybe_free(s, u);
+        return -EBUSY;
+    }
     if (u->conns++ == 0)
         s->peers++;
     return 0;
@@ -192,6 +201,43 @@ sched_session_detach(struct sched *s, uid_t uid)
     uid_maybe_free(s, u);
 }
 
+int
+sched_bytes_charge(struct sched *s, uid_t uid, uint64_t n)
+{
+    struct sched_uid *u = uid_get(s, uid);
+    if (!u)
+        return -ENOMEM;
+    u->bytes += n;
+    s->bytes += n;
+    return 0;
+}
+
+void
+sched_bytes_release(struct sched *s, uid_t uid, uint64_t n)
+{
+    struct sched_uid *u = sched_uid_find(s, uid);
+    /* A release without its charge is a bug of ours: the counts stay as they were. */
+    if (pf_fails_assert(u && u->bytes >= n && s->bytes >= n))
+        return;
+    u->bytes -= n;
+    s->bytes -= n;
+    uid_maybe_free(s, u);
+}
+
+uint64_t
+sched_bytes_of(struct sched *s, uid_t uid)
+{
+    struct sched_uid *u = sched_uid_find(s, uid);
+    return u ? u->bytes : 0;
+}
+
+bool
+sched_bytes_over(struct sched *s, uid_t uid, uint64_t n)
+{
+    uint64_t held = sched_bytes_of(s, uid);
+    return held > s->max_bytes_uid || n > s->max_bytes_uid - held;
+}
+
 /* When a refused client should come back: once about one queued job of its own (for the
  * per-uid bound, with every ready uid taking its turn) or of anyone (the global bound) has
  * left the queue. */
@@ -208,6 +254,12 @@ retry_after(const struct sched *s, bool per_uid)
 }
 
 uint32_t
+sched_retry_after_uid(const struct sched *s)
+{
+    return retry_after(s, true);
+}
+
+uint32_t
 sched_retry_ms(double ms)
 {
     ms = ceil(ms);
@@ -219,7 +271,7 @@ sched_retry_ms(double ms)
 }
 
 int
-sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable,
+sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable, uint64_t bytes,
              uint32_t *ret_retry_after_ms, const char **ret_why)
 {
     struct sched_uid *u = uid_get(s, uid);
@@ -233,9 +285,11 @@ sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable,
         why = "max_queued";
     else if (!goes_now && u->queued >= s->max_queued_uid)
         why = "max_queued_per_uid";
+    else if (!goes_now && (u->bytes > s->max_bytes_uid || bytes > s->max_bytes_uid - u->bytes))
+        why = "max_bytes_per_uid";
     if (why) {
         if (ret_retry_after_ms)
-            *ret_retry_after_ms = retry_after(s, strcmp(why, "max_queued_per_uid") == 0);
+            *ret_retry_after_ms = retry_after(s, strcmp(why, "max_queued") != 0);
         if (ret_why)
             *ret_why = why;
         uid_maybe_free(s, u);
@@ -243,12 +297,31 @@ sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable,
     }
     e->u = u;
     e->state = SCHED_QUEUED;
+    e->bytes = bytes;
     dlist_insert_tail(&u->queue, &e->link);
     u->queued++;
     u->jobs++;
     s->queued++;
+    u->bytes += bytes;
+    s->bytes += bytes;
     update_ready(s, u);
     return 0;
+}
+
+int
+sched_busy_error(struct sched *s, uid_t uid, const char *why, uint32_t retry_after_ms,
+                 struct pf_error **err)
+{
+    if (why && strcmp(why, "max_bytes_per_uid") == 0)
+        return pf_error_set(err, PF_E_BUSY,
+                            "pyfenced already holds %llu bytes for uid %u (max_bytes_per_uid "
+                            "%llu: its unread replies, the frames it is sending and its requests "
+                            "waiting for a worker or a session's turn); try again in %u ms",
+                            (unsigned long long) sched_bytes_of(s, uid), (unsigned) uid,
+                            (unsigned long long) s->max_bytes_uid, retry_after_ms);
+    return pf_error_set(err, PF_E_BUSY,
+                        "%u jobs already wait for a worker (%s); try again in %u ms", s->queued,
+                        why ? why : "max_queued", retry_after_ms);
 }
 
 /* Takes the first entry of u off its queue, as running. */
@@ -259,6 +332,8 @@ dequeue(struct sched *s, struct sched_uid *u)
     dlist_remove(&e->link);
     u->queued--;
     s->queued--;
+    u->bytes -= e->bytes;
+    s->bytes -= e->bytes;
     e->state = SCHED_RUNNING;
     u->running++;
     s->running++;
@@ -279,6 +354,8 @@ requeue_first(struct sched *s, struct sched_entry *e)
     u->queue.next = &e->link;
     u->queued++;
     s->queued++;
+    u->bytes += e->bytes;
+    s->bytes += e->bytes;
 }
 
 void
@@ -322,6 +399,8 @@ sched_done(struct sched *s, struct sched_entry *e, double held_ms)
         dlist_remove(&e->link);
         u->queued--;
         s->queued--;
+        u->bytes -= e->bytes;
+        s->bytes -= e->bytes;
     } else if (e->state == SCHED_RUNNING) {
         u->running--;
         s->running--;
@@ -345,7 +424,8 @@ uid_json(const struct sched_uid *u)
         cJSON_AddNumberToObject(o, "sessions", u->sessions) &&
         cJSON_AddNumberToObject(o, "jobs", (double) u->jobs) &&
         cJSON_AddNumberToObject(o, "queued", u->queued) &&
-        cJSON_AddNumberToObject(o, "running", u->running))
+        cJSON_AddNumberToObject(o, "running", u->running) &&
+        cJSON_AddNumberToObject(o, "bytes", (double) u->bytes))
         return o;
     cJSON_Delete(o);
     return NULL;
@@ -370,6 +450,9 @@ sched_stats_json(const struct sched *s)
               cJSON_AddNumberToObject(o, "max_queued", s->max_queued) &&
               cJSON_AddNumberToObject(o, "max_queued_per_uid", s->max_queued_uid) &&
               cJSON_AddNumberToObject(o, "max_jobs_per_uid", s->max_running_uid) &&
+              cJSON_AddNumberToObject(o, "max_connections_per_uid", s->max_conns_uid) &&
+              cJSON_AddNumberToObject(o, "max_bytes_per_uid", (double) s->max_bytes_uid) &&
+              cJSON_AddNumberToObject(o, "bytes", (double) s->bytes) &&
               cJSON_AddNumberToObject(o, "peers", s->peers) &&
               cJSON_AddNumberToObject(o, "avg_job_ms", round(s->avg_run_ms * 1000) / 1000);
     size_t n = 0;

@@ -1,12 +1,19 @@
 /* The scheduler (named scheduler.h, not sched.h: daemon/ is on the include path and would
  * shadow <sched.h>): admission of jobs into a bounded queue, per-uid caps, and round-robin across
  * uids so that one peer flooding the daemon cannot starve another. Pure bookkeeping: no libuv,
- * no logging, no worker. The daemon says whether a job could start at once when it submits it,
- * and supplies the `start` callback that gives a job a worker (pool.c); sched_pump() calls it in
- * round-robin order until it answers SCHED_NO_SLOT.
+ * no logging (but pf_fails_assert's, for a bug of ours), no worker. The daemon says whether a job
+ * could start at once when it submits it, and supplies the `start` callback that gives a job a
+ * worker (pool.c); sched_pump() calls it in round-robin order until it answers SCHED_NO_SLOT.
  *
- * A uid's record lives while the uid has connections, queued or running jobs; it carries the
- * per-uid counters shown by `stats`. */
+ * A uid's record lives while the uid has connections, sessions, queued or running jobs, or
+ * bytes held for it; it carries the per-uid counters shown by `stats` and the per-uid bounds:
+ * max_connections_per_uid (sched_peer_attach) and max_bytes_per_uid, the memory the daemon
+ * holds for the uid. Those bytes are what its queued entries' frames take (charged by
+ * sched_submit, released when the entry leaves the queue: started or dropped) plus what other
+ * modules charge and release themselves (sched_bytes_charge): the replies queued on its
+ * connections and the frame each of them is receiving (conn.c), and the requests waiting for
+ * their session's worker (session_queue.c). Each charge has exactly one release; at rest
+ * every count is back to zero. */
 #ifndef DAEMON_SCHED_H
 #define DAEMON_SCHED_H
 
@@ -16,6 +23,7 @@
 #include <sys/types.h>
 
 #include "dlist.h"
+#include "pf_error.h"
 #include "policy_limits.h"
 
 #define SCHED_HASH_BUCKETS 64
@@ -34,6 +42,7 @@ struct sched_uid {
     struct dlist queue;      /* struct sched_entry.link, oldest first */
     unsigned queued, running;
     unsigned conns;    /* connections of this uid (sched_peer_attach) */
+    uint64_t bytes;    /* held for this uid: see the top of this file */
     unsigned sessions; /* sessions of this uid not ended yet (sched_session_attach) */
     uint64_t jobs;     /* jobs admitted since the record was made */
     bool in_ready;
@@ -54,6 +63,7 @@ struct sched_entry {
     enum sched_state state;
     int kind; /* the start callback's: what embeds the entry (enum worker_ctx_kind, job.h); the
                * scheduler never reads it */
+    uint64_t bytes; /* its frame, charged to its uid while it is queued (sched_submit) */
 };
 
 enum sched_start {
@@ -76,7 +86,10 @@ struct sched {
     unsigned max_queued_uid;  /* per uid */
     unsigned max_running_uid; /* per uid */
     unsigned max_workers;     /* for retry_after_ms */
+    unsigned max_conns_uid;   /* per uid: max_connections_per_uid */
+    uint64_t max_bytes_uid;   /* per uid: max_bytes_per_uid */
     unsigned queued, running;
+    uint64_t bytes;         /* held for all uids together (the sum of their records' bytes) */
     unsigned n_uids, peers; /* records; uids with at least one connection */
     struct dlist ready;     /* struct sched_uid.ready_link: the round-robin ring */
     struct sched_uid *last; /* Not owned: the uid served last (NULL once its record is gone) */
@@ -99,8 +112,10 @@ void sched_init(struct sched *s, const struct policy_limits *limits, sched_start
 /* Frees the uid records. Every entry must have left (the daemon released its jobs). */
 void sched_finish(struct sched *s);
 
-/* A connection of uid opened or closed (peers, per-uid counters). -ENOMEM on attach. */
-int sched_peer_attach(struct sched *s, uid_t uid);
+/* A connection of uid opened or closed (peers, per-uid counters). On attach: -EBUSY when uid
+ * already has max_connections_per_uid connections (*ret_conns, if not NULL, says how many),
+ * -ENOMEM; the connection is then not counted. */
+int sched_peer_attach(struct sched *s, uid_t uid, unsigned *ret_conns);
 void sched_peer_detach(struct sched *s, uid_t uid);
 /* A session of uid opened or ended: the uid's record, with its counters, stays while it has
  * one (a detached session outlives its connections). -ENOMEM on attach. */
@@ -109,13 +124,30 @@ void sched_session_detach(struct sched *s, uid_t uid);
 /* The record of uid, or NULL. */
 struct sched_uid *sched_uid_find(struct sched *s, uid_t uid);
 
-/* Admits e for uid. `startable`: a worker could be had at once (a free slot or a matching idle
- * pool worker). A job that would start at the next pump is always admitted; any other waits in
- * the queue within max_queued and max_queued_per_uid, or is refused: -EBUSY with
+/* n bytes more (charge) or fewer (release) held for uid: a release must match an earlier
+ * successful charge of the same uid. -ENOMEM on charge (nothing was charged). */
+int sched_bytes_charge(struct sched *s, uid_t uid, uint64_t n);
+void sched_bytes_release(struct sched *s, uid_t uid, uint64_t n);
+/* The bytes held for uid (0 without a record). */
+uint64_t sched_bytes_of(struct sched *s, uid_t uid);
+/* True when holding n more bytes for uid would take it past max_bytes_per_uid. */
+bool sched_bytes_over(struct sched *s, uid_t uid, uint64_t n);
+/* When a uid refused because of what it holds should try again: once about one queued job of
+ * its own has left the queue, as for max_queued_per_uid. */
+uint32_t sched_retry_after_uid(const struct sched *s);
+
+/* Admits e for uid; `bytes`, what its frame takes, is charged to uid while e is queued.
+ * `startable`: a worker could be had at once (a free slot or a matching idle pool worker). A
+ * job that would start at the next pump is always admitted; any other waits in the queue
+ * within max_queued, max_queued_per_uid and max_bytes_per_uid, or is refused: -EBUSY with
  * *ret_retry_after_ms (when to try again) and *ret_why naming the bound. -ENOMEM. The caller
  * then calls sched_pump(). */
-int sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable,
+int sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable, uint64_t bytes,
                  uint32_t *ret_retry_after_ms, const char **ret_why);
+/* The busy error of a refused submit (why and retry_after_ms from sched_submit): PF_E_BUSY
+ * naming the bound, and for max_bytes_per_uid what uid holds. Returns -1. */
+int sched_busy_error(struct sched *s, uid_t uid, const char *why, uint32_t retry_after_ms,
+                     struct pf_error **err);
 /* Starts queued entries, round-robin across uids, until the callback answers SCHED_NO_SLOT or
  * nothing is ready. Re-entrant calls (from the callback) return at once. */
 void sched_pump(struct sched *s);
@@ -123,8 +155,9 @@ void sched_pump(struct sched *s);
  * after holding its worker for held_ms (ignored when negative). Harmless for SCHED_NONE. */
 void sched_done(struct sched *s, struct sched_entry *e, double held_ms);
 
-/* {"queued", "running", "max_queued", "max_queued_per_uid", "max_jobs_per_uid", "peers",
- *  "avg_job_ms", "uids": [{"uid", "conns", "sessions", "jobs", "queued", "running"}]} */
+/* {"queued", "running", "max_queued", "max_queued_per_uid", "max_jobs_per_uid",
+ *  "max_connections_per_uid", "max_bytes_per_uid", "bytes", "peers", "avg_job_ms",
+ *  "uids": [{"uid", "conns", "sessions", "jobs", "queued", "running", "bytes"}]} */
 cJSON *sched_stats_json(const struct sched *s);
 
 #endif

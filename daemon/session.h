@@ -101,6 +101,8 @@ struct session_req {
     uint64_t arrival_ns, start_ns; /* uv_hrtime(); start_ns 0 until it goes to the worker */
     uint64_t output_bytes;
     bool cancel_requested; /* its worker was asked to stop it (session_cancel_running) */
+    uint64_t bytes; /* while it waits in session.pending: what frame and names take, charged to
+                     * the session's uid (max_bytes_per_uid) */
 };
 
 struct session {
@@ -253,7 +255,13 @@ void session_conn_gone(struct session_table *t, struct conn *c);
 
 /* ---- requests waiting their turn (session_queue.c) -------------------------------------- */
 
-/* Adds a request to s's queue (frame and names taken over; names may be NULL). */
+/* The memory a request's JSON tree takes: every node and its strings (what max_bytes_per_uid
+ * counts for a frame held as a tree). NULL takes 0. */
+uint64_t session_frame_bytes(const cJSON *item);
+/* Adds a request to s's queue (frame and names taken over; names may be NULL). A request that
+ * would wait is refused busy, with *ret_retry_after_ms, past max_pending_per_session or when
+ * its bytes would take the session's uid past max_bytes_per_uid; while it waits they are
+ * charged to the uid. */
 int session_queue_add(struct session *s, enum session_req_kind kind, struct conn *c,
                       const cJSON *req_id, cJSON *frame, cJSON *names, bool stream,
                       uint32_t *ret_retry_after_ms, struct pf_error **err);

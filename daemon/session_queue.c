@@ -4,6 +4,7 @@
  * one when its turn comes (session_next). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conn.h"
 #include "daemon.h"
@@ -15,6 +16,33 @@
 #define AVG_WEIGHT 0.2
 /* Until a request has finished, a guess of how long one holds the worker. */
 #define AVG_START_MS 10.0
+
+uint64_t
+session_frame_bytes(const cJSON *item)
+{
+    uint64_t n = 0;
+    /* Siblings in a loop, children by recursion: a request's depth is bounded (MSG_MAX_DEPTH). */
+    for (; item; item = item->next) {
+        n += sizeof(*item);
+        if (item->string)
+            n += strlen(item->string) + 1;
+        if (item->valuestring)
+            n += strlen(item->valuestring) + 1;
+        n += session_frame_bytes(item->child);
+    }
+    return n;
+}
+
+/* r leaves s's queue: what it held no longer counts for its uid. */
+static void
+unqueue(struct session *s, struct session_req *r)
+{
+    dlist_remove(&r->link);
+    s->n_pending--;
+    if (s->table && s->table->sched)
+        sched_bytes_release(s->table->sched, s->uid, r->bytes);
+    r->bytes = 0;
+}
 
 struct session_req *
 session_req_free(struct session_req *r)
@@ -54,10 +82,12 @@ session_queue_add(struct session *s, enum session_req_kind kind, struct conn *c,
                   uint32_t *ret_retry_after_ms, struct pf_error **err)
 {
     struct session_req *r = NULL;
+    struct sched *sched = s->table ? s->table->sched : NULL;
     /* A request the worker can take at once never waits, so it is not counted against the
-     * limit: with max_pending_per_session 0 a session still serves one request at a time. */
+     * limits: with max_pending_per_session 0 a session still serves one request at a time. */
     bool waits = s->state != SESSION_IDLE || s->req.kind != SESSION_REQ_NONE || s->n_pending > 0;
     int64_t max = s->limits.v[POLICY_LIMIT_MAX_PENDING_PER_SESSION];
+    uint64_t bytes = session_frame_bytes(frame) + session_frame_bytes(names);
     if (waits && (int64_t) s->n_pending >= max) {
         uint32_t ms = retry_after(s);
         if (ret_retry_after_ms)
@@ -68,11 +98,24 @@ session_queue_add(struct session *s, enum session_req_kind kind, struct conn *c,
                      s->id, s->n_pending, (long long) max, ms);
         goto fail;
     }
+    if (waits && sched && sched_bytes_over(sched, s->uid, bytes)) {
+        uint32_t ms = retry_after(s);
+        if (ret_retry_after_ms)
+            *ret_retry_after_ms = ms;
+        sched_busy_error(sched, s->uid, "max_bytes_per_uid", ms, err);
+        goto fail;
+    }
     r = calloc(1, sizeof(*r));
     if (!r || (req_id && !(r->id = cJSON_Duplicate(req_id, 1)))) {
         pf_error_set(err, PF_E_INTERNAL, "out of memory");
         goto fail;
     }
+    if (sched && sched_bytes_charge(sched, s->uid, bytes) < 0) {
+        pf_error_set(err, PF_E_INTERNAL, "out of memory");
+        cJSON_Delete(r->id);
+        goto fail;
+    }
+    r->bytes = sched ? bytes : 0;
     r->kind = kind;
     r->conn = c;
     r->frame = frame;
@@ -95,8 +138,7 @@ session_queue_pop(struct session *s)
     if (dlist_empty(&s->pending))
         return NULL;
     struct session_req *r = pf_container_of(s->pending.next, struct session_req, link);
-    dlist_remove(&r->link);
-    s->n_pending--;
+    unqueue(s, r);
     return r;
 }
 
@@ -158,8 +200,7 @@ session_queue_fail(struct session *s, int code, const char *message)
 void
 session_cancel_pending(struct session *s, struct session_req *r)
 {
-    dlist_remove(&r->link);
-    s->n_pending--;
+    unqueue(s, r);
     answer(s, r, PF_E_CANCELLED,
            r->kind == SESSION_REQ_EXEC ? "Code execution was cancelled before it started"
                                        : "the request was cancelled before it started");
@@ -173,8 +214,7 @@ session_queue_conn_gone(struct session *s, struct conn *c)
         struct session_req *r = pf_container_of(pos, struct session_req, link);
         if (r->conn != c)
             continue;
-        dlist_remove(&r->link);
-        s->n_pending--;
+        unqueue(s, r);
         /* Counted like an ephemeral job whose connection went: cancelled, without a reply. */
         if (r->kind == SESSION_REQ_EXEC)
             daemon_count_outcome(s->d, PF_E_CANCELLED);

@@ -177,17 +177,18 @@ session_start(struct session *s, struct conn *c, const cJSON *req_id,
         cJSON_Delete(id);
         return pf_error_set(err, PF_E_INTERNAL, "out of memory");
     }
+    /* Its frame (variables included) is held while the open waits for a worker: it counts for
+     * max_bytes_per_uid until then. */
     const char *why = NULL;
     int r = sched_submit(&d->sched, &s->sched, c->uid, pools_startable(&d->pools, NULL),
-                         ret_retry_after_ms, &why);
+                         session_frame_bytes(frame), ret_retry_after_ms, &why);
     if (r < 0) {
         cJSON_Delete(frame);
         cJSON_Delete(id);
         if (r != -EBUSY)
             return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-        return pf_error_set(err, PF_E_BUSY,
-                            "%u jobs already wait for a worker (%s); try again in %u ms",
-                            d->sched.queued, why, ret_retry_after_ms ? *ret_retry_after_ms : 0);
+        return sched_busy_error(&d->sched, c->uid, why,
+                                ret_retry_after_ms ? *ret_retry_after_ms : 0, err);
     }
     job_harden_params(&s->limits, levels, &s->params);
     s->d = d;

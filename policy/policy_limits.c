@@ -15,6 +15,14 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                           64 * MiB, "largest frame accepted or sent, in bytes"},
         [POLICY_LIMIT_MAX_CONNECTIONS] = {"max_connections", POLICY_SCOPE_DAEMON, 1024, 1, 65536,
                                           "open client connections; more are refused with busy"},
+        /* One uid's idle connections must not take every other uid's place: it takes 8 uids
+         * at their cap to fill the default max_connections (1024 / 8). An agent needs one
+         * connection, a busy one a connection per thread: 128 leaves room for the 64
+         * concurrent clients of one uid that the load tests run, and more. */
+        [POLICY_LIMIT_MAX_CONNECTIONS_PER_UID] = {"max_connections_per_uid", POLICY_SCOPE_DAEMON,
+                                                  128, 1, 65536,
+                                                  "open client connections of one peer uid; more "
+                                                  "are refused with busy"},
         [POLICY_LIMIT_MAX_INFLIGHT] = {"max_inflight", POLICY_SCOPE_DAEMON, 64, 1, 4096,
                                        "requests in flight on one connection"},
         [POLICY_LIMIT_MAX_OUTBUF_BYTES] = {"max_outbuf_bytes", POLICY_SCOPE_DAEMON, 16 * MiB,
@@ -39,6 +47,15 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                              1048576,
                                              "jobs of one peer uid waiting for a worker; more get "
                                              "busy with retry_after_ms"},
+        /* Room for 32 queued requests of the largest frame, or thousands of ordinary ones; the
+         * unread replies a connection may hold are bounded apart (max_outbuf_bytes). */
+        [POLICY_LIMIT_MAX_BYTES_PER_UID] = {"max_bytes_per_uid", POLICY_SCOPE_DAEMON, 256 * MiB,
+                                            1 * MiB, 65536 * MiB,
+                                            "memory pyfenced holds for one peer uid, in bytes: "
+                                            "replies queued on its connections, frames they are "
+                                            "receiving, requests waiting for a worker or their "
+                                            "session's turn; past it, its new requests get busy "
+                                            "with retry_after_ms"},
         [POLICY_LIMIT_POOL_SIZE] = {"pool_size", POLICY_SCOPE_PROFILE, 0, 0, 64,
                                     "pre-forked, pre-hardened idle workers kept for the profile's "
                                     "ephemeral jobs (the shipped default profile sets 2)"},

@@ -15,6 +15,7 @@ enum policy_limit {
     /* daemon-wide (pyfenced options / daemon config) */
     POLICY_LIMIT_MAX_FRAME_BYTES,
     POLICY_LIMIT_MAX_CONNECTIONS,
+    POLICY_LIMIT_MAX_CONNECTIONS_PER_UID,
     POLICY_LIMIT_MAX_INFLIGHT,
     POLICY_LIMIT_MAX_OUTBUF_BYTES,
     POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS,
@@ -22,6 +23,7 @@ enum policy_limit {
     POLICY_LIMIT_MAX_JOBS_PER_UID,
     POLICY_LIMIT_MAX_QUEUED,
     POLICY_LIMIT_MAX_QUEUED_PER_UID,
+    POLICY_LIMIT_MAX_BYTES_PER_UID,
     /* per profile (profile files only; a request cannot change them) */
     POLICY_LIMIT_POOL_SIZE,
     /* per job (profile; a request may tighten them) */

@@ -1,13 +1,15 @@
 """Hostile and broken clients (knot-resolver's test_conn_mgmt.py, redis's protocol.tcl): after
 each case a second client is still served, and the daemon never dies."""
 
+import os
+import re
 import socket
 import struct
 import time
 
 import pytest
 
-from conftest import frame, read_frame
+from conftest import frame, pyfence, read_frame, wait_for
 
 
 def assert_closed(s, timeout=10):
@@ -139,25 +141,55 @@ def test_slowloris(daemon):
 
 
 def test_flood_without_reading(daemon):
-    """A client that keeps sending and never reads is disconnected as a slow reader once its
-    unread replies pass max_outbuf_bytes; meanwhile others are served."""
+    """A client that keeps sending and never reads: once 256 KiB of its replies are unread,
+    pyfenced stops reading it (back-pressure), so its requests stay in its socket instead of
+    turning into replies in pyfenced's memory; meanwhile others are served. When it reads at
+    last, every request it sent is answered, in order."""
     s = daemon.raw()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    req = frame({"id": 1, "op": "hello", "client": "x" * 200})
-    batch = req * 256
+    batch = b"".join(frame({"id": i, "op": "hello", "client": "x" * 200}) for i in range(256))
     s.settimeout(0.5)
-    sent, disconnected = 0, False
-    deadline = time.monotonic() + 120
+    sent, batches = 0, 0
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            sent += s.send(batch)
+            sent += s.sendall(batch) or len(batch)
+            batches += 1
         except socket.timeout:
-            # the daemon stopped reading us (backpressure): others must still be served
-            daemon.assert_serving()
-        except (BrokenPipeError, ConnectionResetError):
-            disconnected = True
-            break
-    assert disconnected, f"still connected after sending {sent} bytes of unread requests"
+            break  # the daemon stopped reading us
+    assert time.monotonic() < deadline, f"still read after {sent} bytes of unread requests"
+    with daemon.client() as c:
+        me = next(u for u in c.stats()["uids"] if u["uid"] == os.getuid())
+    # what pyfenced holds for this uid: about 256 KiB of replies, not megabytes
+    assert me["bytes"] < 512 * 1024, me
+    daemon.assert_serving()
+    # Reading drains it: the first replies come, in order (the request cut by the timeout may
+    # be incomplete: the rest is not checked).
+    s.settimeout(10)
+    for i in range(256):
+        r = read_frame(s)
+        assert r is not None and r["id"] == i and r["ok"], r
+    s.close()
+    daemon.assert_serving()
+
+
+def test_unread_output_past_max_outbuf_disconnects(daemon):
+    """Replies and events of requests already taken still go out to a client that does not read
+    them, up to max_outbuf_bytes (16 MiB): then it is disconnected as a slow reader."""
+    def dropped():
+        return len(re.findall(r"over max_outbuf_bytes \d+; disconnecting", daemon.logs()))
+
+    before = dropped()
+    s = daemon.raw()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    # 24 snippets streaming 1 MB of output each: 24 MB of events, never read.
+    s.sendall(b"".join(frame({"id": i, "op": "exec", "stream": True,
+                              "code": "print('x' * 1000000)"}) for i in range(24)))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and dropped() == before:
+        time.sleep(0.2)
+    assert dropped() == before + 1, daemon.logs()[-2000:]
+    assert_closed(s)
     daemon.assert_serving()
 
 
@@ -196,7 +228,32 @@ def test_half_close_still_answered(daemon):
 
 
 def test_many_connections_opened_and_dropped(daemon):
+    """200 connections of one uid at once: max_connections_per_uid (128) are served, the others
+    told busy; once they are closed, a client is served again."""
     socks = [daemon.raw() for _ in range(200)]
+    time.sleep(0.5)
+    refused = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            if s.recv(4, socket.MSG_PEEK):
+                s.settimeout(10)
+                assert "max_connections_per_uid 128" in read_frame(s)["error"]["message"]
+                refused += 1
+        except BlockingIOError:
+            pass
+    assert refused == 200 - 128, refused
     for s in socks:
         s.close()
+
+    def served():
+        # the daemon may take a moment to see all those closes
+        try:
+            with daemon.client() as c:
+                return c.ping()
+        except pyfence.PyfenceError as e:
+            assert e.code == "busy", e
+            return False
+
+    assert wait_for(served)
     daemon.assert_serving()

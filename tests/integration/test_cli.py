@@ -267,8 +267,11 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
     assert 0 < lat["p50_ms"] <= lat["p99_ms"] <= lat["max_ms"] < 30000, lat
     # the uid entry: both connections, the session, and the 4 execs plus the session.open
     # admitted while the uid was known
+    # (bytes: pyfenced holds nothing for it; the stats reply being written is not counted
+    # until it is sent, and the uid's earlier replies were read)
     assert st["uids"] == [{"uid": uid, "conns": 2, "sessions": 1, "jobs": 5, "queued": 0,
-                           "running": 0}], st["uids"]
+                           "running": 0, "bytes": 0}], st["uids"]
+    assert (q["bytes"], q["max_connections_per_uid"], q["max_bytes_per_uid"]) == (0, 128, 268435456), q
     pol = st["policy"]
     assert pol["source"] == str(policy) and pol["profiles"] == ["default", "strict"], pol
     assert pol["reload_error"] is None, pol
@@ -293,6 +296,8 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
         status_row("queue", f"0 waiting, 0 running (max {q['max_queued']} waiting, "
                             f"{q['max_queued_per_uid']} per uid; {q['max_jobs_per_uid']} "
                             "running per uid)"),
+        status_row("per uid", f"0 bytes held (max {q['max_connections_per_uid']} connections, "
+                              f"{q['max_bytes_per_uid']} bytes per uid)"),
         status_row("latency", f"p50 {lat['p50_ms']:.3f} ms, p99 {lat['p99_ms']:.3f} ms, "
                               f"max {lat['max_ms']:.3f} ms (last 4 replies)"),
         "  warm pools",
@@ -300,8 +305,8 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
         "    default          2     2 {hits:8} {misses:8} {spawned:8} {held:8} {recycled:8} "
         "{lost:6} {lent:6}".format(**pool),
         "  peers by uid",
-        "    uid         conns  sessions      jobs  queued  running",
-        f"    {uid:<10}      2         1         5       0        0",
+        "    uid         conns  sessions      jobs  queued  running      bytes",
+        f"    {uid:<10}      2         1         5       0        0          0",
         status_row("policy", f"{policy} (2 profiles), last (re)load {at} UTC"),
         status_row("zygote pid", f"{st['zygote']['pid']} (restarts 0)"),
     ]

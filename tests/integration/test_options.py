@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -46,7 +47,26 @@ def test_help_lists_the_options():
         assert opt in out, out
     # The limits' options come from the limits table, whose sentences are long: wrapped.
     assert "--max-queued-per-uid N" in out and "(default 1024, range 0..1048576)" in out, out
+    assert "--max-connections-per-uid N" in out and "(default 128, range 1..65536)" in out, out
+    assert ("--max-bytes-per-uid N" in out
+            and "(default 268435456, range 1048576..68719476736)" in out), out
     assert not [line for line in out.splitlines() if len(line) > 80], out
+
+
+def test_every_limit_option_is_documented():
+    """Each limit option --help prints (from the limits table) is in README's synopsis of
+    pyfenced and in pyfenced(8)."""
+    out = run_pyfenced("--help").stdout
+    flags = re.findall(r"^  (--[a-z-]+) N\b", out, re.M)
+    assert "--max-connections-per-uid" in flags and "--max-bytes-per-uid" in flags, flags
+    repo = Path(__file__).resolve().parents[2]
+    readme = (repo / "README.md").read_text()
+    start = readme.index("`pyfenced [--socket PATH]")
+    synopsis = readme[start:readme.index("`pyfenced --check`", start)]
+    man = (repo / "docs" / "pyfenced.8.scd").read_text()
+    for flag in flags:
+        assert f"[{flag} N]" in synopsis, (flag, synopsis)
+        assert f"*{flag}* _N_" in man, flag
 
 
 def worker_uids(daemon):

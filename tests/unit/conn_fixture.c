@@ -148,6 +148,10 @@ teardown(void **state)
     assert_true(dlist_empty(&f->d.conns));
     assert_true(dlist_empty(&f->d.jobs));
     assert_int_equal(f->d.jobs_running, 0);
+    /* Every byte charged to a uid (replies, queued frames, waiting session requests) was
+     * released on its way out, and with nothing left no uid record is either. */
+    assert_int_equal(f->d.sched.bytes, 0);
+    assert_int_equal(f->d.sched.n_uids, 0);
     daemon_finish(&f->d);
     assert_int_equal(uv_loop_close(&f->loop), 0);
     free(f);

@@ -2,7 +2,8 @@
  * test_cancel*): a daemon context on a real uv loop with one client connection over a
  * socketpair, and a fake zygote whose spawn hands the test the worker's end of the job's
  * channel. Teardown stops the daemon gracefully and asserts that nothing is left: no
- * connection, no job, uv_loop_close() == 0. */
+ * connection, no job, no byte held for any uid (max_bytes_per_uid's count back to zero), no
+ * uid record, uv_loop_close() == 0. */
 #ifndef TESTS_UNIT_CONN_FIXTURE_H
 #define TESTS_UNIT_CONN_FIXTURE_H
 

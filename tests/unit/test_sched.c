@@ -1,6 +1,7 @@
 /* The scheduler on its own: round-robin order across uids, the per-uid cap on running jobs,
  * the queue bounds with retry_after_ms, a cancelled queued job that never starts, a start that
- * fails, the derived max_workers and the stats. */
+ * fails, the derived max_workers and the stats; the per-uid bounds on connections and on the
+ * bytes held, whose counts return to zero once everything has left. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,8 +68,9 @@ fake_new(int max_queued, int max_queued_uid, int max_running_uid, int max_worker
 static void
 fake_free(struct fake *f)
 {
-    /* Every record went away with its last job. */
+    /* Every record went away with its last job, and nothing is held for anyone. */
     assert_int_equal(f->s.n_uids, 0);
+    assert_int_equal(f->s.bytes, 0);
     assert_int_equal(f->s.queued, 0);
     assert_int_equal(f->s.running, 0);
     sched_finish(&f->s);
@@ -84,7 +86,7 @@ submit(struct fake *f, uid_t uid, int tag, bool startable)
     j->tag = tag;
     uint32_t retry = 0;
     const char *why = NULL;
-    return sched_submit(&f->s, &j->e, uid, startable, &retry, &why);
+    return sched_submit(&f->s, &j->e, uid, startable, 0, &retry, &why);
 }
 
 static struct job *
@@ -193,7 +195,7 @@ test_queue_bounds_and_retry_after(void **state)
 
     assert_int_equal(submit(f, 1, 10, false), 0);
     assert_int_equal(submit(f, 1, 11, false), 0);
-    assert_int_equal(sched_submit(&f->s, &extra.e, 1, false, &retry, &why), -EBUSY);
+    assert_int_equal(sched_submit(&f->s, &extra.e, 1, false, 0, &retry, &why), -EBUSY);
     assert_string_equal(why, "max_queued_per_uid");
     assert_true(retry >= SCHED_RETRY_MIN_MS && retry <= SCHED_RETRY_MAX_MS);
     assert_int_equal(extra.e.state, SCHED_NONE);
@@ -203,18 +205,18 @@ test_queue_bounds_and_retry_after(void **state)
      * queue place about every 100 ms; the per-uid bound also waits for every ready uid's turn
      * (two here, plus its own). */
     f->s.avg_run_ms = 400;
-    assert_int_equal(sched_submit(&f->s, &extra.e, 1, false, &retry, &why), -EBUSY);
+    assert_int_equal(sched_submit(&f->s, &extra.e, 1, false, 0, &retry, &why), -EBUSY);
     assert_string_equal(why, "max_queued_per_uid");
     assert_int_equal(retry, 300);
 
     assert_int_equal(submit(f, 3, 30, false), 0);
-    assert_int_equal(sched_submit(&f->s, &extra.e, 4, true, &retry, &why), -EBUSY);
+    assert_int_equal(sched_submit(&f->s, &extra.e, 4, true, 0, &retry, &why), -EBUSY);
     assert_string_equal(why, "max_queued");
     assert_int_equal(retry, 100);
     /* A refused uid leaves no record behind. */
     assert_null(sched_uid_find(&f->s, 4));
     f->s.avg_run_ms = 1e9;
-    assert_int_equal(sched_submit(&f->s, &extra.e, 4, false, &retry, &why), -EBUSY);
+    assert_int_equal(sched_submit(&f->s, &extra.e, 4, false, 0, &retry, &why), -EBUSY);
     assert_int_equal(retry, SCHED_RETRY_MAX_MS);
 
     /* A place frees up: admitted again. */
@@ -287,9 +289,9 @@ test_peers_and_stats(void **state)
 {
     (void) state;
     struct fake *f = fake_new(100, 100, 100, 4);
-    assert_int_equal(sched_peer_attach(&f->s, 1000), 0);
-    assert_int_equal(sched_peer_attach(&f->s, 1000), 0);
-    assert_int_equal(sched_peer_attach(&f->s, 7), 0);
+    assert_int_equal(sched_peer_attach(&f->s, 1000, NULL), 0);
+    assert_int_equal(sched_peer_attach(&f->s, 1000, NULL), 0);
+    assert_int_equal(sched_peer_attach(&f->s, 7, NULL), 0);
     assert_int_equal(f->s.peers, 2);
     assert_int_equal(submit(f, 1000, 1, false), 0);
     assert_int_equal(submit(f, 5, 2, false), 0);
@@ -319,6 +321,119 @@ test_peers_and_stats(void **state)
     fake_free(f);
 }
 
+/* max_connections_per_uid: a uid at its cap is refused (and told how many it has), others are
+ * not, root included; a closed connection makes room. */
+static void
+test_connections_per_uid(void **state)
+{
+    (void) state;
+    struct fake *f = fake_new(100, 100, 100, 4);
+    f->s.max_conns_uid = 2;
+    unsigned conns = 99;
+    for (uid_t uid = 0; uid <= 1; uid++) {
+        assert_int_equal(sched_peer_attach(&f->s, uid, &conns), 0);
+        assert_int_equal(conns, 0);
+        assert_int_equal(sched_peer_attach(&f->s, uid, &conns), 0);
+        assert_int_equal(conns, 1);
+        assert_int_equal(sched_peer_attach(&f->s, uid, &conns), -EBUSY);
+        assert_int_equal(conns, 2);
+        assert_int_equal(sched_uid_find(&f->s, uid)->conns, 2);
+    }
+    /* Another uid is not held up by them. */
+    assert_int_equal(sched_peer_attach(&f->s, 2, NULL), 0);
+    assert_int_equal(f->s.peers, 3);
+    sched_peer_detach(&f->s, 1);
+    assert_int_equal(sched_peer_attach(&f->s, 1, &conns), 0);
+    assert_int_equal(conns, 1);
+    for (uid_t uid = 0; uid <= 1; uid++) {
+        sched_peer_detach(&f->s, uid);
+        sched_peer_detach(&f->s, uid);
+    }
+    sched_peer_detach(&f->s, 2);
+    assert_int_equal(f->s.peers, 0);
+    fake_free(f);
+}
+
+/* A queued entry's frame counts for its uid while it waits, and no longer once it starts, goes
+ * back to the queue (counted again), or is dropped; past max_bytes_per_uid a uid's next entry
+ * that would wait is refused, an entry that starts at once is not, and other uids go on. */
+static void
+test_queued_bytes_per_uid(void **state)
+{
+    (void) state;
+    struct fake *f = fake_new(100, 100, 100, 4);
+    f->s.max_bytes_uid = 100;
+    struct job *a = &f->jobs[f->n_jobs++], *b = &f->jobs[f->n_jobs++];
+    struct job *c = &f->jobs[f->n_jobs++], *d = &f->jobs[f->n_jobs++];
+    a->tag = 1, b->tag = 2, c->tag = 3, d->tag = 4;
+    uint32_t retry = 0;
+    const char *why = NULL;
+    assert_int_equal(sched_submit(&f->s, &a->e, 1, false, 60, &retry, &why), 0);
+    assert_int_equal(sched_bytes_of(&f->s, 1), 60);
+    assert_int_equal(sched_submit(&f->s, &b->e, 1, false, 41, &retry, &why), -EBUSY);
+    assert_string_equal(why, "max_bytes_per_uid");
+    assert_true(retry >= SCHED_RETRY_MIN_MS && retry <= SCHED_RETRY_MAX_MS);
+    assert_int_equal(b->e.state, SCHED_NONE);
+    struct pf_error *err = NULL;
+    assert_int_equal(sched_busy_error(&f->s, 1, why, retry, &err), -1);
+    assert_int_equal(err->code, PF_E_BUSY);
+    assert_non_null(strstr(err->msg, "holds 60 bytes for uid 1 (max_bytes_per_uid 100"));
+    err = pf_error_free(err);
+    /* Exactly up to the bound is within it. */
+    assert_int_equal(sched_submit(&f->s, &b->e, 1, false, 40, &retry, &why), 0);
+    assert_int_equal(sched_bytes_of(&f->s, 1), 100);
+    assert_false(sched_bytes_over(&f->s, 1, 0));
+    assert_true(sched_bytes_over(&f->s, 1, 1));
+    /* Another uid has a budget of its own. */
+    assert_int_equal(sched_submit(&f->s, &c->e, 2, false, 100, &retry, &why), 0);
+    assert_int_equal(f->s.bytes, 200);
+
+    /* No slot: the first in turn (uid 1's a) goes back to the queue, still counted. */
+    sched_pump(&f->s);
+    assert_int_equal(sched_bytes_of(&f->s, 1), 100);
+    /* It starts: its bytes are no longer the queue's. */
+    f->slots = 1;
+    sched_pump(&f->s);
+    assert_int_equal(f->order[0], 1);
+    assert_int_equal(sched_bytes_of(&f->s, 1), 40);
+    /* A dropped (cancelled) entry gives its bytes back; with them its record may go. */
+    sched_done(&f->s, &c->e, -1);
+    assert_null(sched_uid_find(&f->s, 2));
+    assert_int_equal(f->s.bytes, 40);
+
+    /* Over the bound by what other modules charge: what would wait is refused, what starts
+     * at once (nobody waits, a worker is free) is admitted. */
+    assert_int_equal(sched_bytes_charge(&f->s, 3, 150), 0);
+    assert_true(sched_bytes_over(&f->s, 3, 0));
+    assert_int_equal(sched_submit(&f->s, &d->e, 3, false, 1, &retry, &why), -EBUSY);
+    assert_string_equal(why, "max_bytes_per_uid");
+    sched_done(&f->s, &b->e, -1);
+    assert_int_equal(sched_submit(&f->s, &d->e, 3, true, 1, &retry, &why), 0);
+    f->slots = 1;
+    sched_pump(&f->s);
+    assert_int_equal(d->e.state, SCHED_RUNNING);
+    assert_int_equal(sched_bytes_of(&f->s, 3), 150);
+
+    cJSON *st = sched_stats_json(&f->s);
+    assert_int_equal(cJSON_GetObjectItem(st, "bytes")->valuedouble, 150);
+    assert_int_equal(cJSON_GetObjectItem(st, "max_bytes_per_uid")->valuedouble, 100);
+    assert_non_null(cJSON_GetObjectItem(st, "max_connections_per_uid"));
+    cJSON *u3 = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "uids"), 1);
+    assert_int_equal(cJSON_GetObjectItem(u3, "uid")->valuedouble, 3);
+    assert_int_equal(cJSON_GetObjectItem(u3, "bytes")->valuedouble, 150);
+    cJSON_Delete(st);
+
+    /* A record held only by bytes goes with their release. */
+    sched_bytes_release(&f->s, 3, 150);
+    assert_non_null(sched_uid_find(&f->s, 3)); /* d still runs */
+    finish_all(f);
+    assert_null(sched_uid_find(&f->s, 3));
+    assert_int_equal(sched_bytes_charge(&f->s, 4, 5), 0);
+    sched_bytes_release(&f->s, 4, 5);
+    assert_null(sched_uid_find(&f->s, 4));
+    fake_free(f);
+}
+
 /* A uid whose only state is a detached session (no connection, no job) keeps its record, and
  * with it its counters and its line in the stats, until the session ends. */
 static void
@@ -326,7 +441,7 @@ test_session_keeps_the_uid_record(void **state)
 {
     (void) state;
     struct fake *f = fake_new(100, 100, 100, 4);
-    assert_int_equal(sched_peer_attach(&f->s, 1000), 0);
+    assert_int_equal(sched_peer_attach(&f->s, 1000, NULL), 0);
     assert_int_equal(submit(f, 1000, 1, false), 0);
     assert_int_equal(sched_session_attach(&f->s, 1000), 0);
     finish_all(f);
@@ -400,6 +515,8 @@ main(void)
             cmocka_unit_test(test_cancelled_queued_job_never_starts),
             cmocka_unit_test(test_failed_start_moves_on),
             cmocka_unit_test(test_peers_and_stats),
+            cmocka_unit_test(test_connections_per_uid),
+            cmocka_unit_test(test_queued_bytes_per_uid),
             cmocka_unit_test(test_session_keeps_the_uid_record),
             cmocka_unit_test(test_session_capacity),
             cmocka_unit_test(test_derived_limits),

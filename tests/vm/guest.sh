@@ -50,6 +50,12 @@ out=$($cli exec -c 'print(6 * 7)' 2>&1)
 if [ "$out" = "42" ]; then pass "socket activation: first exec answered 42"; else fail "first exec: $out"; fi
 unit_cg=/sys/fs/cgroup/system.slice/pyfenced.service
 journal=$(journalctl -u pyfenced.service -b --no-pager -o cat)
+# LimitNOFILE= of the unit: pyfenced logs the open-file limit it runs with (daemon/fdlimit.h).
+if grep -q "open-file limit (RLIMIT_NOFILE): 65536 (hard 65536)" <<<"$journal"; then
+  pass "the service's open-file limit is the unit's LimitNOFILE=65536"
+else
+  fail "open-file limit: $(grep -m1 'open-file limit' <<<"$journal" || echo 'not logged')"
+fi
 if grep -q "cgroup backend: v2" <<<"$journal"; then
   pass "the service chose the v2 backend: $(grep -m1 -o 'cgroup backend: v2.*' <<<"$journal")"
 else
