@@ -699,13 +699,20 @@ log_refusal(struct conn *c, const char *msg)
     r->last_log_ms = now;
 }
 
-/* Answers the peer why (busy, PF_E_INTERNAL) and closes once the reply is written. */
+/* Answers the peer why (busy, PF_E_INTERNAL) and closes. A refused connection must give its
+ * fd back at once: libuv accepts every pending connection in one pass, and refusals waiting
+ * for a later shutdown callback would pile up past the fds kept for them (EMFILE, and the
+ * connections past it dropped without a word). The short reply is normally written by
+ * uv_write itself; a close after it leaves it for the peer to read. */
 static int
 refuse(struct conn *c, int code, const char *msg)
 {
     log_refusal(c, msg);
     conn_send_error(c, NULL, code, msg);
-    conn_drain(c);
+    if (!c->closing && unsent(c) == 0)
+        conn_close(c);
+    else
+        conn_drain(c);
     return -1;
 }
 
