@@ -10,6 +10,7 @@ import json
 import os
 import re
 import resource
+import select
 import socket
 import subprocess
 import time
@@ -96,15 +97,16 @@ class Holder:
 
 
 def open_idle(path, n):
-    """n connections, then a moment for pyfenced to refuse those it refuses: (the sockets, kept
-    open; for each, "ok" when admitted, which says nothing, else the busy message it got or
-    what else happened)."""
+    """n connections, the last of which every caller expects refused: (the sockets, kept open;
+    for each, "ok" when admitted, which says nothing, else the busy message it got or what
+    else happened). pyfenced accepts in connection order and answers a refusal as it accepts,
+    so once the last one has its answer every earlier one has been decided."""
     socks = []
     for _ in range(n):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(path)  # blocking: waits for room in the listen backlog
         socks.append(s)
-    time.sleep(1)
+    select.select([socks[-1]], [], [], 30)
     seen = []
     for s in socks:
         s.setblocking(False)
