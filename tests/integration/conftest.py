@@ -151,9 +151,12 @@ def settled_family(d, sample=None, timeout=20):
     full, and the daemon's descendants exactly the zygotes plus the idle workers the pools
     report. A pool counts a worker from the moment it asks for it, and a worker is busy until
     it is reaped, so a sample taken while a refill's fork or a reap is under way disagrees and
-    is taken again; a worker that outlives its job never lets it agree. Returns what
-    sample() (if given) returned in the agreeing sample (True without one), or None."""
+    is taken again; a worker that outlives its job never lets it agree. A refill's worker
+    exists a moment before pyfenced opens its pidfd, so it takes two agreeing samples in a
+    row, 0.1 s apart, with sample() the same in both. Returns what sample() (if given)
+    returned then (True without one), or None."""
     deadline = time.monotonic() + timeout
+    last = None
     while True:
         with d.client() as c:
             st = c.stats()
@@ -163,10 +166,14 @@ def settled_family(d, sample=None, timeout=20):
         idle = sum(p["idle"] for p in pools)
         if (st["workers"]["busy"] == 0 and all(p["idle"] >= p["size"] for p in pools)
                 and len(descendants(d.pid)) == zygotes + idle):
-            return got
+            if last == [got]:
+                return got
+            last = [got]
+        else:
+            last = None
         if time.monotonic() > deadline:
             return None
-        time.sleep(0.05)
+        time.sleep(0.1)
 
 
 def wchan(pid):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import descendants, fd_count, pid_alive, wchan
+from conftest import descendants, fd_count, pid_alive, settled_family, wchan
 
 
 def zygote_of(daemon, timeout=10):
@@ -89,8 +89,8 @@ def test_nothing_left_behind(daemon_factory):
     cgroups = "cgroup backend: none" not in d.logs()
     if cgroups:
         assert pools_of(z1), f"zygote {z1} has no cgroup pool:\n{d.logs()}"
-    time.sleep(1)  # the warm pools fill up
-    fds, kids = fd_count(daemon_pid), len(descendants(daemon_pid))
+    # Taken once the warm pools are full and every pool worker's pidfd is open.
+    fds, kids = settled_family(d, lambda: (fd_count(daemon_pid), len(descendants(daemon_pid))))
 
     run_batch(d)
     assert settle(lambda: (fd_count(daemon_pid), len(descendants(daemon_pid))), (fds, kids)) == \

@@ -292,7 +292,8 @@ def test_pool_refill_waits_for_the_request_it_serves(daemon):
         before = pool(daemon)
         with daemon.client() as c:
             t0 = time.monotonic()
-            rid = c.submit("import time\ntime.sleep(0.15)\n1")
+            # Still running when a stats request delayed to the end of the window is served.
+            rid = c.submit("import time\ntime.sleep(0.5)\n1")
             time.sleep(0.05)
             seen = read_pool_soon_after(daemon, t0)
             assert c.wait(rid).ok

@@ -291,7 +291,9 @@ def test_queued_requests_bounded_by_max_bytes_per_uid(daemon_factory, tmpdir_sho
         queued, refused = [], None
         for _ in range(20):
             rid = c.submit(code)
-            if not wait_for(lambda: c.stats()["queue"]["queued"] > len(queued), timeout=2):
+            # Queued, or answered (busy): stats() reads the reply into the client's queue.
+            if not wait_for(lambda: c.stats()["queue"]["queued"] > len(queued)
+                            or c._inflight[rid], timeout=10) or c._inflight[rid]:
                 refused = c.wait(rid)
                 break
             queued.append(rid)

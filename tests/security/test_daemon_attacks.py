@@ -18,7 +18,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "integration"))
-from conftest import Daemon, descendants, pid_alive  # noqa: E402
+from conftest import Daemon, descendants, pid_alive, wchan  # noqa: E402
 
 import pyfence  # noqa: E402  (conftest put client/python on the path)
 
@@ -190,9 +190,11 @@ def test_kill_another_worker(daemon):
         victims = []
         while not victims and time.monotonic() < deadline:
             time.sleep(0.05)
-            # The sleeper: a worker is the init of its own pid namespace (NSpid: HOST 1).
+            # The sleeper: a worker is the init of its own pid namespace (NSpid: HOST 1), and
+            # idle pool workers are too; this one sleeps in nanosleep.
             victims = [p for p in descendants(daemon.pid)
-                       if re.search(rf"NSpid:\t{p}\t1\n", read_status(p))]
+                       if re.search(rf"NSpid:\t{p}\t1\n", read_status(p))
+                       and "nanosleep" in wchan(p)]
         assert victims, "the sleeping worker did not appear"
         victim = victims[0]
         r = raw(daemon, attempt(f"os.kill({victim}, 9)"))
