@@ -153,14 +153,15 @@ def settled_family(d, sample=None, timeout=20):
     it is reaped, so a sample taken while a refill's fork or a reap is under way disagrees and
     is taken again; a worker that outlives its job never lets it agree. A refill's worker
     exists a moment before pyfenced opens its pidfd, so it takes two agreeing samples in a
-    row, 0.1 s apart, with sample() the same in both. Returns what sample() (if given)
-    returned then (True without one), or None."""
+    row, 0.1 s apart, with sample() the same in both; sample() runs before the stats
+    request, whose connection pyfenced may not have seen closed yet after it. Returns what
+    sample() (if given) returned then (True without one), or None."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
+        got = sample() if sample else True
         with d.client() as c:
             st = c.stats()
-        got = sample() if sample else True
         pools = st["pools"].values()
         zygotes = 1 + ("preload_pid" in st["zygote"])
         idle = sum(p["idle"] for p in pools)

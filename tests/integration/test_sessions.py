@@ -673,7 +673,7 @@ def test_disconnect_while_open_waits_leaves_nothing(daemon_factory):
 def test_nothing_left_after_sessions(daemon_factory):
     """Sessions that close, end with their connection, expire or are lost leave no fd, process
     or session behind."""
-    from conftest import descendants, fd_count
+    from conftest import descendants, fd_count, settled_family
     d = daemon_factory()
     with d.client() as c:
         c.open_session().close()  # the first session's worker makes what later ones reuse
@@ -683,10 +683,9 @@ def test_nothing_left_after_sessions(daemon_factory):
             w = c.stats().get("workers") or {}
             return w.get("busy", 0) == 0 and w.get("live") == w.get("idle")
 
-        deadline = time.monotonic() + 10
-        while not settled() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        before = (fd_count(d.pid), len(descendants(d.pid)))
+        # Once the pool has refilled and its new worker's pidfd is open.
+        before = settled_family(d, lambda: (fd_count(d.pid), len(descendants(d.pid))))
+        assert before, d.logs()[-2000:]
         for i in range(30):
             s = c.open_session(timeout=0.2, limits={"session_idle_timeout_ms": 300})
             assert s.exec(f"v = {i}").ok

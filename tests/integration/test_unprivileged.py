@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYFENCED, Daemon, descendants, require_binary, settled_family
+from conftest import (PYFENCED, Daemon, descendants, require_binary, settled_family,
+                      wait_for)
 
 NOBODY = 65534
 
@@ -69,6 +70,9 @@ def idle_workers(d):
     zygotes = {zygote["pid"], zygote.get("preload_pid")}
     workers = [p for p in descendants(d.pid) if p not in zygotes]
     assert workers, "the warm pools hold no worker to look at"
+    # A pool worker hardens itself after its fork, seccomp last: look once it is done.
+    assert wait_for(lambda: all(status(w).get("Seccomp") == ["2"] for w in workers)), \
+        [status(w) for w in workers]
     return workers
 
 
