@@ -194,7 +194,12 @@ def test_executor_reconnects_after_idle_close(daemon_factory):
     d = daemon_factory("--idle-timeout-ms", "1000")
     with pyfence.PyfenceExecutor(socket_path=d.socket_path) as ex:
         assert ex("1 + 1").output == 2
-        time.sleep(1.5)  # the daemon closes the idle connection
+        # The daemon closes the idle connection (then only the one asking is left): a fixed
+        # sleep could end before the close on a stalled machine, with the request in flight.
+        def connections():
+            with d.client() as c:
+                return c.stats()["connections"]
+        assert wait_for(lambda: connections() == 1, timeout=15)
         assert ex("2 + 2").output == 4
 
 
