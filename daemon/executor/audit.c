@@ -18,20 +18,31 @@ static bool own_compile; /* the executor parsing a snippet */
  * an event raised with it current comes from the snippet itself, not from the library code
  * the frame runs, and frames at or below it are not the event's callers. */
 static PyFrameObject *snippet_entered_from;
+static struct exec_run *running; /* the outermost run in progress */
 
 void
-exec_audit_enter(void)
+exec_audit_enter(struct exec_run *r)
 {
     /* A run's snippet is entered from whatever called exec_env_run (the worker: no frame). */
-    if (active++ == 0)
+    if (active++ == 0) {
         snippet_entered_from = PyEval_GetFrame();
+        running = r;
+    }
 }
 
 void
 exec_audit_leave(void)
 {
-    if (--active == 0)
+    if (--active == 0) {
         snippet_entered_from = NULL;
+        running = NULL;
+    }
+}
+
+struct exec_run *
+exec_audit_snippet_run(void)
+{
+    return active && PyEval_GetFrame() == snippet_entered_from ? running : NULL;
 }
 
 bool

@@ -320,8 +320,11 @@ struct exec_run {
 
 /* audit.c: the audit hook, refusing what library code must not do while a snippet runs */
 int exec_audit_install(void);
-void exec_audit_enter(void);
+void exec_audit_enter(struct exec_run *r);
 void exec_audit_leave(void);
+/* The run whose snippet code is the caller now (the walk, or C code it called: the Python frame
+ * current is the one the snippet was entered from), or NULL (no run, or library code's frame). */
+struct exec_run *exec_audit_snippet_run(void);
 /* A snippet's run is in progress (the hook and str.format's check act only then). */
 bool exec_audit_active(void);
 void exec_audit_own_compile(bool on);
@@ -408,6 +411,10 @@ PyObject *exec_guard_getters(struct exec_run *r, PyObject *v);
 /* Once, before any run: str.format and format_map check their fields for every caller while a
  * snippet runs (library code included). Returns -1 with an exception set. */
 int exec_guard_str_format_install(void);
+/* guard_type.c, once before any run: type(x) called with the snippet's frame current (by C code
+ * the snippet called: map(type, objs)) has its answer checked as a value. -1 with an
+ * exception set. */
+int exec_guard_type_install(void);
 /* The unchecked attrgetter, methodcaller or Formatter class, update_wrapper or wraps function:
  * refused as values (wraps(f).func is the real update_wrapper). */
 bool exec_is_unguarded_class(PyObject *v);

@@ -32,7 +32,8 @@ exec_policy_init_types(void)
     exec_FinalAnswerException = PyErr_NewExceptionWithDoc(
             "pyfence.FinalAnswerException", "Raised by final_answer(); .value is the answer.",
             PyExc_BaseException, NULL);
-    if (!exec_InterpreterError || !exec_FinalAnswerException || exec_guard_str_format_install() < 0)
+    if (!exec_InterpreterError || !exec_FinalAnswerException ||
+        exec_guard_str_format_install() < 0 || exec_guard_type_install() < 0)
         return -1;
     return exec_audit_install();
 }

@@ -358,7 +358,7 @@ exec_env_value_json(struct exec_env *env, PyObject *v)
         return exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
     run_init(env, env->rs, NULL, NULL);
     env->run = env->rs;
-    exec_audit_enter();
+    exec_audit_enter(env->rs);
     cJSON *j = exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
     exec_audit_leave();
     PyErr_Clear();
@@ -406,7 +406,7 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     struct exec_run *r = env->rs;
     run_init(env, r, cb, userdata);
     env->run = r;
-    exec_audit_enter();
+    exec_audit_enter(r);
 
     struct run_error e = {0};
     enum outcome out = OUT_OK;

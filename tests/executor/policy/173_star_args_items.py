@@ -1,9 +1,8 @@
-# expect: refused Forbidden access to class threading.Condition
+# expect: refused Forbidden access to class numbers.Rational
+# imports: fractions
 # The items of *iterable reach the callee without passing through the walk: map(*L, ...) would
-# call whatever a list filled by C code holds (L.extend takes map(type, ...)'s refused class
-# threading.Condition straight from the iterator), here running its constructor.
-import queue
-q = queue.Queue()
-L = []
-L.extend(map(type, [q.not_empty]))
-made = list(map(*L, [q.mutex]))
+# call whatever a list holds. Fraction.mro() answers a list holding numbers' classes (a module
+# the profile does not allow), which the walk never takes out of it.
+import fractions
+L = fractions.Fraction.mro()[1:2]
+made = list(map(*L, [1]))

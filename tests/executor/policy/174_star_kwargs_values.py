@@ -1,8 +1,8 @@
-# expect: refused Forbidden access to class threading.Condition
+# expect: refused Forbidden access to class numbers.Rational
+# imports: fractions
 # The values of **mapping reach the callee unchecked as well: sorted's key= would be the
-# refused class threading.Condition, which a dict filled by C code (dict.update) holds.
-import queue
-q = queue.Queue()
+# refused class numbers.Rational, which a dict filled by C code (dict.update) holds.
+import fractions
 kw = {}
-kw.update(zip(['key'], map(type, [q.not_empty])))
-sorted([q.mutex], **kw)
+kw.update(zip(['key'], fractions.Fraction.mro()[1:2]))
+sorted([1], **kw)

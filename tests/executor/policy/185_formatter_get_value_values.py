@@ -1,9 +1,7 @@
-# expect: refused Forbidden access to class threading.Condition
-# imports: string
-# Formatter.get_value called by C code (map) hands out an item of a list filled by C code: the
-# refused class threading.Condition. What it returns is checked.
-import string, queue
-q = queue.Queue()
-L = []
-L.extend(map(type, [q.not_empty]))
+# expect: refused Forbidden access to class numbers.Rational
+# imports: string, fractions
+# Formatter.get_value called by C code (map) hands out an item of a list the walk never took
+# it out of: the refused class numbers.Rational. What it returns is checked.
+import string, fractions
+L = fractions.Fraction.mro()[1:2]
 list(map(string.Formatter().get_value, [0], [L], [{}]))

@@ -1,7 +1,8 @@
 # expect: refused Forbidden access to class threading.Condition
-# Call results and attributes are checked, not the items of a container they return:
-# map(type, ...) hands out refused classes in a list; map(*list, ...) calls them and
-# class X(*list) subclasses them.
+# The red team's chain, kept whole: map(type, ...) handed out refused classes in a list (C code
+# called type, where the walk saw no result); map(*list, ...) called them and class
+# X(*list) subclassed them. type's answers to C code the snippet calls are checked now
+# (guard_type.c), and the items of *iterable and class bases too.
 import queue
 q = queue.Queue()
 classes = list(map(type, [q.not_empty]))
