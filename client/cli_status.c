@@ -29,10 +29,11 @@ workers_rows(FILE *out, const cJSON *st)
                 "running per uid)\n",
                 "queue", cli_num(q, "queued"), cli_num(q, "running"), cli_num(q, "max_queued"),
                 cli_num(q, "max_queued_per_uid"), cli_num(q, "max_jobs_per_uid"));
-    if (cJSON_IsObject(q) && cJSON_IsNumber(get(q, "max_bytes_per_uid")))
-        fprintf(out, "  %-14s %.0f bytes held (max %.0f connections, %.0f bytes per uid)\n",
-                "per uid", cli_num(q, "bytes"), cli_num(q, "max_connections_per_uid"),
-                cli_num(q, "max_bytes_per_uid"));
+    if (cJSON_IsObject(q) && cJSON_IsNumber(get(q, "max_bytes_per_uid")) &&
+        cJSON_IsNumber(get(q, "max_bytes")))
+        fprintf(out, "  %-14s %.0f bytes (max %.0f; per uid: %.0f connections, %.0f bytes)\n",
+                "held", cli_num(q, "bytes"), cli_num(q, "max_bytes"),
+                cli_num(q, "max_connections_per_uid"), cli_num(q, "max_bytes_per_uid"));
     if (cJSON_IsObject(lat) && cli_num(lat, "samples") > 0)
         fprintf(out, "  %-14s p50 %.3f ms, p99 %.3f ms, max %.3f ms (last %.0f replies)\n",
                 "latency", cli_num(lat, "p50_ms"), cli_num(lat, "p99_ms"), cli_num(lat, "max_ms"),

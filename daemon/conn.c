@@ -342,21 +342,24 @@ conn_finish_request(struct conn *c, const cJSON *reply)
 }
 
 /* While pyfenced holds more than max_bytes_per_uid for the peer's uid (its unread replies, its
- * queued requests), its new requests are answered busy with retry_after_ms, as a full queue
- * would: all but cancel and session.close, which only free what is held. */
+ * queued requests), or more than max_bytes for all uids together, its new requests are
+ * answered busy with retry_after_ms, as a full queue would: all but cancel and session.close,
+ * which only free what is held. */
 static bool
 refused_over_budget(struct conn *c, const struct msg_request *req)
 {
     struct sched *s = &c->d->sched;
-    if (req->op == MSG_OP_CANCEL || req->op == MSG_OP_SESSION_CLOSE ||
-        !sched_bytes_over(s, c->uid, 0))
+    if (req->op == MSG_OP_CANCEL || req->op == MSG_OP_SESSION_CLOSE)
         return false;
-    uint32_t retry_after_ms = sched_retry_after_uid(s);
+    const char *why = sched_bytes_bound(s, c->uid, 0);
+    if (!why)
+        return false;
+    uint32_t retry_after_ms = sched_retry_after(s, why);
     struct pf_error *err = NULL;
     cJSON *reply = NULL;
-    sched_busy_error(s, c->uid, "max_bytes_per_uid", retry_after_ms, &err);
+    sched_busy_error(s, c->uid, why, retry_after_ms, &err);
     if (ops_busy_reply(req, retry_after_ms, &reply, &err) < 0) {
-        conn_send_error(c, req->id, PF_E_BUSY, err ? err->msg : "max_bytes_per_uid reached");
+        conn_send_error(c, req->id, PF_E_BUSY, err ? err->msg : why);
         pf_error_free(err);
         return true;
     }
@@ -431,12 +434,13 @@ release_partial(struct conn *c)
 }
 
 /* The payload of a frame being received is allocated once its header is in, and may be
- * filled slowly: it counts for max_bytes_per_uid like a request waiting for a worker. A frame
- * whose header comes while the uid already holds more than that is refused (busy) and the
- * connection closed, as for a frame over max_frame_bytes: its bytes cannot be skipped, and
- * its id is not known. (A frame that arrives whole in one read is never partial: a request
- * of a uid over its bound is answered busy, refused_over_budget.) So frames being received
- * take a uid past its bound by one frame at most. */
+ * filled slowly: it counts for max_bytes_per_uid and max_bytes like a request waiting for a
+ * worker. A frame whose header comes while the uid (or all uids) already holds more than that
+ * is refused (busy) and the connection closed, as for a frame over max_frame_bytes: its bytes
+ * cannot be skipped, and its id is not known. (A frame that arrives whole in one read is never
+ * partial: a request past a bound is answered busy, refused_over_budget.) So frames being
+ * received take a uid past its bound by one frame at most, and all uids past max_bytes by one
+ * frame per connection. */
 static void
 charge_partial(struct conn *c)
 {
@@ -447,14 +451,18 @@ charge_partial(struct conn *c)
     release_partial(c);
     if (n == 0)
         return;
-    if (sched_bytes_over(s, c->uid, 0)) {
+    const char *why = sched_bytes_bound(s, c->uid, 0);
+    if (why) {
+        bool all = strcmp(why, "max_bytes") == 0;
+        char whom[32];
+        snprintf(whom, sizeof(whom), all ? "all uids together" : "uid %u", (unsigned) c->uid);
         char msg[300];
         snprintf(msg, sizeof(msg),
-                 "pyfenced already holds %llu bytes for uid %u, over max_bytes_per_uid %llu: a "
-                 "frame of %llu bytes is not taken; closing, try again in %u ms",
-                 (unsigned long long) sched_bytes_of(s, c->uid), (unsigned) c->uid,
-                 (unsigned long long) s->max_bytes_uid, (unsigned long long) n,
-                 sched_retry_after_uid(s));
+                 "pyfenced already holds %llu bytes for %s, over %s %llu: a frame of %llu bytes "
+                 "is not taken; closing, try again in %u ms",
+                 (unsigned long long) (all ? s->bytes : sched_bytes_of(s, c->uid)), whom, why,
+                 (unsigned long long) (all ? s->max_bytes : s->max_bytes_uid),
+                 (unsigned long long) n, sched_retry_after(s, why));
         pf_log_debug(CONN, "connection #%llu: %s", (unsigned long long) c->serial, msg);
         conn_send_error(c, NULL, PF_E_BUSY, msg);
         conn_drain(c);

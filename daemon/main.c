@@ -46,6 +46,7 @@ static const struct {
         {0x107, POLICY_LIMIT_MAX_QUEUED_PER_UID, "--max-queued-per-uid"},
         {0x108, POLICY_LIMIT_MAX_CONNECTIONS_PER_UID, "--max-connections-per-uid"},
         {0x109, POLICY_LIMIT_MAX_BYTES_PER_UID, "--max-bytes-per-uid"},
+        {0x10a, POLICY_LIMIT_MAX_BYTES, "--max-bytes"},
 };
 
 /* Help text from the limits table, wrapped to 80 columns under the description column: the
@@ -266,6 +267,7 @@ parse_args(int argc, char **argv, struct options *o)
             {"max-queued-per-uid", required_argument, NULL, 0x107},
             {"max-connections-per-uid", required_argument, NULL, 0x108},
             {"max-bytes-per-uid", required_argument, NULL, 0x109},
+            {"max-bytes", required_argument, NULL, 0x10a},
             {"version", no_argument, NULL, 'V'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},

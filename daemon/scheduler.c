@@ -66,6 +66,7 @@ sched_init(struct sched *s, const struct policy_limits *limits, sched_start_cb s
     s->max_workers = (unsigned) limits->v[POLICY_LIMIT_MAX_WORKERS];
     s->max_conns_uid = (unsigned) limits->v[POLICY_LIMIT_MAX_CONNECTIONS_PER_UID];
     s->max_bytes_uid = (uint64_t) limits->v[POLICY_LIMIT_MAX_BYTES_PER_UID];
+    s->max_bytes = (uint64_t) limits->v[POLICY_LIMIT_MAX_BYTES];
     if (s->max_workers == 0)
         s->max_workers = 1;
     if (s->max_running_uid == 0)
@@ -231,19 +232,33 @@ sched_bytes_of(struct sched *s, uid_t uid)
     return u ? u->bytes : 0;
 }
 
-bool
-sched_bytes_over(struct sched *s, uid_t uid, uint64_t n)
+/* True when held + n is past max. */
+static bool
+past(uint64_t held, uint64_t n, uint64_t max)
 {
-    uint64_t held = sched_bytes_of(s, uid);
-    return held > s->max_bytes_uid || n > s->max_bytes_uid - held;
+    return held > max || n > max - held;
 }
 
-/* When a refused client should come back: once about one queued job of its own (for the
- * per-uid bound, with every ready uid taking its turn) or of anyone (the global bound) has
- * left the queue. */
-static uint32_t
-retry_after(const struct sched *s, bool per_uid)
+static const char *
+bytes_bound(const struct sched *s, uint64_t uid_held, uint64_t n)
 {
+    if (past(uid_held, n, s->max_bytes_uid))
+        return "max_bytes_per_uid";
+    if (past(s->bytes, n, s->max_bytes))
+        return "max_bytes";
+    return NULL;
+}
+
+const char *
+sched_bytes_bound(struct sched *s, uid_t uid, uint64_t n)
+{
+    return bytes_bound(s, sched_bytes_of(s, uid), n);
+}
+
+uint32_t
+sched_retry_after(const struct sched *s, const char *why)
+{
+    bool per_uid = strcmp(why, "max_queued") != 0 && strcmp(why, "max_bytes") != 0;
     unsigned turns = 1;
     if (per_uid) {
         const struct dlist *pos;
@@ -251,12 +266,6 @@ retry_after(const struct sched *s, bool per_uid)
             turns++;
     }
     return sched_retry_ms(s->avg_run_ms * turns / s->max_workers);
-}
-
-uint32_t
-sched_retry_after_uid(const struct sched *s)
-{
-    return retry_after(s, true);
 }
 
 uint32_t
@@ -285,11 +294,11 @@ sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable, 
         why = "max_queued";
     else if (!goes_now && u->queued >= s->max_queued_uid)
         why = "max_queued_per_uid";
-    else if (!goes_now && (u->bytes > s->max_bytes_uid || bytes > s->max_bytes_uid - u->bytes))
-        why = "max_bytes_per_uid";
+    else if (!goes_now)
+        why = bytes_bound(s, u->bytes, bytes);
     if (why) {
         if (ret_retry_after_ms)
-            *ret_retry_after_ms = retry_after(s, strcmp(why, "max_queued") != 0);
+            *ret_retry_after_ms = sched_retry_after(s, why);
         if (ret_why)
             *ret_why = why;
         uid_maybe_free(s, u);
@@ -319,6 +328,14 @@ sched_busy_error(struct sched *s, uid_t uid, const char *why, uint32_t retry_aft
                             "waiting for a worker or a session's turn); try again in %u ms",
                             (unsigned long long) sched_bytes_of(s, uid), (unsigned) uid,
                             (unsigned long long) s->max_bytes_uid, retry_after_ms);
+    if (why && strcmp(why, "max_bytes") == 0)
+        return pf_error_set(err, PF_E_BUSY,
+                            "pyfenced already holds %llu bytes for all uids together (max_bytes "
+                            "%llu: their unread replies, the frames they are sending and their "
+                            "requests waiting for a worker or a session's turn); try again in %u "
+                            "ms",
+                            (unsigned long long) s->bytes, (unsigned long long) s->max_bytes,
+                            retry_after_ms);
     return pf_error_set(err, PF_E_BUSY,
                         "%u jobs already wait for a worker (%s); try again in %u ms", s->queued,
                         why ? why : "max_queued", retry_after_ms);
@@ -452,6 +469,7 @@ sched_stats_json(const struct sched *s)
               cJSON_AddNumberToObject(o, "max_jobs_per_uid", s->max_running_uid) &&
               cJSON_AddNumberToObject(o, "max_connections_per_uid", s->max_conns_uid) &&
               cJSON_AddNumberToObject(o, "max_bytes_per_uid", (double) s->max_bytes_uid) &&
+              cJSON_AddNumberToObject(o, "max_bytes", (double) s->max_bytes) &&
               cJSON_AddNumberToObject(o, "bytes", (double) s->bytes) &&
               cJSON_AddNumberToObject(o, "peers", s->peers) &&
               cJSON_AddNumberToObject(o, "avg_job_ms", round(s->avg_run_ms * 1000) / 1000);

@@ -13,7 +13,7 @@
  * modules charge and release themselves (sched_bytes_charge): the replies queued on its
  * connections and the frame each of them is receiving (conn.c), and the requests waiting for
  * their session's worker (session_queue.c). Each charge has exactly one release; at rest
- * every count is back to zero. */
+ * every count is back to zero. max_bytes bounds the same bytes of all uids together. */
 #ifndef DAEMON_SCHED_H
 #define DAEMON_SCHED_H
 
@@ -88,6 +88,7 @@ struct sched {
     unsigned max_workers;     /* for retry_after_ms */
     unsigned max_conns_uid;   /* per uid: max_connections_per_uid */
     uint64_t max_bytes_uid;   /* per uid: max_bytes_per_uid */
+    uint64_t max_bytes;       /* all uids together: max_bytes */
     unsigned queued, running;
     uint64_t bytes;         /* held for all uids together (the sum of their records' bytes) */
     unsigned n_uids, peers; /* records; uids with at least one connection */
@@ -130,22 +131,24 @@ int sched_bytes_charge(struct sched *s, uid_t uid, uint64_t n);
 void sched_bytes_release(struct sched *s, uid_t uid, uint64_t n);
 /* The bytes held for uid (0 without a record). */
 uint64_t sched_bytes_of(struct sched *s, uid_t uid);
-/* True when holding n more bytes for uid would take it past max_bytes_per_uid. */
-bool sched_bytes_over(struct sched *s, uid_t uid, uint64_t n);
-/* When a uid refused because of what it holds should try again: once about one queued job of
- * its own has left the queue, as for max_queued_per_uid. */
-uint32_t sched_retry_after_uid(const struct sched *s);
+/* The bound holding n more bytes for uid would pass: "max_bytes_per_uid" (uid's own),
+ * "max_bytes" (all uids together), or NULL within both. */
+const char *sched_bytes_bound(struct sched *s, uid_t uid, uint64_t n);
+/* When a client refused by `why` (a bound sched_submit or sched_bytes_bound names) should try
+ * again: once about one queued job of its own (per-uid bounds, with every ready uid taking its
+ * turn) or of anyone (max_queued, max_bytes) has left the queue. */
+uint32_t sched_retry_after(const struct sched *s, const char *why);
 
 /* Admits e for uid; `bytes`, what its frame takes, is charged to uid while e is queued.
  * `startable`: a worker could be had at once (a free slot or a matching idle pool worker). A
  * job that would start at the next pump is always admitted; any other waits in the queue
- * within max_queued, max_queued_per_uid and max_bytes_per_uid, or is refused: -EBUSY with
- * *ret_retry_after_ms (when to try again) and *ret_why naming the bound. -ENOMEM. The caller
- * then calls sched_pump(). */
+ * within max_queued, max_queued_per_uid, max_bytes_per_uid and max_bytes, or is refused:
+ * -EBUSY with *ret_retry_after_ms (when to try again) and *ret_why naming the bound. -ENOMEM.
+ * The caller then calls sched_pump(). */
 int sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable, uint64_t bytes,
                  uint32_t *ret_retry_after_ms, const char **ret_why);
 /* The busy error of a refused submit (why and retry_after_ms from sched_submit): PF_E_BUSY
- * naming the bound, and for max_bytes_per_uid what uid holds. Returns -1. */
+ * naming the bound, and for max_bytes_per_uid and max_bytes what is held. Returns -1. */
 int sched_busy_error(struct sched *s, uid_t uid, const char *why, uint32_t retry_after_ms,
                      struct pf_error **err);
 /* Starts queued entries, round-robin across uids, until the callback answers SCHED_NO_SLOT or
@@ -156,7 +159,7 @@ void sched_pump(struct sched *s);
 void sched_done(struct sched *s, struct sched_entry *e, double held_ms);
 
 /* {"queued", "running", "max_queued", "max_queued_per_uid", "max_jobs_per_uid",
- *  "max_connections_per_uid", "max_bytes_per_uid", "bytes", "peers", "avg_job_ms",
+ *  "max_connections_per_uid", "max_bytes_per_uid", "max_bytes", "bytes", "peers", "avg_job_ms",
  *  "uids": [{"uid", "conns", "sessions", "jobs", "queued", "running", "bytes"}]} */
 cJSON *sched_stats_json(const struct sched *s);
 

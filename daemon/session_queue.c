@@ -98,11 +98,12 @@ session_queue_add(struct session *s, enum session_req_kind kind, struct conn *c,
                      s->id, s->n_pending, (long long) max, ms);
         goto fail;
     }
-    if (waits && sched && sched_bytes_over(sched, s->uid, bytes)) {
+    const char *why = waits && sched ? sched_bytes_bound(sched, s->uid, bytes) : NULL;
+    if (why) {
         uint32_t ms = retry_after(s);
         if (ret_retry_after_ms)
             *ret_retry_after_ms = ms;
-        sched_busy_error(sched, s->uid, "max_bytes_per_uid", ms, err);
+        sched_busy_error(sched, s->uid, why, ms, err);
         goto fail;
     }
     r = calloc(1, sizeof(*r));

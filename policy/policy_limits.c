@@ -56,6 +56,12 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                             "receiving, requests waiting for a worker or their "
                                             "session's turn; past it, its new requests get busy "
                                             "with retry_after_ms"},
+        /* Several uids at their max_bytes_per_uid: four at the defaults. */
+        [POLICY_LIMIT_MAX_BYTES] = {"max_bytes", POLICY_SCOPE_DAEMON, 1024 * MiB, 1 * MiB,
+                                    65536 * MiB,
+                                    "memory pyfenced holds for all peer uids together, in bytes "
+                                    "(what max_bytes_per_uid counts, summed); past it, every "
+                                    "uid's new requests get busy with retry_after_ms"},
         [POLICY_LIMIT_POOL_SIZE] = {"pool_size", POLICY_SCOPE_PROFILE, 0, 0, 64,
                                     "pre-forked, pre-hardened idle workers kept for the profile's "
                                     "ephemeral jobs (the shipped default profile sets 2)"},

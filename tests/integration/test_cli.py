@@ -271,7 +271,8 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
     # until it is sent, and the uid's earlier replies were read)
     assert st["uids"] == [{"uid": uid, "conns": 2, "sessions": 1, "jobs": 5, "queued": 0,
                            "running": 0, "bytes": 0}], st["uids"]
-    assert (q["bytes"], q["max_connections_per_uid"], q["max_bytes_per_uid"]) == (0, 128, 268435456), q
+    assert (q["bytes"], q["max_connections_per_uid"], q["max_bytes_per_uid"], q["max_bytes"]) == \
+        (0, 128, 268435456, 1073741824), q
     pol = st["policy"]
     assert pol["source"] == str(policy) and pol["profiles"] == ["default", "strict"], pol
     assert pol["reload_error"] is None, pol
@@ -296,8 +297,9 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
         status_row("queue", f"0 waiting, 0 running (max {q['max_queued']} waiting, "
                             f"{q['max_queued_per_uid']} per uid; {q['max_jobs_per_uid']} "
                             "running per uid)"),
-        status_row("per uid", f"0 bytes held (max {q['max_connections_per_uid']} connections, "
-                              f"{q['max_bytes_per_uid']} bytes per uid)"),
+        status_row("held", f"0 bytes (max {q['max_bytes']}; per uid: "
+                           f"{q['max_connections_per_uid']} connections, "
+                           f"{q['max_bytes_per_uid']} bytes)"),
         status_row("latency", f"p50 {lat['p50_ms']:.3f} ms, p99 {lat['p99_ms']:.3f} ms, "
                               f"max {lat['max_ms']:.3f} ms (last 4 replies)"),
         "  warm pools",

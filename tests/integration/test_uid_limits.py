@@ -321,3 +321,45 @@ def test_queued_requests_bounded_by_max_bytes_per_uid(daemon_factory, tmpdir_sho
     d.assert_serving()
     d.stop()  # at exit pyfenced checks that nothing is still counted for anyone
     assert "still counted for peer uids" not in d.log_path.read_text(), d.log_path.read_text()
+
+
+def test_queued_requests_bounded_by_max_bytes(daemon_factory, tmpdir_short):
+    """max_bytes bounds every uid's bytes together: with it (16 MiB) under the per-uid bound,
+    the queued execs of one uid are refused past it, naming max_bytes and the sum held; then
+    another uid, which holds nothing, is refused too; cancels give the bytes back."""
+    os.chmod(tmpdir_short, 0o755)
+    d = daemon_factory("--socket-mode", "0666", "--max-workers", "2",
+                       "--max-bytes", str(16 * 1024 * 1024))
+    code = "#" + "x" * (3 * 1024 * 1024) + "\n1"
+    with d.client() as c:
+        assert c.stats()["queue"]["max_bytes"] == 16 * 1024 * 1024
+        holds = [c.submit("import time\ntime.sleep(30)") for _ in range(2)]
+        assert wait_for(lambda: c.stats()["workers"]["busy"] >= 2)
+        queued, refused = [], None
+        for _ in range(10):
+            rid = c.submit(code)
+            if not wait_for(lambda: c.stats()["queue"]["queued"] > len(queued)
+                            or c._inflight[rid], timeout=10) or c._inflight[rid]:
+                refused = c.wait(rid)
+                break
+            queued.append(rid)
+        assert refused is not None and refused.outcome == "busy", (len(queued), refused)
+        assert "for all uids together (max_bytes 16777216" in refused.error["message"], \
+            refused.error
+        assert refused.error["retry_after_ms"] >= 5, refused.error
+        assert 4 <= len(queued) <= 5, len(queued)
+        if os.geteuid() == 0:
+            def refused_too(path):
+                with pyfence.Client(path) as other:
+                    r = other.wait(other.submit("#" + "y" * (3 * 1024 * 1024) + "\n2"))
+                    return r.outcome == "busy" and "max_bytes 16777216" in r.error["message"]
+
+            assert as_uid(B, refused_too, d.socket_path)
+        for rid in queued + holds:
+            c.cancel(rid)
+        for rid in queued + holds:
+            assert c.wait(rid).outcome == "cancelled"
+        assert wait_for(lambda: c.stats()["queue"]["bytes"] == 0), c.stats()["queue"]
+    d.assert_serving()
+    d.stop()
+    assert "still counted for peer uids" not in d.log_path.read_text(), d.log_path.read_text()

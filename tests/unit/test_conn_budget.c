@@ -270,6 +270,48 @@ test_frame_being_received_counts(void **state)
     assert_int_equal(held(f), 0);
 }
 
+/* max_bytes counts every uid: with another uid holding past it and this one holding nothing,
+ * this uid's ping is answered busy naming max_bytes and the sum, a frame whose header comes
+ * then is refused and its connection closed, and a cancel still goes through; once the other
+ * uid's bytes are released, the uid is served again. */
+static void
+test_busy_past_max_bytes_all_uids(void **state)
+{
+    struct fx *f = *state;
+    uid_t other_uid = getuid() + 1;
+    f->d.sched.max_bytes = 2000;
+    assert_int_equal(sched_bytes_charge(&f->d.sched, other_uid, 2001), 0);
+    send_frame(f->client.fd, "{\"id\":1,\"op\":\"ping\"}");
+    cJSON *r = expect_error(f, "1", "busy");
+    const char *want = "pyfenced already holds 2001 bytes for all uids together (max_bytes 2000";
+    if (!strstr(error_message(r), want))
+        fail_msg("'%s' lacks '%s'", error_message(r), want);
+    assert_true(
+            cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "retry_after_ms")));
+    cJSON_Delete(r);
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"cancel\",\"target\":9}");
+    cJSON_Delete(expect_ok(f, "2"));
+
+    struct peer *other = calloc(1, sizeof(*other));
+    connect_again(f, &other->fd);
+    send_header(other->fd, 50);
+    send_raw(other->fd, "{", 1);
+    r = recv_frame(f, other, 3000);
+    assert_non_null(r);
+    want = "pyfenced already holds 2001 bytes for all uids together, over max_bytes 2000: a frame "
+           "of 50 bytes is not taken; closing, try again in ";
+    if (strncmp(error_message(r), want, strlen(want)) != 0)
+        fail_msg("'%s' is not '%s...'", error_message(r), want);
+    cJSON_Delete(r);
+    expect_eof(f, other);
+    close(other->fd);
+    free(other);
+
+    sched_bytes_release(&f->d.sched, other_uid, 2001);
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"ping\"}");
+    cJSON_Delete(expect_ok(f, "3"));
+}
+
 static void
 tune_one_worker(struct policy_limits *l)
 {
@@ -492,6 +534,7 @@ main(void)
             T(test_frame_being_received_counts),
             TW(test_queued_exec_counts_until_it_starts, one_worker),
             TW(test_busy_past_max_bytes_per_uid, one_worker),
+            T(test_busy_past_max_bytes_all_uids),
             TW(test_waiting_open_counts_until_it_starts, one_worker),
             T(test_waiting_session_requests_count),
     };

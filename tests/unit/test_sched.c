@@ -382,8 +382,8 @@ test_queued_bytes_per_uid(void **state)
     /* Exactly up to the bound is within it. */
     assert_int_equal(sched_submit(&f->s, &b->e, 1, false, 40, &retry, &why), 0);
     assert_int_equal(sched_bytes_of(&f->s, 1), 100);
-    assert_false(sched_bytes_over(&f->s, 1, 0));
-    assert_true(sched_bytes_over(&f->s, 1, 1));
+    assert_null(sched_bytes_bound(&f->s, 1, 0));
+    assert_string_equal(sched_bytes_bound(&f->s, 1, 1), "max_bytes_per_uid");
     /* Another uid has a budget of its own. */
     assert_int_equal(sched_submit(&f->s, &c->e, 2, false, 100, &retry, &why), 0);
     assert_int_equal(f->s.bytes, 200);
@@ -404,7 +404,7 @@ test_queued_bytes_per_uid(void **state)
     /* Over the bound by what other modules charge: what would wait is refused, what starts
      * at once (nobody waits, a worker is free) is admitted. */
     assert_int_equal(sched_bytes_charge(&f->s, 3, 150), 0);
-    assert_true(sched_bytes_over(&f->s, 3, 0));
+    assert_string_equal(sched_bytes_bound(&f->s, 3, 0), "max_bytes_per_uid");
     assert_int_equal(sched_submit(&f->s, &d->e, 3, false, 1, &retry, &why), -EBUSY);
     assert_string_equal(why, "max_bytes_per_uid");
     sched_done(&f->s, &b->e, -1);
@@ -417,6 +417,7 @@ test_queued_bytes_per_uid(void **state)
     cJSON *st = sched_stats_json(&f->s);
     assert_int_equal(cJSON_GetObjectItem(st, "bytes")->valuedouble, 150);
     assert_int_equal(cJSON_GetObjectItem(st, "max_bytes_per_uid")->valuedouble, 100);
+    assert_int_equal(cJSON_GetObjectItem(st, "max_bytes")->valuedouble, f->s.max_bytes);
     assert_non_null(cJSON_GetObjectItem(st, "max_connections_per_uid"));
     cJSON *u3 = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "uids"), 1);
     assert_int_equal(cJSON_GetObjectItem(u3, "uid")->valuedouble, 3);
@@ -431,6 +432,60 @@ test_queued_bytes_per_uid(void **state)
     assert_int_equal(sched_bytes_charge(&f->s, 4, 5), 0);
     sched_bytes_release(&f->s, 4, 5);
     assert_null(sched_uid_find(&f->s, 4));
+    fake_free(f);
+}
+
+/* max_bytes bounds what all uids hold together: with every uid within max_bytes_per_uid, the
+ * entry that would take the sum past it is refused, naming max_bytes and the sum, and retried
+ * after anyone's job (not after every ready uid's turn); what starts at once is admitted. */
+static void
+test_queued_bytes_all_uids(void **state)
+{
+    (void) state;
+    struct fake *f = fake_new(100, 100, 100, 4);
+    f->s.max_bytes_uid = 100;
+    f->s.max_bytes = 150;
+    struct job *a = &f->jobs[f->n_jobs++], *b = &f->jobs[f->n_jobs++];
+    struct job *c = &f->jobs[f->n_jobs++], *d = &f->jobs[f->n_jobs++];
+    a->tag = 1, b->tag = 2, c->tag = 3, d->tag = 4;
+    uint32_t retry = 0;
+    const char *why = NULL;
+    assert_int_equal(sched_submit(&f->s, &a->e, 1, false, 100, &retry, &why), 0);
+    assert_int_equal(sched_submit(&f->s, &b->e, 2, false, 50, &retry, &why), 0);
+    assert_int_equal(f->s.bytes, 150);
+    /* uid 3 holds nothing and is within its own bound; all uids together are not. */
+    assert_string_equal(sched_bytes_bound(&f->s, 3, 1), "max_bytes");
+    assert_null(sched_bytes_bound(&f->s, 3, 0));
+    assert_int_equal(sched_submit(&f->s, &c->e, 3, false, 1, &retry, &why), -EBUSY);
+    assert_string_equal(why, "max_bytes");
+    assert_int_equal(c->e.state, SCHED_NONE);
+    assert_int_equal(retry, sched_retry_after(&f->s, "max_queued"));
+    assert_true(retry < sched_retry_after(&f->s, "max_bytes_per_uid")); /* 2 uids ready */
+    struct pf_error *err = NULL;
+    assert_int_equal(sched_busy_error(&f->s, 3, why, retry, &err), -1);
+    assert_int_equal(err->code, PF_E_BUSY);
+    assert_non_null(strstr(err->msg, "holds 150 bytes for all uids together (max_bytes 150"));
+    err = pf_error_free(err);
+    /* The per-uid bound is named first when both are passed. */
+    assert_string_equal(sched_bytes_bound(&f->s, 1, 1), "max_bytes_per_uid");
+    /* Within both again once a queued entry leaves. */
+    sched_done(&f->s, &b->e, -1);
+    assert_null(sched_bytes_bound(&f->s, 3, 50));
+    assert_int_equal(sched_submit(&f->s, &c->e, 3, false, 50, &retry, &why), 0);
+    /* Past max_bytes, an entry that starts at once is still admitted. */
+    assert_int_equal(sched_bytes_charge(&f->s, 4, 1), 0);
+    assert_string_equal(sched_bytes_bound(&f->s, 4, 0), "max_bytes");
+    sched_bytes_release(&f->s, 4, 1);
+    f->slots = 2;
+    sched_pump(&f->s);
+    assert_int_equal(f->s.bytes, 0);
+    assert_int_equal(sched_bytes_charge(&f->s, 5, 151), 0);
+    assert_int_equal(sched_submit(&f->s, &d->e, 4, true, 1, &retry, &why), 0);
+    f->slots = 1;
+    sched_pump(&f->s);
+    assert_int_equal(d->e.state, SCHED_RUNNING);
+    sched_bytes_release(&f->s, 5, 151);
+    finish_all(f);
     fake_free(f);
 }
 
@@ -517,6 +572,7 @@ main(void)
             cmocka_unit_test(test_peers_and_stats),
             cmocka_unit_test(test_connections_per_uid),
             cmocka_unit_test(test_queued_bytes_per_uid),
+            cmocka_unit_test(test_queued_bytes_all_uids),
             cmocka_unit_test(test_session_keeps_the_uid_record),
             cmocka_unit_test(test_session_capacity),
             cmocka_unit_test(test_derived_limits),
