@@ -277,6 +277,24 @@ def test_unread_replies_do_not_pile_up(daemon_factory):
     assert "still counted for peer uids" not in d.log_path.read_text(), d.log_path.read_text()
 
 
+def queue_until_busy(c, code, most):
+    """Two sleeping jobs take both workers, then execs of code are queued one at a time until
+    one is refused busy (at most `most` tries): (the sleepers, the queued, the refused reply)."""
+    holds = [c.submit("import time\ntime.sleep(30)") for _ in range(2)]
+    assert wait_for(lambda: c.stats()["workers"]["busy"] >= 2)
+    queued, refused = [], None
+    for _ in range(most):
+        rid = c.submit(code)
+        # Queued, or answered (busy): stats() reads the reply into the client's queue.
+        if not wait_for(lambda: c.stats()["queue"]["queued"] > len(queued)
+                        or c._inflight[rid], timeout=10) or c._inflight[rid]:
+            refused = c.wait(rid)
+            break
+        queued.append(rid)
+    assert refused is not None and refused.outcome == "busy", (len(queued), refused)
+    return holds, queued, refused
+
+
 def test_queued_requests_bounded_by_max_bytes_per_uid(daemon_factory, tmpdir_short):
     """Red team 3b: queued execs kept their whole frame, 1024 of them per uid. Past
     max_bytes_per_uid (32 MiB here) the next one is busy with retry_after_ms, naming the
@@ -286,18 +304,7 @@ def test_queued_requests_bounded_by_max_bytes_per_uid(daemon_factory, tmpdir_sho
                        "--max-bytes-per-uid", str(32 * 1024 * 1024))
     code = "#" + "x" * (3 * 1024 * 1024) + "\n1"
     with d.client() as c:
-        holds = [c.submit("import time\ntime.sleep(30)") for _ in range(2)]
-        assert wait_for(lambda: c.stats()["workers"]["busy"] >= 2)
-        queued, refused = [], None
-        for _ in range(20):
-            rid = c.submit(code)
-            # Queued, or answered (busy): stats() reads the reply into the client's queue.
-            if not wait_for(lambda: c.stats()["queue"]["queued"] > len(queued)
-                            or c._inflight[rid], timeout=10) or c._inflight[rid]:
-                refused = c.wait(rid)
-                break
-            queued.append(rid)
-        assert refused is not None and refused.outcome == "busy", (len(queued), refused)
+        holds, queued, refused = queue_until_busy(c, code, 20)
         assert "max_bytes_per_uid 33554432" in refused.error["message"], refused.error
         assert refused.error["retry_after_ms"] >= 5, refused.error
         assert 8 <= len(queued) <= 10, len(queued)
@@ -333,17 +340,7 @@ def test_queued_requests_bounded_by_max_bytes(daemon_factory, tmpdir_short):
     code = "#" + "x" * (3 * 1024 * 1024) + "\n1"
     with d.client() as c:
         assert c.stats()["queue"]["max_bytes"] == 16 * 1024 * 1024
-        holds = [c.submit("import time\ntime.sleep(30)") for _ in range(2)]
-        assert wait_for(lambda: c.stats()["workers"]["busy"] >= 2)
-        queued, refused = [], None
-        for _ in range(10):
-            rid = c.submit(code)
-            if not wait_for(lambda: c.stats()["queue"]["queued"] > len(queued)
-                            or c._inflight[rid], timeout=10) or c._inflight[rid]:
-                refused = c.wait(rid)
-                break
-            queued.append(rid)
-        assert refused is not None and refused.outcome == "busy", (len(queued), refused)
+        holds, queued, refused = queue_until_busy(c, code, 10)
         assert "for all uids together (max_bytes 16777216" in refused.error["message"], \
             refused.error
         assert refused.error["retry_after_ms"] >= 5, refused.error

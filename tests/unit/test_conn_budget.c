@@ -212,6 +212,26 @@ send_header(int fd, uint32_t n)
     send_raw(fd, h, 4);
 }
 
+/* A new connection's frame of 50 bytes, 10 of them sent, is refused busy (id null) with a
+ * message beginning with `want`, and the connection closed. */
+static void
+expect_frame_refused(struct fx *f, const char *want)
+{
+    struct peer *other = calloc(1, sizeof(*other));
+    connect_again(f, &other->fd);
+    send_header(other->fd, 50);
+    send_raw(other->fd, "{\"id\":1,\"op\"", 10);
+    cJSON *r = recv_frame(f, other, 3000);
+    assert_non_null(r);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
+    if (strncmp(error_message(r), want, strlen(want)) != 0)
+        fail_msg("'%s' is not '%s...'", error_message(r), want);
+    cJSON_Delete(r);
+    expect_eof(f, other);
+    close(other->fd);
+    free(other);
+}
+
 /* A frame being received counts for its uid from its header on (its payload is allocated
  * then), until it is complete or its connection closes; one whose header comes while the uid
  * already holds more than max_bytes_per_uid is refused busy and the connection closed (its
@@ -246,24 +266,12 @@ test_frame_being_received_counts(void **state)
     send_raw(f->client.fd, body, 100);
     assert_int_equal(held(f), sizeof(body));
     /* ...and then another connection's frame is refused busy, naming it, and closed. */
-    struct peer *other = calloc(1, sizeof(*other));
-    connect_again(f, &other->fd);
-    send_header(other->fd, 50);
-    send_raw(other->fd, body, 10);
-    cJSON *r = recv_frame(f, other, 3000);
-    assert_non_null(r);
-    assert_true(cJSON_IsNull(cJSON_GetObjectItem(r, "id")));
     char want[200];
     snprintf(want, sizeof(want),
              "pyfenced already holds 3000 bytes for uid %u, over max_bytes_per_uid 2000: a frame "
              "of 50 bytes is not taken; closing, try again in ",
              (unsigned) getuid());
-    if (strncmp(error_message(r), want, strlen(want)) != 0)
-        fail_msg("'%s' is not '%s...'", error_message(r), want);
-    cJSON_Delete(r);
-    expect_eof(f, other);
-    close(other->fd);
-    free(other);
+    expect_frame_refused(f, want);
     /* The first one completes: its request is served (the uid holds nothing more then). */
     send_raw(f->client.fd, body + 100, sizeof(body) - 100);
     cJSON_Delete(expect_ok(f, "1"));
@@ -292,20 +300,9 @@ test_busy_past_max_bytes_all_uids(void **state)
     send_frame(f->client.fd, "{\"id\":2,\"op\":\"cancel\",\"target\":9}");
     cJSON_Delete(expect_ok(f, "2"));
 
-    struct peer *other = calloc(1, sizeof(*other));
-    connect_again(f, &other->fd);
-    send_header(other->fd, 50);
-    send_raw(other->fd, "{", 1);
-    r = recv_frame(f, other, 3000);
-    assert_non_null(r);
-    want = "pyfenced already holds 2001 bytes for all uids together, over max_bytes 2000: a frame "
-           "of 50 bytes is not taken; closing, try again in ";
-    if (strncmp(error_message(r), want, strlen(want)) != 0)
-        fail_msg("'%s' is not '%s...'", error_message(r), want);
-    cJSON_Delete(r);
-    expect_eof(f, other);
-    close(other->fd);
-    free(other);
+    expect_frame_refused(f, "pyfenced already holds 2001 bytes for all uids together, over "
+                            "max_bytes 2000: a frame of 50 bytes is not taken; closing, try "
+                            "again in ");
 
     sched_bytes_release(&f->d.sched, other_uid, 2001);
     send_frame(f->client.fd, "{\"id\":3,\"op\":\"ping\"}");
