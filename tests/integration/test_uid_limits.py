@@ -295,6 +295,19 @@ def queue_until_busy(c, code, most):
     return holds, queued, refused
 
 
+def cancel_all_and_stop(d, c, rids):
+    """Cancels rids, after which pyfenced holds no byte for anyone, still serves, and at its
+    exit finds nothing still counted."""
+    for rid in rids:
+        c.cancel(rid)
+    for rid in rids:
+        assert c.wait(rid).outcome == "cancelled"
+    assert wait_for(lambda: c.stats()["queue"]["bytes"] == 0), c.stats()["queue"]
+    d.assert_serving()
+    d.stop()
+    assert "still counted for peer uids" not in d.log_path.read_text(), d.log_path.read_text()
+
+
 def test_queued_requests_bounded_by_max_bytes_per_uid(daemon_factory, tmpdir_short):
     """Red team 3b: queued execs kept their whole frame, 1024 of them per uid. Past
     max_bytes_per_uid (32 MiB here) the next one is busy with retry_after_ms, naming the
@@ -320,14 +333,7 @@ def test_queued_requests_bounded_by_max_bytes_per_uid(daemon_factory, tmpdir_sho
                     return ok and other.wait(rid).outcome == "cancelled"
 
             assert as_uid(B, queue_one, d.socket_path)
-        for rid in queued + holds:
-            c.cancel(rid)
-        for rid in queued + holds:
-            assert c.wait(rid).outcome == "cancelled"
-        assert wait_for(lambda: c.stats()["queue"]["bytes"] == 0), c.stats()["queue"]
-    d.assert_serving()
-    d.stop()  # at exit pyfenced checks that nothing is still counted for anyone
-    assert "still counted for peer uids" not in d.log_path.read_text(), d.log_path.read_text()
+        cancel_all_and_stop(d, c, queued + holds)
 
 
 def test_queued_requests_bounded_by_max_bytes(daemon_factory, tmpdir_short):
@@ -352,11 +358,4 @@ def test_queued_requests_bounded_by_max_bytes(daemon_factory, tmpdir_short):
                     return r.outcome == "busy" and "max_bytes 16777216" in r.error["message"]
 
             assert as_uid(B, refused_too, d.socket_path)
-        for rid in queued + holds:
-            c.cancel(rid)
-        for rid in queued + holds:
-            assert c.wait(rid).outcome == "cancelled"
-        assert wait_for(lambda: c.stats()["queue"]["bytes"] == 0), c.stats()["queue"]
-    d.assert_serving()
-    d.stop()
-    assert "still counted for peer uids" not in d.log_path.read_text(), d.log_path.read_text()
+        cancel_all_and_stop(d, c, queued + holds)
