@@ -481,6 +481,15 @@ test_waiting_session_requests_count(void **state)
             cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "retry_after_ms")));
     cJSON_Delete(r);
     assert_int_equal(s->n_pending, 2);
+    /* The same for all uids together (max_bytes), with the uid within its own bound. */
+    f->d.sched.max_bytes_uid = f->d.sched.max_bytes;
+    f->d.sched.max_bytes = held(f) + 10;
+    send_exec(f, 50, sid, "'this one does not fit'");
+    r = expect_error(f, "50", "busy");
+    assert_non_null(strstr(error_message(r), "for all uids together (max_bytes"));
+    cJSON_Delete(r);
+    assert_int_equal(s->n_pending, 2);
+    f->d.sched.max_bytes = f->d.sched.max_bytes_uid;
 
     /* Cancelled: released. */
     send_frame(f->client.fd, "{\"id\":6,\"op\":\"cancel\",\"target\":3}");
