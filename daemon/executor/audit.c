@@ -57,6 +57,19 @@ exec_audit_own_compile(bool on)
     own_compile = on;
 }
 
+static bool dataclass_in_progress(void);
+
+int
+exec_audit_snippet_may_enter(struct exec_run *r)
+{
+    if (!dataclass_in_progress())
+        return 0;
+    exec_fail(r, ABORT_NONE,
+              "Forbidden: snippet code called back while dataclasses builds a class (its fields' "
+              "names go into source text then)");
+    return -1;
+}
+
 PyFrameObject *
 exec_audit_snippet_enter(void)
 {
@@ -239,6 +252,24 @@ import_in_progress(void)
     Py_XINCREF(cur);
     for (int up = 0; cur && cur != snippet_entered_from && !found && up < 200; up++) {
         found = frame_is_importlib(cur);
+        Py_SETREF(cur, PyFrame_GetBack(cur));
+    }
+    Py_XDECREF(cur);
+    return found;
+}
+
+/* dataclasses._process_class runs, called by library code above the snippet's entry: it reads
+ * the fields' names into source text, and dataclass_fields_ok reads them again at the exec.
+ * Snippet code run between (a str subclass's __format__, a descriptor, a finalizer) could
+ * change a name after it went into the text and back before the check, so none runs there. */
+static bool
+dataclass_in_progress(void)
+{
+    PyFrameObject *cur = PyEval_GetFrame();
+    bool found = false;
+    Py_XINCREF(cur);
+    for (int up = 0; cur && cur != snippet_entered_from && !found && up < 200; up++) {
+        found = frame_is(cur, "dataclasses", "_process_class");
         Py_SETREF(cur, PyFrame_GetBack(cur));
     }
     Py_XDECREF(cur);

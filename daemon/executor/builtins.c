@@ -223,12 +223,9 @@ builtin_delattr(PyObject *self, PyObject *args)
     if (!exact)
         return NULL;
     PyObject *res = NULL;
-    if (exec_check_attr_name(r, exact) == 0) {
-        if (PyModule_Check(obj))
-            exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U", exact);
-        else if (PyObject_DelAttr(obj, exact) == 0)
-            res = Py_NewRef(Py_None);
-    }
+    if (exec_check_attr_name(r, exact) == 0 && exec_check_attr_owner(r, obj, exact, true) == 0 &&
+        PyObject_DelAttr(obj, exact) == 0)
+        res = Py_NewRef(Py_None);
     Py_DECREF(exact);
     return res;
 }

@@ -224,8 +224,9 @@ exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
     case NK_E_ATTR:
         if (!(obj = exec_eval(r, t->a)))
             return -1;
-        /* a refused name (NF_FORBIDDEN) goes to exec_setattr, which refuses it */
-        rc = (t->flags & NF_FORBIDDEN) || PyModule_Check(obj)
+        /* a refused name (NF_FORBIDDEN), a module or a class go to exec_setattr, which
+         * refuses the name or what it would change */
+        rc = (t->flags & NF_FORBIDDEN) || PyModule_Check(obj) || PyType_Check(obj)
                      ? exec_setattr(r, obj, t->obj, value)
                      : PyObject_SetAttr(obj, t->obj, value);
         Py_DECREF(obj);
@@ -263,12 +264,7 @@ exec_delete(struct exec_run *r, const struct node *t)
             return -1;
         if (!(obj = exec_eval(r, t->a)))
             return -1;
-        if (PyModule_Check(obj)) {
-            exec_fail(r, ABORT_NONE, "Forbidden deletion of an attribute of a module: %U", t->obj);
-            rc = -1;
-        } else {
-            rc = PyObject_DelAttr(obj, t->obj);
-        }
+        rc = exec_check_attr_owner(r, obj, t->obj, true) < 0 ? -1 : PyObject_DelAttr(obj, t->obj);
         Py_DECREF(obj);
         return rc;
     case NK_E_SUBSCRIPT:

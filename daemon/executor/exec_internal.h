@@ -330,7 +330,9 @@ bool exec_audit_active(void);
 void exec_audit_own_compile(bool on);
 /* Around snippet code entered from C (a snippet function called, a snippet generator resumed):
  * the Python frame current then is a library's that called back, not the snippet's caller, and
- * lends the snippet none of its permissions. enter returns what leave restores. */
+ * lends the snippet none of its permissions. enter returns what leave restores; may_enter,
+ * asked first, refuses (-1, InterpreterError set) where no snippet code may run. */
+int exec_audit_snippet_may_enter(struct exec_run *r);
 PyFrameObject *exec_audit_snippet_enter(void);
 void exec_audit_snippet_leave(PyFrameObject *before);
 
@@ -353,12 +355,20 @@ bool exec_is_allowed_dunder(const char *name);
 /* For names the snippet computes (str, possibly with lone surrogates): a refused dunder sets
  * InterpreterError and returns -1. */
 int exec_check_attr_name(struct exec_run *r, PyObject *name);
+/* obj may have attribute name set or deleted: not a module, nor a class the snippet did not
+ * make. Returns 0, or -1 with InterpreterError set. */
+int exec_check_attr_owner(struct exec_run *r, PyObject *obj, PyObject *name, bool deleting);
 /* Functions of module `name` may be held: it, the public module it implements (posix: os), or
  * a package it belongs to is allowed. */
 bool exec_module_functions_allowed(const struct exec_env *env, const char *name);
 /* policy_class.c: a class is refused when its module (type.__module__) is not allowed, a C
  * method when the class defining it is. Each returns 0, or -1 with InterpreterError set. */
 int exec_check_class_slow(struct exec_run *r, PyTypeObject *t);
+/* Refuses setting or deleting (what: "assignment to", "deletion of") attribute name of class t
+ * unless the snippet made it (a heap type whose module is __main__): a library's class is read
+ * by the library's own code, which trusts what it finds there. */
+int exec_check_class_writable(struct exec_run *r, PyTypeObject *t, PyObject *name,
+                              const char *what);
 int exec_check_c_method_slow(struct exec_run *r, PyTypeObject *owner, const char *name);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);

@@ -262,7 +262,7 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
         slots = NULL; /* the generator owns them now, even on failure */
         goto out;
     }
-    if (exec_enter_call(r) < 0)
+    if (exec_audit_snippet_may_enter(r) < 0 || exec_enter_call(r) < 0)
         goto out;
     struct exec_frame frame = {.slots = slots, .code = c, .tree_ref = f->tree_ref};
     PyFrameObject *audit_before = exec_audit_snippet_enter();

@@ -195,6 +195,8 @@ gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
         g->state = GEN_DONE;
         return NULL;
     }
+    if (exec_audit_snippet_may_enter(r) < 0)
+        return NULL;
     if (g->state == GEN_CREATED && gen_start(g) < 0)
         return NULL;
     if (exec_enter_call(r) < 0)

@@ -498,15 +498,29 @@ exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value)
         Py_XDECREF(exact);
         return rc;
     }
-    if (exec_check_attr_name(r, name) < 0)
+    if (exec_check_attr_name(r, name) < 0 || exec_check_attr_owner(r, obj, name, false) < 0)
         return -1;
+    return PyObject_SetAttr(obj, name, value);
+}
+
+int
+exec_check_attr_owner(struct exec_run *r, PyObject *obj, PyObject *name, bool deleting)
+{
+    const char *what = deleting ? "deletion of" : "assignment to";
     /* Writing into a module would change what other code sees through it. */
     if (PyModule_Check(obj)) {
-        exec_fail(r, ABORT_NONE, "Forbidden assignment to an attribute of module %s: %U",
-                  PyModule_GetName(obj) ? PyModule_GetName(obj) : "?", name);
+        const char *m = PyModule_GetName(obj);
+        if (!m)
+            PyErr_Clear();
+        exec_fail(r, ABORT_NONE, "Forbidden %s an attribute of module %s: %U", what, m ? m : "?",
+                  name);
         return -1;
     }
-    return PyObject_SetAttr(obj, name, value);
+    /* A library's class: its own code reads what it finds there and trusts it (dataclasses
+     * builds source text from Field.name, which a property could make anything). */
+    if (PyType_Check(obj))
+        return exec_check_class_writable(r, (PyTypeObject *) obj, name, what);
+    return 0;
 }
 
 int

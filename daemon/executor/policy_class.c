@@ -110,6 +110,24 @@ check_class_module(struct exec_run *r, PyTypeObject *t, const char *method)
 }
 
 int
+exec_check_class_writable(struct exec_run *r, PyTypeObject *t, PyObject *name, const char *what)
+{
+    char module[256];
+    bool named = class_module(t, module, sizeof(module));
+    if ((t->tp_flags & Py_TPFLAGS_HEAPTYPE) && named && strcmp(module, "__main__") == 0)
+        return 0;
+    PyObject *qualname = PyType_GetQualName(t);
+    if (!qualname)
+        return -1;
+    exec_fail(r, ABORT_NONE,
+              "Forbidden %s an attribute of class %s.%U: %U (only the snippet's own classes may "
+              "be changed)",
+              what, named ? module : "?", qualname, name);
+    Py_DECREF(qualname);
+    return -1;
+}
+
+int
 exec_check_class_slow(struct exec_run *r, PyTypeObject *t)
 {
     return check_class_module(r, t, NULL);

@@ -75,7 +75,26 @@ test_modules_through_attributes(void **state)
     assert_eval("import random\nrandom.seed(1)\nrandom.randint(1, 1)", "1");
     assert_eval_fails("import math\nmath.pi = 3",
                       "Forbidden assignment to an attribute of module math");
-    assert_eval_fails("import math\ndel math.pi", "Forbidden deletion of an attribute of a module");
+    assert_eval_fails("import math\ndel math.pi",
+                      "Forbidden deletion of an attribute of module math");
+    /* a library's class, by every route that sets or deletes; the snippet's own classes may */
+    static const char *const class_writes[][2] = {
+            {"queue.Queue.put = 1", "assignment to"},
+            {"queue.Queue.__doc__ += '!'", "assignment to"},
+            {"setattr(queue.Queue, 'put', 1)", "assignment to"},
+            {"del queue.Queue.put", "deletion of"},
+            {"delattr(queue.Queue, 'put')", "deletion of"},
+    };
+    for (size_t i = 0; i < sizeof(class_writes) / sizeof(class_writes[0]); i++) {
+        char code[128], msg[128];
+        snprintf(code, sizeof(code), "import queue\n%s", class_writes[i][0]);
+        snprintf(msg, sizeof(msg),
+                 "Forbidden %s an attribute of class queue.Queue: ", class_writes[i][1]);
+        assert_eval_fails(code, msg);
+    }
+    assert_eval("import queue\nclass Q(queue.Queue):\n    pass\nQ.put = 1\nQ.k = 2\n"
+                "del Q.k\nsetattr(Q, 'k', 3)\ndelattr(Q, 'k')\nQ.put",
+                "1");
 }
 
 static void

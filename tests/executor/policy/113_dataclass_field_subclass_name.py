@@ -1,6 +1,8 @@
 # imports: dataclasses
-# expect: refused a dataclass field whose name is not an identifier
-# A base class's __dataclass_fields__ may hold a Field subclass whose name is a property.
+# expect: refused snippet code called back while dataclasses builds a class
+# A base class's __dataclass_fields__ may hold a Field subclass whose name is a property: its
+# getter is snippet code, refused when dataclasses calls it (the audit hook's check at the exec,
+# which takes only exact Fields, would refuse it next).
 import dataclasses
 class F(dataclasses.Field):
     __slots__ = ()
