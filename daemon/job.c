@@ -124,14 +124,26 @@ job_conn_gone(struct job *j)
     maybe_release(j);
 }
 
+/* j's worker is gone, or never came to be: its slot is free, and an evicted one is no longer on
+ * its way out. Every path that sets exit_seen goes through here, once per job. */
+static void
+worker_gone(struct job *j)
+{
+    j->exit_seen = true;
+    j->d->jobs_running--;
+    if (j->evicted) {
+        j->evicted = false;
+        j->d->pools.evicting--;
+    }
+}
+
 void
 job_abandon(struct job *j)
 {
     if (j->launched && !j->exit_seen) {
-        j->exit_seen = true;
         j->exit_info.signal = SIGKILL;
         j->exit_info.killed_by_request = true;
-        j->d->jobs_running--;
+        worker_gone(j);
     }
     job_reply_failure(j, PF_E_SHUTTING_DOWN, "pyfenced is shutting down");
     job_close_channel(j);
@@ -477,8 +489,7 @@ job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
         snprintf(msg, sizeof(msg), "cannot start a worker: %s",
                  err ? err->msg : "the zygote gave no pid");
         if (!j->exit_seen) {
-            j->exit_seen = true;
-            j->d->jobs_running--;
+            worker_gone(j);
             sched_done(&j->d->sched, &j->sched, -1);
             pools_kick(&j->d->pools);
         }
@@ -504,11 +515,8 @@ job_on_exit(void *job_ctx, const struct zygote_exit *exit_info)
     struct job *j = job_ctx;
     if (j->exit_seen)
         return;
-    j->exit_seen = true;
     j->exit_info = *exit_info;
-    j->d->jobs_running--;
-    if (j->evicted)
-        j->d->pools.evicting--;
+    worker_gone(j);
     /* Its worker slot is free: a waiting job may start, a pool may refill. */
     sched_done(&j->d->sched, &j->sched, daemon_elapsed_ms(j->spawn_ns));
     pool_worker_lost(j, true);

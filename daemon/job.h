@@ -113,7 +113,7 @@ struct job {
     bool launched;          /* it has a worker (spawned, or bound from the pool) */
     bool from_pool;         /* its worker came from the pool */
     bool serving;           /* counted in pools.serving until its request is answered */
-    bool evicted;           /* killed idle to make room: in pools.evicting until its exit */
+    bool evicted;           /* killed idle: in pools.evicting until its exit or failed fork */
     bool cancel_requested;  /* cancel: asked to stop, killed after JOB_CANCEL_GRACE_MS */
     bool heard;             /* its worker sent a frame since it got the job */
     bool channel_reset;     /* the run frame was not read: ECONNRESET, or EPIPE writing it */

@@ -68,7 +68,7 @@ struct pools {
     uv_check_t check; /* once per loop turn while jobs wait or a pool is short: pump, refill */
     uv_timer_t sweep; /* recycles idle workers past POOL_IDLE_MS */
     bool check_active;
-    unsigned evicting; /* idle workers killed to make room, not reaped yet */
+    unsigned evicting; /* idle workers killed to make room, not reaped (or failed to fork) yet */
     unsigned serving;  /* ephemeral requests on a worker and not answered yet */
     uv_timer_t hold;   /* active for POOL_HOLD_MS after the latest of them began */
 };

@@ -1,0 +1,126 @@
+/* The warm pool (daemon/pool.c) on conn_fixture.c's real loop and fake zygote, with the
+ * built-in policy (whose default profile keeps 2 idle workers): eviction of idle workers to
+ * make room for a job that none of them fits. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* cmocka.h needs the headers above first. */
+#include <cmocka.h>
+
+#include "conn_fixture.h"
+#include "job.h"
+#include "load.h"
+#include "pf_cleanup.h"
+#include "pf_log.h"
+#include "pool.h"
+
+static void
+tune_two_workers(struct policy_limits *l)
+{
+    l->v[POLICY_LIMIT_MAX_WORKERS] = 2;
+}
+
+/* max_workers 2, both slots taken by the default profile's pool. */
+static int
+setup_full_pool(void **state)
+{
+    setup_with(state, tune_two_workers);
+    struct fx *f = *state;
+    struct pf_error *err = NULL;
+    if (policy_load_builtin(&f->d.policy, &err) < 0)
+        fail_msg("built-in policy: %s", err->msg);
+    pools_reload(&f->d.pools);
+    pump(f, 5);
+    assert_int_equal(pools_idle(&f->d.pools), 2);
+    assert_int_equal(f->d.jobs_running, 2);
+    return 0;
+}
+
+/* An exec that tightens scratch_mb fits no pool worker: with both slots held by idle ones,
+ * the oldest is evicted for it. Returns the evicted worker's job id. */
+static uint64_t
+exec_evicting(struct fx *f, int id)
+{
+    uint64_t idle[2];
+    struct dlist *first = pf_container_of(f->d.pools.list.next, struct pool, link)->idle.next;
+    idle[0] = pf_container_of(first, struct job, pool_link)->id;
+    idle[1] = pf_container_of(first->next, struct job, pool_link)->id;
+    send_fmt(f->client.fd,
+             "{\"id\":%d,\"op\":\"exec\",\"code\":\"1\",\"limits\":{\"scratch_mb\":2}}", id);
+    pump(f, 20);
+    assert_int_equal(f->d.sched.queued, 1);
+    if (fake.kills[idle[0]] != 1)
+        fail_msg("the oldest idle worker (job %llu) was not evicted for the waiting exec "
+                 "(pools.evicting %u)",
+                 (unsigned long long) idle[0], f->d.pools.evicting);
+    assert_int_equal(fake.kills[idle[1]], 0); /* one per waiting job */
+    return idle[0];
+}
+
+/* The exec that waited got a fresh worker once the evicted one's slot freed: it runs, and is
+ * answered. */
+static void
+run_waiting_exec(struct fx *f, uint64_t evicted, const char *id)
+{
+    uint64_t job = fake.last_job;
+    assert_true(job > evicted);
+    assert_int_equal(fake.last_params.scratch_mb, 2);
+    f->worker.fd = fake.worker_fd[job];
+    f->worker.len = 0;
+    f->worker.eof = false;
+    cJSON *run = recv_frame(f, &f->worker, 2000);
+    assert_non_null(run);
+    cJSON_Delete(run);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\"}");
+    end_worker(f, job, 0, 0, false, 0);
+    cJSON *r = recv_frame(f, &f->client, 2000);
+    assert_non_null(r);
+    char *got = cJSON_PrintUnformatted(cJSON_GetObjectItem(r, "id"));
+    assert_string_equal(got, id);
+    free(got);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+    cJSON_Delete(r);
+}
+
+/* The evicted worker's fork fails (the zygote reports spawn_failed, which is not an exit):
+ * its slot frees all the same and it no longer counts as on its way out, so that the next job
+ * needing a slot held by idle pool workers still gets one by eviction at once, not after the
+ * idle sweep (POOL_IDLE_MS). */
+static void
+test_evicted_spawn_failure_ends_eviction(void **state)
+{
+    struct fx *f = *state;
+    uint64_t evicted = exec_evicting(f, 1);
+    struct pf_error e = {.code = PF_E_INTERNAL, .msg = (char *) "fork: out of memory"};
+    job_on_spawned(fake.ctx[evicted], 0, &e);
+    pump(f, 20);
+    assert_int_equal(f->d.pools.evicting, 0);
+    run_waiting_exec(f, evicted, "1");
+
+    /* The pool refilled the slot; both are idle again. */
+    pump(f, 20);
+    assert_int_equal(pools_idle(&f->d.pools), 2);
+    evicted = exec_evicting(f, 2);
+    end_worker(f, evicted, 0, SIGKILL, true, 0);
+    pump(f, 20);
+    assert_int_equal(f->d.pools.evicting, 0);
+    run_waiting_exec(f, evicted, "2");
+}
+
+int
+main(void)
+{
+    pf_log_init(PF_LOG_CRIT, "test_pool");
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test_setup_teardown(test_evicted_spawn_failure_ends_eviction,
+                                            setup_full_pool, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
