@@ -341,15 +341,24 @@ conn_finish_request(struct conn *c, const cJSON *reply)
         conn_drain(c);
 }
 
+/* cancel and session.close only free what is held, and are answered at once (they never stay
+ * in flight): no bound on what a client holds refuses them, or a client at its bound could not
+ * end what it started. */
+static bool
+frees_only(const struct msg_request *req)
+{
+    return req->op == MSG_OP_CANCEL || req->op == MSG_OP_SESSION_CLOSE;
+}
+
 /* While pyfenced holds more than max_bytes_per_uid for the peer's uid (its unread replies, its
  * queued requests), or more than max_bytes for all uids together, its new requests are
- * answered busy with retry_after_ms, as a full queue would: all but cancel and session.close,
- * which only free what is held. */
+ * answered busy with retry_after_ms, as a full queue would: all but cancel and session.close
+ * (frees_only). */
 static bool
 refused_over_budget(struct conn *c, const struct msg_request *req)
 {
     struct sched *s = &c->d->sched;
-    if (req->op == MSG_OP_CANCEL || req->op == MSG_OP_SESSION_CLOSE)
+    if (frees_only(req))
         return false;
     const char *why = sched_bytes_bound(s, c->uid, 0);
     if (!why)
@@ -376,7 +385,7 @@ handle_request(struct conn *c, struct msg_request *req)
         conn_send_error(c, req->id, PF_E_SHUTTING_DOWN, "pyfenced is shutting down");
         return;
     }
-    if (c->inflight >= (unsigned) d->limits.v[POLICY_LIMIT_MAX_INFLIGHT]) {
+    if (c->inflight >= (unsigned) d->limits.v[POLICY_LIMIT_MAX_INFLIGHT] && !frees_only(req)) {
         char msg[160];
         snprintf(msg, sizeof(msg),
                  "%u requests already in flight on this connection (max_inflight); wait for a "

@@ -4,7 +4,8 @@
  * back-pressure on a peer that does not read its replies, and max_bytes_per_uid — the bytes of
  * a uid's unread replies, queued execs, waiting session.open and requests waiting for their
  * session, each released on its way out (started, cancelled, connection closed, session closed),
- * and busy with retry_after_ms past it. Teardown checks every count is back to zero. */
+ * and busy with retry_after_ms past it; and max_inflight, which like max_bytes_per_uid never
+ * refuses cancel or session.close. Teardown checks every count is back to zero. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -514,6 +515,76 @@ test_waiting_session_requests_count(void **state)
     assert_int_equal(held(f), 0);
 }
 
+/* ---- max_inflight --------------------------------------------------------------------------- */
+
+static void
+tune_three_inflight(struct policy_limits *l)
+{
+    l->v[POLICY_LIMIT_MAX_INFLIGHT] = 3;
+}
+
+/* The next n frames for the client are failure replies with the code `code`, their ids (JSON
+ * integers) those of `ids`, in any order. */
+static void
+expect_errors_any_order(struct fx *f, const int *ids, size_t n, const char *code)
+{
+    bool seen[8] = {false};
+    assert_true(n <= PF_ELEMENTSOF(seen));
+    for (size_t k = 0; k < n; k++) {
+        cJSON *r = recv_frame(f, &f->client, 2000);
+        if (!r)
+            fail_msg("no reply (expected %zu more %s)", n - k, code);
+        const cJSON *id = cJSON_GetObjectItem(r, "id");
+        assert_true(cJSON_IsNumber(id));
+        size_t i = 0;
+        while (i < n && ids[i] != id->valueint)
+            i++;
+        if (i == n || seen[i])
+            fail_msg("unexpected reply to id %d (%s)", id->valueint, error_message(r));
+        seen[i] = true;
+        assert_string_equal(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(r, "error"), "code")->valuestring, code);
+        cJSON_Delete(r);
+    }
+}
+
+/* A client with max_inflight requests in flight can still end them: cancel and session.close
+ * are not refused busy by max_inflight (as they are not by max_bytes_per_uid), since they only
+ * free what is held; any other request is. */
+static void
+test_cancel_and_close_past_max_inflight(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    send_exec(f, 2, sid, "x");
+    expect_run(f, "x");
+    send_exec(f, 3, sid, "'waits'");
+    send_exec(f, 4, sid, "'waits too'");
+    pump(f, 20);
+    assert_int_equal(first_conn(f)->inflight, 3);
+
+    send_frame(f->client.fd, "{\"id\":5,\"op\":\"ping\"}");
+    cJSON *r = expect_error(f, "5", "busy");
+    assert_non_null(strstr(error_message(r), "max_inflight"));
+    cJSON_Delete(r);
+
+    send_frame(f->client.fd, "{\"id\":6,\"op\":\"cancel\",\"target\":3}");
+    cJSON_Delete(expect_error(f, "3", "cancelled"));
+    r = expect_ok(f, "6");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "cancelled")));
+    cJSON_Delete(r);
+
+    send_exec(f, 7, sid, "'waits as well'");
+    pump(f, 20);
+    assert_int_equal(first_conn(f)->inflight, 3);
+    send_fmt(f->client.fd, "{\"id\":8,\"op\":\"session.close\",\"session\":\"%s\"}", sid);
+    const int ended[] = {2, 4, 7};
+    expect_errors_any_order(f, ended, PF_ELEMENTSOF(ended), "cancelled");
+    cJSON_Delete(expect_ok(f, "8"));
+    assert_int_equal(first_conn(f)->inflight, 0);
+}
+
 #define T(fn)        cmocka_unit_test_setup_teardown(fn, setup, teardown)
 #define TW(fn, tune) cmocka_unit_test_setup_teardown(fn, setup_##tune, teardown)
 
@@ -526,6 +597,11 @@ static int
 setup_one_worker(void **s)
 {
     return setup_with(s, tune_one_worker);
+}
+static int
+setup_three_inflight(void **s)
+{
+    return setup_with(s, tune_three_inflight);
 }
 
 int
@@ -543,6 +619,7 @@ main(void)
             T(test_busy_past_max_bytes_all_uids),
             TW(test_waiting_open_counts_until_it_starts, one_worker),
             T(test_waiting_session_requests_count),
+            TW(test_cancel_and_close_past_max_inflight, three_inflight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
