@@ -248,12 +248,25 @@ evict_one(struct pools *ps)
     }
 }
 
+/* The zygote that would fork a worker of this kind is being restarted: the job or session
+ * waits in the queue meanwhile, as for a slot, rather than fail (pools_kick's check runs on
+ * every turn of the loop while anything waits, the restart's included). No zygote at all is
+ * not a wait: job_launch and session_launch answer it. */
+static bool
+zygote_restarting(const struct daemon *d, bool preload)
+{
+    const struct zygote *z = daemon_zygote(d, preload);
+    return z && !zygote_can_spawn(z);
+}
+
 /* A session's worker is forked for it (with its own hardening, and it is not a run frame that
  * it waits for): a free slot, or an idle pool worker makes way and the session waits for the
  * slot that frees when that worker is reaped. */
 static enum sched_start
 start_session(struct daemon *d, struct session *s)
 {
+    if (zygote_restarting(d, s->preload_zygote))
+        return SCHED_NO_SLOT; /* no idle worker goes for a fork that cannot be had */
     if (!slot_free(d)) {
         evict_one(&d->pools);
         return SCHED_NO_SLOT;
@@ -293,6 +306,8 @@ pools_start_job(void *ctx, struct sched_entry *e)
         pools_kick(ps); /* refill */
         return SCHED_STARTED;
     }
+    if (zygote_restarting(d, q->preload_zygote))
+        return SCHED_NO_SLOT;
     if (!slot_free(d)) {
         evict_one(ps);
         return SCHED_NO_SLOT;
@@ -383,7 +398,9 @@ refill(struct pools *ps)
     struct dlist *pos;
     for (pos = ps->list.next; pos != &ps->list; pos = pos->next) {
         struct pool *p = pf_container_of(pos, struct pool, link);
-        while (p->n_idle < p->size && d->sched.queued == 0 && slot_free(d) &&
+        /* Not a failure: it refills once its zygote is back. */
+        bool waits = zygote_restarting(d, daemon_profile_preloads(d, p->name));
+        while (!waits && p->n_idle < p->size && d->sched.queued == 0 && slot_free(d) &&
                now >= p->retry_at_ms && !refill_held(ps, p))
             if (spawn_one(ps, p) < 0) {
                 p->retry_at_ms = now + POOL_BACKOFF_MS;

@@ -21,8 +21,9 @@
  *
  * The scheduler's start callback lives here too (pools_start_job): a pool worker if one
  * matches, else a fresh worker if max_workers allows, else the job keeps waiting (and an idle
- * pool worker that no waiting job can use is evicted to make room). A session.open waits in the
- * same queue; its worker is always a fresh one (session_launch). */
+ * pool worker that no waiting job can use is evicted to make room). While its zygote is being
+ * restarted no worker can be forked: the job keeps waiting too, and the pools do not refill. A
+ * session.open waits in the same queue; its worker is always a fresh one (session_launch). */
 #ifndef DAEMON_POOL_H
 #define DAEMON_POOL_H
 

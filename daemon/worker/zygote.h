@@ -62,6 +62,13 @@ int zygote_start(uv_loop_t *loop, const struct zygote_config *config, zygote_spa
 int zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *params,
                  void *job_ctx, int *ret_channel_fd, struct pf_error **err);
 
+/* False while no zygote process can take a spawn: the last one was lost and the next is not
+ * started yet (zygote_spawn would refuse, busy "the zygote is restarting"), or z is stopping.
+ * A caller that can wait keeps its job waiting and asks again on a later turn of the loop: the
+ * restart is a timer on the loop, so the turn that runs it finds the zygote back (and a spawn
+ * sent before it is ready waits on its control channel). */
+bool zygote_can_spawn(const struct zygote *z);
+
 /* SIGKILLs the worker of job_id if it still lives (no-op otherwise). */
 int zygote_kill(struct zygote *z, uint64_t job_id);
 

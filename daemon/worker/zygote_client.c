@@ -291,13 +291,19 @@ send_packet(int fd, const char *s, int pass_fd)
     return n < 0 ? -errno : 0;
 }
 
+bool
+zygote_can_spawn(const struct zygote *z)
+{
+    return !z->stopping && z->current && !z->current->lost;
+}
+
 int
 zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *params, void *job_ctx,
              int *ret_channel_fd, struct pf_error **err)
 {
     if (z->stopping)
         return pf_error_set(err, PF_E_SHUTTING_DOWN, "the zygote is stopping");
-    if (!z->current || z->current->lost)
+    if (!zygote_can_spawn(z))
         return pf_error_set(err, PF_E_BUSY, "the zygote is restarting; try again shortly");
     if ((double) job_id > MAX_JSON_INT || job_find(z, job_id))
         return pf_error_set(err, PF_E_INTERNAL, "job id %llu is invalid or already in use",

@@ -110,6 +110,41 @@ def test_zygote_death_is_survived(daemon_factory):
     d.assert_serving()
 
 
+def test_requests_wait_while_zygote_restarts(daemon_factory):
+    """Requests sent while the zygote is being restarted wait in the queue, as they would for a
+    worker slot, and run once it is back: they are not refused busy at once (which carried no
+    retry_after_ms)."""
+    d = daemon_factory()
+    with d.client() as c, d.client() as watcher:
+
+        def zygote_pid():
+            return watcher.stats()["zygote"]["pid"]
+
+        # A zygote killed young is restarted later than the one before (back-off 100, 200,
+        # 400 ms...): the third kill leaves the daemon without a zygote for about 400 ms.
+        for kill in range(3):
+            zygote = zygote_pid()
+            if kill > 0:
+                assert wait_for(lambda: zygote_pid() not in (zygote, 0), timeout=15)
+                zygote = zygote_pid()
+            os.kill(zygote, signal.SIGKILL)
+            assert wait_for(lambda: zygote_pid() == 0, timeout=5, interval=0.001)
+        ex = c.submit("6 * 7")
+        opening = c.submit_request("session.open")
+        # Taken in order on this connection: both were handled while there was no zygote.
+        st = c.stats()
+        assert st["zygote"]["pid"] == 0 and st["queue"]["queued"] == 2, st
+        r = c.wait(ex)
+        assert r.ok and r.output == 42, r.reply
+        opened = c.wait_reply(opening)
+        assert opened.get("ok") is True, opened
+        s = c.session(opened["session"])
+        assert s.exec("6 * 7").output == 42
+        s.close()
+        assert c.stats()["zygote"]["restarts"] >= 3
+    d.assert_serving()
+
+
 def test_max_connections_refusal_is_reported(daemon_factory):
     d = daemon_factory("--max-connections", "2")
     a, b = d.client(), d.client()

@@ -30,6 +30,8 @@ zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *para
 {
     if (z->fail_spawn)
         return pf_error_set(err, PF_E_INTERNAL, "the zygote is restarting");
+    if (z->restarting)
+        return pf_error_set(err, PF_E_BUSY, "the zygote is restarting; try again shortly");
     assert_true(job_id >= 1 && job_id <= MAX_FAKE_JOBS);
     assert_int_equal(params->level[HARDEN_LAYER_RLIMITS], HARDEN_REQUIRED);
     assert_int_equal(params->level[HARDEN_LAYER_FDS], HARDEN_REQUIRED);
@@ -42,6 +44,12 @@ zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *para
     z->last_params = *params;
     *ret_channel_fd = sv[0];
     return 0;
+}
+
+bool
+zygote_can_spawn(const struct zygote *z)
+{
+    return !z->restarting;
 }
 
 int

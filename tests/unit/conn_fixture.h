@@ -29,6 +29,7 @@ struct zygote {
     int cancel_run[MAX_FAKE_JOBS + 1]; /* the run the last cancel named */
     uint64_t last_job;
     bool fail_spawn;
+    bool restarting; /* zygote_can_spawn false, zygote_spawn busy */
     struct harden_params last_params;
 };
 

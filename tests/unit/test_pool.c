@@ -1,6 +1,7 @@
 /* The warm pool (daemon/pool.c) on conn_fixture.c's real loop and fake zygote, with the
  * built-in policy (whose default profile keeps 2 idle workers): eviction of idle workers to
- * make room for a job that none of them fits. */
+ * make room for a job that none of them fits; and the start callback's wait for a zygote that
+ * is being restarted. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include "pf_cleanup.h"
 #include "pf_log.h"
 #include "pool.h"
+#include "session_fixture.h"
 
 static void
 tune_two_workers(struct policy_limits *l)
@@ -113,6 +115,57 @@ test_evicted_spawn_failure_ends_eviction(void **state)
     run_waiting_exec(f, evicted, "2");
 }
 
+/* A worker's end of job's channel becomes the test's current one. */
+static void
+take_worker(struct fx *f, uint64_t job)
+{
+    f->worker.fd = fake.worker_fd[job];
+    f->worker.len = 0;
+    f->worker.eof = false;
+}
+
+/* While the zygote restarts, an exec and a session.open wait in the queue as they would for a
+ * slot, instead of being refused busy (without retry_after_ms) at once; on the first turn of
+ * the loop that finds the zygote back, both get their workers. */
+static void
+test_requests_wait_while_zygote_restarts(void **state)
+{
+    struct fx *f = *state;
+    fake.restarting = true;
+    send_frame(f->client.fd, "{\"id\":1,\"op\":\"exec\",\"code\":\"6 * 7\"}");
+    send_frame(f->client.fd, "{\"id\":2,\"op\":\"session.open\"}");
+    cJSON *r = recv_frame(f, &f->client, 100);
+    if (r)
+        fail_msg("answered while the zygote restarts: %s", cJSON_PrintUnformatted(r));
+    assert_int_equal(f->d.sched.queued, 2);
+    assert_int_equal(fake.last_job, 0);
+
+    fake.restarting = false;
+    for (int i = 0; i < 1000 && fake.last_job < 2; i++)
+        pump(f, 1);
+    assert_int_equal(fake.last_job, 2);
+    assert_int_equal(f->d.sched.queued, 0);
+
+    take_worker(f, 1);
+    cJSON *run = recv_frame(f, &f->worker, 2000);
+    assert_non_null(run);
+    assert_string_equal(cJSON_GetObjectItem(run, "op")->valuestring, "run");
+    cJSON_Delete(run);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":42}");
+    end_worker(f, 1, 0, 0, false, 0);
+    r = expect_ok(f, "1");
+    assert_int_equal(cJSON_GetObjectItem(r, "output")->valueint, 42);
+    cJSON_Delete(r);
+
+    take_worker(f, 2);
+    cJSON *open = recv_frame(f, &f->worker, 2000);
+    assert_non_null(open);
+    assert_string_equal(cJSON_GetObjectItem(open, "op")->valuestring, "session");
+    cJSON_Delete(open);
+    send_frame(f->worker.fd, "{\"event\":\"ready\"}");
+    cJSON_Delete(expect_ok(f, "2"));
+}
+
 int
 main(void)
 {
@@ -121,6 +174,8 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_evicted_spawn_failure_ends_eviction,
                                             setup_full_pool, teardown),
+            cmocka_unit_test_setup_teardown(test_requests_wait_while_zygote_restarts, setup,
+                                            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
