@@ -145,7 +145,9 @@ int job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec,
 struct job *job_create(struct daemon *d, struct conn *c, const cJSON *req_id,
                        const struct job_spec *spec, char *frame, size_t frame_len);
 /* Asks the zygote for j's worker; the run frame, if any, is written at once. On failure j is
- * unchanged (not launched) and the caller ends it (job_fail). */
+ * unchanged (not launched) and the caller ends it (job_fail). 0 once the zygote has the job,
+ * even if its channel then could not be used: j has then failed (internal, its worker killed)
+ * and channel_done is set, and it is released like any job once its worker is reaped. */
 int job_launch(struct job *j, struct pf_error **err);
 /* The idle pool worker w takes over the queued request q: q's frame goes to w's worker, its
  * connection and reply become w's, and q is released. */

@@ -342,6 +342,10 @@ spawn_one(struct pools *ps, struct pool *p)
         job_fail(j, PF_E_INTERNAL, "pool worker not started", JOB_KILL_NONE);
         return -1;
     }
+    /* Forked, but its channel could not be opened (job_run): the worker is being killed and is
+     * released once reaped; a request bound to it could only fail. */
+    if (j->channel_done)
+        return -1;
     j->pool = p;
     dlist_insert_tail(&p->idle, &j->pool_link);
     p->n_idle++;

@@ -35,13 +35,18 @@ zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *para
     assert_true(job_id >= 1 && job_id <= MAX_FAKE_JOBS);
     assert_int_equal(params->level[HARDEN_LAYER_RLIMITS], HARDEN_REQUIRED);
     assert_int_equal(params->level[HARDEN_LAYER_FDS], HARDEN_REQUIRED);
+    z->ctx[job_id] = job_ctx;
+    z->last_job = job_id;
+    z->last_params = *params;
+    if (z->bad_channel) {
+        z->worker_fd[job_id] = -1;
+        *ret_channel_fd = -1;
+        return 0;
+    }
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     fcntl(sv[0], F_SETFL, O_NONBLOCK);
     z->worker_fd[job_id] = sv[1];
-    z->ctx[job_id] = job_ctx;
-    z->last_job = job_id;
-    z->last_params = *params;
     *ret_channel_fd = sv[0];
     return 0;
 }

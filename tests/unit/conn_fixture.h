@@ -29,7 +29,8 @@ struct zygote {
     int cancel_run[MAX_FAKE_JOBS + 1]; /* the run the last cancel named */
     uint64_t last_job;
     bool fail_spawn;
-    bool restarting; /* zygote_can_spawn false, zygote_spawn busy */
+    bool restarting;  /* zygote_can_spawn false, zygote_spawn busy */
+    bool bad_channel; /* zygote_spawn succeeds with a channel fd that cannot be used (-1) */
     struct harden_params last_params;
 };
 

@@ -115,6 +115,33 @@ test_evicted_spawn_failure_ends_eviction(void **state)
     run_waiting_exec(f, evicted, "2");
 }
 
+/* A pool worker the zygote forked but whose channel the daemon could not open (job_run failed:
+ * uv_pipe_open or uv_read_start) is not offered as idle: an exec that came then would be bound
+ * to it and answered internal "cannot talk to the worker". It is killed, and the pool refills
+ * later; the exec gets a fresh worker meanwhile. */
+static void
+test_pool_worker_without_channel_not_idle(void **state)
+{
+    struct fx *f = *state;
+    struct pf_error *err = NULL;
+    if (policy_load_builtin(&f->d.policy, &err) < 0)
+        fail_msg("built-in policy: %s", err->msg);
+    fake.bad_channel = true;
+    pools_reload(&f->d.pools);
+    pump(f, 5);
+    uint64_t dead = fake.last_job;
+    assert_true(dead >= 1);
+    assert_int_equal(fake.kills[dead], 1);
+    assert_int_equal(pools_idle(&f->d.pools), 0);
+
+    fake.bad_channel = false;
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"6 * 7\"}");
+    assert_true(job > dead);
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":42}");
+    end_worker(f, job, 0, 0, false, 0);
+    cJSON_Delete(expect_ok(f, "1"));
+}
+
 /* A worker's end of job's channel becomes the test's current one. */
 static void
 take_worker(struct fx *f, uint64_t job)
@@ -175,6 +202,8 @@ main(void)
             cmocka_unit_test_setup_teardown(test_evicted_spawn_failure_ends_eviction,
                                             setup_full_pool, teardown),
             cmocka_unit_test_setup_teardown(test_requests_wait_while_zygote_restarts, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_pool_worker_without_channel_not_idle, setup,
                                             teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
