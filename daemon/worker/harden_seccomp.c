@@ -335,6 +335,38 @@ add_simple_rules(scmp_filter_ctx ctx, bool strict, bool threads, unsigned *n_unk
  * (with_own_pid). Far above any pid (pid_max is at most 2^22) and any syscall number. */
 #define PID_PLACEHOLDER 0x7fa5c3e1u
 
+/* Argument rules allow listed values only, never "anything but X": the kernel reads an int
+ * argument (a signal number, an fd, a prctl option, a command) as its low 32 bits, while the
+ * filter sees all 64, so "signal != SIGSYS" let (1 << 32) | SIGSYS through, which the kernel took
+ * for SIGSYS. (libseccomp's SCMP_A0_32 does not help: it only casts the operand to 32 bits, the
+ * comparison stays 64-bit.) An equality on all 64 bits fails closed instead: junk in the upper
+ * half traps, whatever the lower half says. */
+
+/* The kernel's highest signal number (_NSIG) on the architectures we build for. */
+#define KERNEL_SIGMAX 64
+/* One masked rule covers the signals between SIGSYS and KERNEL_SIGMAX. */
+_Static_assert(SIGSYS == 31, "the rt_sigaction rules assume SIGSYS is 31");
+
+/* The SIGSYS handler must stay ours, or a snippet could carry on after a trap: rt_sigaction may
+ * change any handler but that one, and read any. */
+static int
+add_sigaction_rules(scmp_filter_ctx ctx, struct pf_error **err)
+{
+    const struct scmp_arg_cmp allowed[] = {
+            SCMP_A0(SCMP_CMP_LT, (scmp_datum_t) SIGSYS),                 /* 0 (EINVAL) .. 30 */
+            SCMP_A0(SCMP_CMP_MASKED_EQ, ~(scmp_datum_t) 31, SIGSYS + 1), /* 32 .. 63 */
+            SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t) KERNEL_SIGMAX),          /* 64 */
+            /* Reading any handler, SIGSYS's too: the signal module queries all when imported. */
+            SCMP_A1(SCMP_CMP_EQ, 0),
+    };
+    for (size_t i = 0; i < PF_ELEMENTSOF(allowed); i++) {
+        int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1, allowed[i]);
+        if (rc < 0)
+            return rule_error(rc, "signal-number", "rt_sigaction", err);
+    }
+    return 0;
+}
+
 static int
 add_argument_rules(scmp_filter_ctx ctx, bool threads, struct pf_error **err)
 {
@@ -370,15 +402,8 @@ add_argument_rules(scmp_filter_ctx ctx, bool threads, struct pf_error **err)
         if (rc < 0)
             return rule_error(rc, "prctl", "prctl", err);
     }
-    /* The SIGSYS handler must stay ours, or a snippet could carry on after a trap. */
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1,
-                          SCMP_A0(SCMP_CMP_NE, (scmp_datum_t) SIGSYS));
-    if (rc < 0)
-        return rule_error(rc, "rt_sigaction", "rt_sigaction", err);
-    /* Reading it is fine: the signal module queries every signal's handler when imported. */
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1, SCMP_A1(SCMP_CMP_EQ, 0));
-    if (rc < 0)
-        return rule_error(rc, "rt_sigaction (query)", "rt_sigaction", err);
+    if (add_sigaction_rules(ctx, err) < 0)
+        return -1;
     /* Reading limits is fine; raising a soft one up to its hard one is not. */
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     if (rc < 0)

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "harden_internal.h"
 #include "harden_test_child.h"
@@ -117,6 +118,34 @@ static void
 test_sigsys_handler_stays(void **state)
 {
     expect_trap(do_sigaction_sigsys, "rt_sigaction");
+}
+
+/* The kernel's struct sigaction on x86_64 and arm64 (not glibc's): handler, flags, restorer,
+ * mask. Zeroed, it asks for SIG_DFL. */
+struct kernel_sigaction {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    unsigned long mask;
+};
+
+static int
+do_sigaction_sigsys_high_bits(void *arg)
+{
+    if (apply(16))
+        return 2;
+    child_say("ok");
+    /* The kernel reads the signal number as an int: this is SIGSYS to it, whatever the filter
+     * compared. Let through, it would make the next trap kill without a frame. */
+    struct kernel_sigaction ka = {0};
+    syscall(SYS_rt_sigaction, (1UL << 32) | SIGSYS, &ka, NULL, sizeof(ka.mask));
+    return 4;
+}
+
+static void
+test_sigsys_handler_stays_high_bits(void **state)
+{
+    expect_trap(do_sigaction_sigsys_high_bits, "rt_sigaction");
 }
 
 static int
@@ -315,6 +344,7 @@ main(void)
         cmocka_unit_test(test_execve_traps),
         cmocka_unit_test(test_fork_traps),
         cmocka_unit_test(test_sigsys_handler_stays),
+        cmocka_unit_test(test_sigsys_handler_stays_high_bits),
         cmocka_unit_test(test_sigsys_handler_readable),
         cmocka_unit_test(test_unshare_traps),
         cmocka_unit_test(test_signals_to_self_only),
