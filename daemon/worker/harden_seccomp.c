@@ -13,6 +13,7 @@
  * setup it runs first (identity, mounts, capabilities) needs calls the filter forbids, and the
  * own-pid rules below name the worker. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -65,7 +66,6 @@ static const char *const allowed_syscalls[] = {
         "dup",
         "dup2",
         "dup3",
-        "fcntl",
         "flock",
         "fsync",
         "fdatasync",
@@ -188,6 +188,9 @@ static const char *const channel_syscalls[] = {"sendto",  "recvfrom", "sendmsg",
 
 static const unsigned long allowed_ioctls[] = {TCGETS,  TIOCGWINSZ, FIONREAD,
                                                FIONBIO, FIOCLEX,    FIONCLEX};
+
+/* fcntl commands, each checked against the list below (F_SETFL has its own rule). */
+static const int allowed_fcntls[] = {F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_SETFD, F_GETFL};
 
 static const int allowed_prctls[] = {PR_SET_NAME,         PR_GET_NAME,    PR_GET_DUMPABLE,
                                      PR_GET_NO_NEW_PRIVS, PR_GET_SECCOMP, PR_CAPBSET_READ,
@@ -367,6 +370,29 @@ add_sigaction_rules(scmp_filter_ctx ctx, struct pf_error **err)
     return 0;
 }
 
+/* fcntl: duplicating, close-on-exec and the status flags, what glibc and CPython's io and os
+ * use (os.dup, set_inheritable, set_blocking, fdopen). Not F_SETOWN(_EX), F_SETSIG or O_ASYNC:
+ * together they make the kernel send any signal, SIGKILL included, to any process of the
+ * worker's uid whenever the other end writes to the fd, past the own-pid kill rule; nor leases,
+ * F_NOTIFY (signals again), locks or pipe sizes, which nothing of ours needs. */
+static int
+add_fcntl_rules(scmp_filter_ctx ctx, struct pf_error **err)
+{
+    int rc;
+    for (size_t i = 0; i < PF_ELEMENTSOF(allowed_fcntls); i++) {
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
+                              SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t) allowed_fcntls[i]));
+        if (rc < 0)
+            return rule_error(rc, "command", "fcntl", err);
+    }
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 2,
+                          SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t) F_SETFL),
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, (scmp_datum_t) O_ASYNC, 0));
+    if (rc < 0)
+        return rule_error(rc, "F_SETFL without O_ASYNC", "fcntl", err);
+    return 0;
+}
+
 static int
 add_argument_rules(scmp_filter_ctx ctx, bool threads, struct pf_error **err)
 {
@@ -402,7 +428,7 @@ add_argument_rules(scmp_filter_ctx ctx, bool threads, struct pf_error **err)
         if (rc < 0)
             return rule_error(rc, "prctl", "prctl", err);
     }
-    if (add_sigaction_rules(ctx, err) < 0)
+    if (add_sigaction_rules(ctx, err) < 0 || add_fcntl_rules(ctx, err) < 0)
         return -1;
     /* Reading limits is fine; raising a soft one up to its hard one is not. */
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));

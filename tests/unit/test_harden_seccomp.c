@@ -216,6 +216,95 @@ test_signals_to_self_only(void **state)
     expect_trap(do_signal_others, "kill");
 }
 
+/* fcntl commands that would let the channel signal another process when the daemon writes to
+ * it (F_SETOWN, F_SETSIG, O_ASYNC through F_SETFL): each traps on its own. */
+static int
+do_fcntl_setown(void *arg)
+{
+    pid_t parent = getppid();
+    if (apply(16))
+        return 2;
+    child_say("ok");
+    fcntl(HARDEN_CHANNEL_FD, F_SETOWN, parent);
+    return 4;
+}
+
+static void
+test_fcntl_setown_traps(void **state)
+{
+    expect_trap(do_fcntl_setown, "fcntl");
+}
+
+static int
+do_fcntl_setsig(void *arg)
+{
+    if (apply(16))
+        return 2;
+    child_say("ok");
+    fcntl(HARDEN_CHANNEL_FD, F_SETSIG, SIGKILL);
+    return 4;
+}
+
+static void
+test_fcntl_setsig_traps(void **state)
+{
+    expect_trap(do_fcntl_setsig, "fcntl");
+}
+
+static int
+do_fcntl_async(void *arg)
+{
+    if (apply(16))
+        return 2;
+    int fl = fcntl(HARDEN_CHANNEL_FD, F_GETFL);
+    if (fl < 0)
+        return 3;
+    child_say("ok");
+    fcntl(HARDEN_CHANNEL_FD, F_SETFL, fl | O_ASYNC);
+    return 4;
+}
+
+static void
+test_fcntl_async_traps(void **state)
+{
+    expect_trap(do_fcntl_async, "fcntl");
+}
+
+static int
+do_fcntl_allowed(void *arg)
+{
+    if (apply(16))
+        return 2;
+    /* The neighbours: what CPython's os and io do (get_blocking/set_blocking, set_inheritable,
+     * os.dup). */
+    int fl = fcntl(HARDEN_CHANNEL_FD, F_GETFL);
+    if (fl < 0 || fcntl(HARDEN_CHANNEL_FD, F_SETFL, fl | O_NONBLOCK) < 0)
+        return 3;
+    if (!(fcntl(HARDEN_CHANNEL_FD, F_GETFL) & O_NONBLOCK) ||
+        fcntl(HARDEN_CHANNEL_FD, F_SETFL, fl) < 0)
+        return 4;
+    int fd = fcntl(HARDEN_CHANNEL_FD, F_DUPFD_CLOEXEC, 10);
+    if (fd < 10 || !(fcntl(fd, F_GETFD) & FD_CLOEXEC) || fcntl(fd, F_SETFD, 0) < 0)
+        return 5;
+    int fd2 = fcntl(fd, F_DUPFD, 10);
+    if (fd2 < 10)
+        return 6;
+    close(fd2);
+    close(fd);
+    child_say("ok");
+    return 0;
+}
+
+static void
+test_fcntl_allowed_neighbours(void **state)
+{
+    struct child_result r;
+    assert_int_equal(run_child(do_fcntl_allowed, NULL, &r), 0);
+    assert_true(WIFEXITED(r.status));
+    assert_int_equal(WEXITSTATUS(r.status), 0);
+    assert_string_equal(r.out, "ok");
+}
+
 static void *
 thread_main(void *arg)
 {
@@ -348,6 +437,10 @@ main(void)
         cmocka_unit_test(test_sigsys_handler_readable),
         cmocka_unit_test(test_unshare_traps),
         cmocka_unit_test(test_signals_to_self_only),
+        cmocka_unit_test(test_fcntl_setown_traps),
+        cmocka_unit_test(test_fcntl_setsig_traps),
+        cmocka_unit_test(test_fcntl_async_traps),
+        cmocka_unit_test(test_fcntl_allowed_neighbours),
         cmocka_unit_test(test_threads_only_when_allowed),
         cmocka_unit_test(test_allowed_neighbours),
 #if defined(__x86_64__)
