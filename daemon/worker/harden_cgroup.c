@@ -150,22 +150,73 @@ cgroup_mkdir(const char *path, struct pf_error **err)
     return 0;
 }
 
+/* One line of cgroup.procs, without its newline: a decimal number and nothing else. */
+static int
+parse_pid_line(const char *line, size_t len, pid_t *ret)
+{
+    if (len == 0 || len > 10)
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (line[i] < '0' || line[i] > '9')
+            return -1;
+        v = v * 10 + (uint64_t) (line[i] - '0');
+    }
+    if (v > INT32_MAX)
+        return -1;
+    *ret = (pid_t) v;
+    return 0;
+}
+
+int
+cgroup_procs_foreach(FILE *f, cgroup_pid_cb cb, void *data, struct pf_error **err)
+{
+    _cleanup_free_ char *line = NULL;
+    size_t cap = 0;
+    int listed = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t) n;
+        if (line[len - 1] == '\n')
+            len--;
+        pid_t pid;
+        if (parse_pid_line(line, len, &pid) < 0)
+            return pf_error_set(err, PF_E_INTERNAL, "cgroup.procs: '%.*s' is not a pid",
+                                (int) (len > 32 ? 32 : len), line);
+        listed++;
+        /* 0 is a task the kernel cannot name in our pid namespace (it runs outside it, or is
+         * exiting): listed, but not ours to signal, and kill(0) would hit our process group. */
+        if (pid > 0)
+            cb(pid, data);
+    }
+    if (ferror(f))
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup.procs: read");
+    return listed;
+}
+
+static void
+kill_pid(pid_t pid, void *data)
+{
+    (void) data;
+    /* Unchecked: a task that exited meanwhile is ESRCH, and one still there is seen again by
+     * the next round, which bounds the retries. */
+    (void) kill(pid, SIGKILL);
+}
+
 int
 cgroup_kill_listed(const char *dir, struct pf_error **err)
 {
+    _cleanup_free_ char *path = NULL;
+    if (asprintf(&path, "%s/cgroup.procs", dir) < 0)
+        return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
     for (int round = 0; round < 50; round++) {
-        _cleanup_free_ char *path = NULL;
-        if (asprintf(&path, "%s/cgroup.procs", dir) < 0)
-            return pf_error_set(err, PF_E_INTERNAL, "cgroup: out of memory");
         _cleanup_fclose_ FILE *f = fopen(path, "re");
         if (!f)
             return pf_error_set_errno(err, PF_E_INTERNAL, errno, "cgroup: open '%s'", path);
-        int pid, n = 0;
-        while (fscanf(f, "%d", &pid) == 1) {
-            kill(pid, SIGKILL);
-            n++;
-        }
-        if (n == 0)
+        int listed = cgroup_procs_foreach(f, kill_pid, NULL, err);
+        if (listed < 0)
+            return pf_error_prefix(err, "cgroup: '%s'", path);
+        if (listed == 0)
             return 0;
         usleep(1000);
     }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "harden_zygote.h"
 #include "pf_error.h"
@@ -131,6 +132,12 @@ int cgroup_read_key(const char *dir, const char *file, const char *key, uint64_t
 bool cgroup_file_exists(const char *dir, const char *file);
 /* SIGKILLs every pid listed in dir/cgroup.procs until it is empty (bounded retries). */
 int cgroup_kill_listed(const char *dir, struct pf_error **err);
+typedef void (*cgroup_pid_cb)(pid_t pid, void *data);
+/* Calls cb for each pid a cgroup.procs file lists, one decimal per line, strictly (anything else
+ * is an error). A 0 is counted but not passed on: the kernel lists a task it cannot name in the
+ * reader's pid namespace (outside it, or exiting) as 0, and kill(0) would signal the caller's
+ * own process group. Returns the number of lines, 0s included, or -1 with *err. */
+int cgroup_procs_foreach(FILE *f, cgroup_pid_cb cb, void *data, struct pf_error **err);
 
 /* The slot's fds (cgroup.procs and the kept files), all -1: before create, and what
  * cgroup_slot_close_fds leaves. */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harden_cgroup.h"
@@ -276,6 +277,93 @@ test_later_zygotes_use_the_delegated_cgroup(void **state)
     free(dir);
 }
 
+struct seen_pids {
+    pid_t pid[8];
+    int n;
+};
+
+static void
+record_pid(pid_t pid, void *data)
+{
+    struct seen_pids *seen = data;
+    if (seen->n < 8)
+        seen->pid[seen->n] = pid;
+    seen->n++;
+}
+
+/* What cgroup_procs_foreach does with text: the number of lines it returned, the pids it passed
+ * on in *seen. */
+static int
+foreach_text(const char *text, struct seen_pids *seen, struct pf_error **err)
+{
+    FILE *f = fmemopen((void *) text, strlen(text), "r");
+    assert_non_null(f);
+    memset(seen, 0, sizeof(*seen));
+    int r = cgroup_procs_foreach(f, record_pid, seen, err);
+    fclose(f);
+    return r;
+}
+
+static void
+test_procs_zero_listed_not_passed_on(void **state)
+{
+    struct seen_pids seen;
+    /* A task outside our pid namespace, or exiting, reads as 0: listed, never a pid to kill
+     * (kill(0) is our own process group). */
+    assert_int_equal(foreach_text("0\n", &seen, NULL), 1);
+    assert_int_equal(seen.n, 0);
+    assert_int_equal(foreach_text("12\n0\n345\n", &seen, NULL), 3);
+    assert_int_equal(seen.n, 2);
+    assert_int_equal(seen.pid[0], 12);
+    assert_int_equal(seen.pid[1], 345);
+    assert_int_equal(foreach_text("", &seen, NULL), 0);
+    /* The last line without its newline still counts. */
+    assert_int_equal(foreach_text("7", &seen, NULL), 1);
+    assert_int_equal(seen.pid[0], 7);
+}
+
+static void
+test_procs_parsed_strictly(void **state)
+{
+    /* Nothing but a decimal pid per line: no sign (-1 is every process we may signal), no
+     * blanks, no trailing junk, nothing past a pid_t. */
+    static const char *const bad[] = {"-1\n", "+5\n",   " 5\n",         "5 \n",         "5x\n",
+                                      "\n",   "0x10\n", "2147483648\n", "99999999999\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct seen_pids seen;
+        struct pf_error *err = NULL;
+        assert_int_equal(foreach_text(bad[i], &seen, &err), -1);
+        assert_int_equal(seen.n, 0);
+        assert_non_null(strstr(err->msg, "is not a pid"));
+        pf_error_free(err);
+    }
+}
+
+/* A slot whose cgroup.procs lists 0, emptied in a child that leads its own process group: were
+ * the 0 passed to kill, SIGKILL would end the whole group, the child with it. */
+static void
+test_kill_listed_spares_own_group(void **state)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/zero", root);
+    fake_cgroup(dir);
+    put(dir, "cgroup.procs", "0\n");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (setpgid(0, 0) < 0)
+            _exit(2);
+        struct pf_error *err = NULL;
+        /* The 0 never goes away here: the bounded retries end with an error. */
+        int r = cgroup_kill_listed(dir, &err);
+        _exit(r < 0 && strstr(err->msg, "still has processes") ? 0 : 3);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
@@ -289,6 +377,9 @@ main(void)
             cmocka_unit_test(test_empty_slot_not_killed),
             cmocka_unit_test(test_foreign_processes_not_moved),
             cmocka_unit_test(test_later_zygotes_use_the_delegated_cgroup),
+            cmocka_unit_test(test_procs_zero_listed_not_passed_on),
+            cmocka_unit_test(test_procs_parsed_strictly),
+            cmocka_unit_test(test_kill_listed_spares_own_group),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
