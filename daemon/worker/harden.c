@@ -85,6 +85,21 @@ apply_layer(size_t i, const struct harden_params *params, struct pf_error **err)
     return -1;
 }
 
+/* A change of credentials clears PR_SET_PDEATHSIG (prctl(2)), which the worker has had since
+ * its fork (harden_job_fork) and the fds layer: the identity layer undoes it, so it is set again
+ * right after, before seccomp could forbid the prctl, and the parent checked once more, since it
+ * may have died in between. The zygote's pidfd that check reads is not needed past this point,
+ * and goes before anything untrusted could use it. */
+static int
+after_identity(const struct harden_params *params, struct pf_error **err)
+{
+    int r = 0;
+    if (params->level[HARDEN_LAYER_IDENTITY] != HARDEN_OFF && harden_fds_die_with_parent(err) < 0)
+        r = pf_error_prefix(err, "hardening layer 'fds' (after 'identity')");
+    harden_fds_forget_parent();
+    return r;
+}
+
 int
 worker_harden(const struct harden_params *params, int channel_fd, struct pf_error **err)
 {
@@ -95,14 +110,8 @@ worker_harden(const struct harden_params *params, int channel_fd, struct pf_erro
     for (size_t i = 0; i < PF_ELEMENTSOF(layers); i++) {
         if (apply_layer(i, params, err) < 0)
             return -1;
-        /* A change of credentials clears PR_SET_PDEATHSIG (prctl(2)): the identity layer undoes
-         * what the fds layer set, so it is set again right after, before seccomp could forbid
-         * the prctl. */
-        if (layers[i].layer == HARDEN_LAYER_IDENTITY &&
-            params->level[HARDEN_LAYER_FDS] != HARDEN_OFF &&
-            params->level[HARDEN_LAYER_IDENTITY] != HARDEN_OFF &&
-            harden_fds_die_with_parent(err) < 0)
-            return pf_error_prefix(err, "hardening layer 'fds' (after 'identity')");
+        if (layers[i].layer == HARDEN_LAYER_IDENTITY && after_identity(params, err) < 0)
+            return -1;
     }
     return fd;
 }

@@ -1,24 +1,58 @@
 /* Layer 4, fds and environment: the worker keeps its channel (fd 3) and /dev/null on 0-2,
- * nothing else the zygote or the daemon had open, and no environment at all. Also: the worker
- * dies with its parent, the zygote. */
+ * nothing else the zygote or the daemon had open (but the zygote's pidfd on 4, until
+ * worker_harden() is past the identity layer), and no environment at all. Also: the worker
+ * dies with its parent, the zygote, and checks that it did not die already. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "harden_internal.h"
+#include "harden_zygote.h"
 #include "pf_cleanup.h"
 
 static pid_t expected_parent;
+/* A pidfd of expected_parent, or -1: it says whether that process is gone from any pid
+ * namespace, where getppid() says nothing in a worker whose pid namespace is its own (0). Kept
+ * by the worker until worker_harden() is past the identity layer (harden_fds_forget_parent). */
+static int parent_pidfd = -1;
 
 void
 harden_expect_parent(pid_t zygote_pid)
 {
     expected_parent = zygote_pid;
+    parent_pidfd = pf_close(parent_pidfd);
+    /* Without one (a kernel before 5.3, or no such process), the check falls back to getppid(),
+     * which cannot see past a pid namespace. */
+    if (zygote_pid > 0)
+        parent_pidfd = harden_fd_move_high(pidfd_open(zygote_pid, 0));
+}
+
+void
+harden_fds_forget_parent(void)
+{
+    parent_pidfd = pf_close(parent_pidfd);
+}
+
+/* Keeps the parent's pidfd just above the channel, out of the way of the fds layer's sweep. */
+static int
+keep_parent_pidfd(struct pf_error **err)
+{
+    int low = HARDEN_CHANNEL_FD + 1;
+    if (parent_pidfd < 0 || parent_pidfd == low)
+        return 0;
+    if (dup3(parent_pidfd, low, O_CLOEXEC) < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "dup3(parent pidfd, %d)", low);
+    pf_close(parent_pidfd);
+    parent_pidfd = low;
+    return 0;
 }
 
 int
@@ -109,18 +143,38 @@ stdio_from_dev_null(struct pf_error **err)
     return 0;
 }
 
+/* Whether the expected parent has exited: its pidfd turns readable then. */
+static int
+parent_exited(bool *ret, struct pf_error **err)
+{
+    *ret = false;
+    if (parent_pidfd < 0)
+        return 0;
+    struct pollfd pfd = {.fd = parent_pidfd, .events = POLLIN};
+    int n = poll(&pfd, 1, 0);
+    if (n < 0)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "poll(parent pidfd)");
+    if (pfd.revents & POLLNVAL)
+        return pf_error_set(err, PF_E_INTERNAL, "the parent's pidfd %d is not open", parent_pidfd);
+    *ret = n > 0 && (pfd.revents & POLLIN);
+    return 0;
+}
+
 int
 harden_fds_die_with_parent(struct pf_error **err)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "prctl(PR_SET_PDEATHSIG)");
     /* If the parent died before the prctl, the signal will never come: check after it. A worker
-     * in its own pid namespace (namespaces layer) sees 0, its parent being outside: it cannot
-     * check, and relies on its channel's EOF, which follows the zygote's death. */
+     * in its own pid namespace sees its parent as 0 (outside it), whether the zygote lives or it
+     * was re-parented: there the zygote's pidfd tells. */
+    bool exited;
+    if (parent_exited(&exited, err) < 0)
+        return -1;
     pid_t parent = getppid();
-    if (parent == 0)
-        return 0;
-    if (expected_parent ? parent != expected_parent : parent == 1)
+    bool gone =
+            exited || (parent != 0 && (expected_parent ? parent != expected_parent : parent == 1));
+    if (gone)
         return pf_error_set(err, PF_E_INTERNAL,
                             "the zygote (pid %d) died before the worker was hardened",
                             (int) expected_parent);
@@ -134,9 +188,10 @@ harden_fds_apply(const struct harden_params *p, struct pf_error **err)
     if (fcntl(HARDEN_CHANNEL_FD, F_GETFD) < 0)
         return pf_error_set(err, PF_E_INTERNAL, "worker channel is not at fd %d",
                             HARDEN_CHANNEL_FD);
-    if (stdio_from_dev_null(err) < 0)
+    if (stdio_from_dev_null(err) < 0 || keep_parent_pidfd(err) < 0)
         return -1;
-    if (harden_fds_close_from(HARDEN_CHANNEL_FD + 1, false, err) < 0)
+    int lowfd = HARDEN_CHANNEL_FD + (parent_pidfd >= 0 ? 2 : 1);
+    if (harden_fds_close_from(lowfd, false, err) < 0)
         return -1;
     if (clearenv() != 0)
         return pf_error_set(err, PF_E_INTERNAL, "clearenv() failed");

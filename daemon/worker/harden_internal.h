@@ -44,13 +44,17 @@ int harden_fds_move_channel(int channel_fd, struct pf_error **err);
 int harden_fds_close_from(int lowfd, bool use_fallback, struct pf_error **err);
 
 /* The pid the fds layer expects as the worker's parent (the zygote calls this once at start-up
- * with its own pid; forks inherit it). The layer sets PR_SET_PDEATHSIG and then checks that this
- * parent is still alive, closing the race where the zygote died before the prctl. 0 (default)
- * only refuses a parent that is init. */
+ * with its own pid; forks inherit it, and a pidfd of it, O_CLOEXEC and high). The layer sets
+ * PR_SET_PDEATHSIG and then checks that this parent is still alive, closing the race where the
+ * zygote died before the prctl: by the pidfd (which sees past the worker's own pid namespace),
+ * and by getppid() where the parent is visible. 0 (default) only refuses a visible parent that
+ * is init. */
 void harden_expect_parent(pid_t zygote_pid);
 /* PR_SET_PDEATHSIG(SIGKILL), then the parent check above. Part of the fds layer; worker_harden()
  * calls it again after the identity layer, since a change of credentials clears the setting. */
 int harden_fds_die_with_parent(struct pf_error **err);
+/* Closes the worker's copy of the parent's pidfd (worker_harden(), after the identity layer). */
+void harden_fds_forget_parent(void);
 
 /* Whether worker_harden() has an implementation for the layer (false: its table entry is NULL). */
 bool harden_layer_built(enum harden_layer layer);

@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "harden_cgroup.h"
@@ -223,6 +225,12 @@ harden_job_fork(struct harden_job *job)
     bool placed = false;
     pid_t pid = harden_fork_into_cgroup(cgroup_fd, harden_ns_fork_flags(), &placed);
     if (pid == 0) {
+        /* First thing in the worker: it dies with the zygote from here on, not only from the
+         * fds layer on (the cgroup, namespaces and rlimits layers would otherwise run, and a
+         * worker outlive its zygote, unsupervised). Unchecked here, where there is nobody to
+         * tell: the fds layer makes the same call again, checks it, and checks that the zygote
+         * did not die before this one. */
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         the_zygote.forked_into_slot = placed;
         return 0;
     }

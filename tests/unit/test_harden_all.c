@@ -12,6 +12,8 @@
 #include <cmocka.h>
 /* clang-format on */
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include "harden_internal.h"
@@ -127,6 +129,30 @@ test_jobs_in_a_row(void **state)
     }
 }
 
+/* The worker dies with its zygote from its first instruction on, before any layer: the cgroup,
+ * namespaces and rlimits layers run before the fds layer's own PR_SET_PDEATHSIG. */
+static void
+test_dies_with_zygote_from_fork(void **state)
+{
+    full_params();
+    struct harden_job *job = NULL;
+    struct pf_error *err = NULL;
+    if (harden_job_prepare(&params, &job, &err) < 0)
+        fail_msg("prepare: %s", err->msg);
+    fflush(NULL);
+    pid_t pid = harden_job_fork(job);
+    if (pid == 0) {
+        int sig = 0;
+        _exit(prctl(PR_GET_PDEATHSIG, &sig, 0, 0, 0) == 0 && sig == SIGKILL ? 0 : 1);
+    }
+    assert_true(pid > 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    harden_job_finish(job, NULL);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void
 test_check_host(void **state)
 {
@@ -167,6 +193,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_full_sequence),
             cmocka_unit_test(test_jobs_in_a_row),
+            cmocka_unit_test(test_dies_with_zygote_from_fork),
             cmocka_unit_test(test_check_host),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);

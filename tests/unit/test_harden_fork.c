@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harden_internal.h"
 #include "harden_zygote.h"
 
 static char cgroup2_mnt[4096]; /* "" when this host has no cgroup2 mount */
@@ -217,6 +218,68 @@ test_refused_directory_still_makes_the_namespace(void **state)
     expect_refused_directory(CLONE_NEWPID, "1");
 }
 
+/* A zygote's stand-in forks a worker into a new pid namespace, where getppid() is 0 whether the
+ * zygote lives or not, then exits at once or waits for it. The worker, once the zygote is gone
+ * (or straight away), runs the fds layer's parent check and reports what it said ("ok" or the
+ * error) in out. */
+static void
+parent_check_in_own_pidns(bool zygote_dies, char *out, size_t out_len)
+{
+    int report[2];
+    assert_int_equal(pipe2(report, O_CLOEXEC), 0);
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+    fflush(NULL);
+    pid_t zygote = fork();
+    assert_true(zygote >= 0);
+    if (zygote == 0) {
+        close(report[0]);
+        harden_expect_parent(getpid());
+        int life[2]; /* the worker reads EOF on it once the zygote is gone */
+        bool placed;
+        if (pipe2(life, O_CLOEXEC) < 0)
+            _exit(2);
+        pid_t worker = harden_fork_into_cgroup(-1, CLONE_NEWPID, &placed);
+        if (worker == 0) {
+            close(life[1]);
+            char c;
+            while (zygote_dies && read(life[0], &c, 1) != 0)
+                ;
+            struct pf_error *err = NULL;
+            const char *said = harden_fds_die_with_parent(&err) < 0 ? err->msg : "ok";
+            _exit(write(report[1], said, strlen(said)) > 0 && getpid() == 1 ? 0 : 1);
+        }
+        _exit(worker > 0 && (zygote_dies || waitpid(worker, NULL, 0) == worker) ? 0 : 3);
+    }
+    close(report[1]);
+    int status;
+    assert_int_equal(waitpid(zygote, &status, 0), zygote);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* EOF once the worker is gone too; it was re-parented to us, and is reaped here. */
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(report[0], out + len, out_len - 1 - len)) > 0)
+        len += (size_t) n;
+    out[len] = '\0';
+    close(report[0]);
+    while (waitpid(-1, NULL, 0) > 0)
+        ;
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
+}
+
+static void
+test_zygote_death_seen_from_own_pid_namespace(void **state)
+{
+    if (!clone3_usable())
+        skip();
+    char out[512];
+    parent_check_in_own_pidns(true, out, sizeof(out));
+    print_message("# worker said: %s\n", out);
+    assert_non_null(strstr(out, "died before the worker was hardened"));
+    /* The neighbour: a zygote alive and waiting passes the same check. */
+    parent_check_in_own_pidns(false, out, sizeof(out));
+    assert_string_equal(out, "ok");
+}
+
 int
 main(void)
 {
@@ -242,6 +305,7 @@ main(void)
             cmocka_unit_test(test_new_pid_namespace_without_a_directory),
             cmocka_unit_test(test_new_pid_namespace_in_the_cgroup),
             cmocka_unit_test(test_refused_directory_still_makes_the_namespace),
+            cmocka_unit_test(test_zygote_death_seen_from_own_pid_namespace),
     };
     int r = cmocka_run_group_tests(tests, NULL, NULL);
     if (cgroup2_mnt[0] && rmdir(test_dir) < 0)
