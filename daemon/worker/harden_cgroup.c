@@ -597,6 +597,28 @@ slot_get(unsigned index, struct pf_error **err)
     return slot;
 }
 
+/* A job's cgroup limits, from its profile's. */
+static struct cgroup_limits
+limits_for(const struct harden_params *p)
+{
+    /* One CPU at most: the CPU *time* budget is RLIMIT_CPU's job; this caps the rate, so that a
+     * worker with threads cannot take every core from the others. */
+    return (struct cgroup_limits){
+            .memory_bytes = p->memory_mb * 1024 * 1024,
+            .pids = p->pids,
+            .cpu_quota_us = 100000,
+            .cpu_period_us = 100000,
+    };
+}
+
+/* Whether the slot's files hold exactly the limits of the job p. */
+static bool
+slot_holds(const struct cgroup_slot *slot, const struct harden_params *p)
+{
+    struct cgroup_limits l = limits_for(p);
+    return memcmp(&l, &slot->applied, sizeof(l)) == 0;
+}
+
 int
 harden_cgroup_slot_prepare(unsigned index, const struct harden_params *p, struct pf_error **err)
 {
@@ -605,17 +627,12 @@ harden_cgroup_slot_prepare(unsigned index, const struct harden_params *p, struct
     struct cgroup_slot *slot = slot_get(index, err);
     if (!slot)
         return -1;
-    /* One CPU at most: the CPU *time* budget is RLIMIT_CPU's job; this caps the rate, so that a
-     * worker with threads cannot take every core from the others. */
-    struct cgroup_limits l = {
-            .memory_bytes = p->memory_mb * 1024 * 1024,
-            .pids = p->pids,
-            .cpu_quota_us = 100000,
-            .cpu_period_us = 100000,
-    };
-    if (memcmp(&l, &slot->applied, sizeof(l)) == 0)
+    if (slot_holds(slot, p))
         return 0;
+    struct cgroup_limits l = limits_for(p);
     if (the_pool.backend->set_limits(slot, &l, err) < 0) {
+        /* Some files may hold this job's values and some the last one's: the slot's limits are
+         * unknown (zero) until a job writes them all, and no worker joins it meanwhile. */
         slot->applied = (struct cgroup_limits){0};
         return -1;
     }
@@ -719,6 +736,14 @@ harden_cgroup_apply(const struct harden_params *p, struct pf_error **err)
     if (index < 0 || (unsigned) index >= the_pool.n_slots || !the_pool.slots[index].created)
         return pf_error_set(err, PF_E_INTERNAL,
                             "cgroup: no pool slot was prepared for this worker");
+    /* The zygote could not write this job's limits (best-effort): the slot holds another job's,
+     * or a mix. The worker stays out rather than run under limits its profile did not ask for
+     * (and the zygote reports no cgroup counters for it). */
+    if (!slot_holds(&the_pool.slots[index], p))
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "cgroup: slot %d does not hold this job's limits (writing them "
+                            "failed in the zygote)",
+                            index);
     /* Forked into the slot (v2, clone3): already there, and moving again would only cost. */
     if (harden_job_forked_into_slot()) {
         joined = true;

@@ -128,6 +128,20 @@ v1_attach(const struct cgroup_slot *slot, struct pf_error **err)
     return 0;
 }
 
+/* The memory limit the slot has now: what was written last, or, when that is unknown (a fresh
+ * slot, or a write that failed part-way and left memsw at the last job's value), what the file
+ * says. Taken for "no limit", as in a fresh slot, when it cannot be read. */
+static uint64_t
+current_memory_limit(const struct cgroup_slot *slot, const char *mem)
+{
+    if (slot->applied.memory_bytes)
+        return slot->applied.memory_bytes;
+    uint64_t v;
+    if (cgroup_read_u64(mem, "memory.limit_in_bytes", &v, NULL) < 0)
+        return UINT64_MAX;
+    return v;
+}
+
 static int
 v1_set_limits(struct cgroup_slot *slot, const struct cgroup_limits *l, struct pf_error **err)
 {
@@ -135,7 +149,7 @@ v1_set_limits(struct cgroup_slot *slot, const struct cgroup_limits *l, struct pf
     if (mem) {
         /* memsw must stay >= limit: raise memsw first when growing, after when shrinking. */
         bool memsw = cgroup_file_exists(mem, "memory.memsw.limit_in_bytes");
-        bool growing = slot->applied.memory_bytes && l->memory_bytes > slot->applied.memory_bytes;
+        bool growing = memsw && l->memory_bytes > current_memory_limit(slot, mem);
         if (memsw && growing &&
             cgroup_write_u64(mem, "memory.memsw.limit_in_bytes", l->memory_bytes, err) < 0)
             return -1;

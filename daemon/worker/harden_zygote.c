@@ -199,7 +199,9 @@ harden_job_finish(struct harden_job *job, struct harden_outcome *ret_outcome)
     if (!job)
         return NULL;
     struct harden_outcome out = {0};
-    harden_cgroup_slot_finish(job->slot, &out);
+    /* The slot is emptied either way; its counters are this job's only if its worker could
+     * join it, which needs the job's limits written (harden_cgroup_apply). */
+    harden_cgroup_slot_finish(job->slot, job->cgroup_ready ? &out : NULL);
     /* The pid namespace prepared for this job's fork has lost its init by now: any later fork
      * into it would fail, so children go back to the zygote's own namespace. */
     struct pf_error *nerr = NULL;

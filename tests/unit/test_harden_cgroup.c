@@ -516,6 +516,44 @@ try_join(void *arg)
     return join();
 }
 
+/* The worker joins, or says why it did not. */
+static int
+join_or_say_why(void *arg)
+{
+    struct pf_error *err = NULL;
+    if (harden_cgroup_apply(&params, &err) < 0) {
+        child_say(err->msg);
+        pf_error_free(err);
+        return 0;
+    }
+    child_say("joined");
+    return 0;
+}
+
+static void
+test_unwritten_limits_not_joined(void **state)
+{
+    struct child_result r;
+    struct harden_outcome out;
+    reset_params(64, 16);
+    run_job(join_or_say_why, NULL, &r, &out);
+    assert_string_equal(r.out, "joined");
+    /* A pids limit the kernel refuses (past what pids.max holds), written after the memory
+     * limit: best-effort, the job runs, its worker outside the slot, which holds a mix of this
+     * job's limits and the last one's, and no cgroup counters are reported for it. */
+    reset_params(32, UINT64_MAX);
+    params.level[HARDEN_LAYER_CGROUP] = HARDEN_BEST_EFFORT;
+    run_job(join_or_say_why, NULL, &r, &out);
+    assert_non_null(strstr(r.out, "does not hold this job's limits"));
+    assert_false(out.have_cgroup);
+    /* The next job writes all of its limits and joins. On v1 the failed write left memsw at
+     * 32 MiB, which the slot no longer knows: a larger limit must raise memsw first. */
+    reset_params(128, 16);
+    run_job(join_or_say_why, NULL, &r, &out);
+    assert_string_equal(r.out, "joined");
+    assert_true(out.have_cgroup);
+}
+
 static void
 test_none_backend_forced(void **state)
 {
@@ -599,6 +637,7 @@ main(void)
             cmocka_unit_test(test_join_refused_with_a_second_thread),
             cmocka_unit_test(test_kept_fds_high_and_not_in_worker),
             cmocka_unit_test(test_counters_per_job_in_one_slot),
+            cmocka_unit_test(test_unwritten_limits_not_joined),
             cmocka_unit_test(test_stale_pool_removed),
             cmocka_unit_test(test_none_backend_forced),
             cmocka_unit_test(test_bad_mode),
