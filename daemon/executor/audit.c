@@ -136,6 +136,72 @@ frame_is(PyFrameObject *f, const char *module, const char *name)
 
 static bool import_in_progress(void);
 
+/* What dataclasses builds source text from, as it was when a snippet first imported it: its
+ * namespace (the helpers that write the text: _field_assign, _create_fn, ...) and Field's class
+ * dict (the name descriptor). Library code writes into both on a snippet's behalf: copy rebuilds
+ * an object into whatever its __reduce_ex__ names, a module included; a Python __init__ runs
+ * with any self; typing's aliases forward setattr to the class behind them. Its exec is allowed
+ * only while both are exactly as they were. */
+static PyObject *dataclasses_ns_then, *field_dict_then;
+
+static PyObject *
+dataclasses_module(void)
+{
+    PyObject *m = PyDict_GetItemString(PyImport_GetModuleDict(), "dataclasses"); /* borrowed */
+    return m && PyModule_Check(m) ? m : NULL;
+}
+
+static PyTypeObject *
+field_class(PyObject *module)
+{
+    PyObject *f = PyDict_GetItemString(PyModule_GetDict(module), "Field"); /* borrowed */
+    return f && PyType_Check(f) ? (PyTypeObject *) f : NULL;
+}
+
+void
+exec_audit_note_imports(void)
+{
+    PyObject *m = dataclasses_ns_then ? NULL : dataclasses_module();
+    PyTypeObject *field = m ? field_class(m) : NULL;
+    if (!field)
+        return;
+    PyObject *ns = PyDict_Copy(PyModule_GetDict(m));
+    PyObject *fd = field->tp_dict ? PyDict_Copy(field->tp_dict) : NULL;
+    if (!ns || !fd) {
+        Py_XDECREF(ns);
+        Py_XDECREF(fd);
+        PyErr_Clear(); /* no record: dataclasses' exec stays refused */
+        return;
+    }
+    dataclasses_ns_then = ns;
+    field_dict_then = fd;
+}
+
+/* now holds exactly then's keys, each bound to the very same object. */
+static bool
+dict_as_then(PyObject *now, PyObject *then)
+{
+    if (!now || !then || PyDict_GET_SIZE(now) != PyDict_GET_SIZE(then))
+        return false;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(then, &pos, &key, &value))
+        if (PyDict_GetItemWithError(now, key) != value) {
+            PyErr_Clear();
+            return false;
+        }
+    return true;
+}
+
+static bool
+dataclasses_as_imported(void)
+{
+    PyObject *m = dataclasses_module();
+    PyTypeObject *field = m ? field_class(m) : NULL;
+    return field && dict_as_then(PyModule_GetDict(m), dataclasses_ns_then) &&
+           dict_as_then(field->tp_dict, field_dict_then);
+}
+
 /* dataclasses writes __init__, __repr__, ... as source text built from the field names, then
  * exec's it: a field name that is not an identifier ("a=__import__('os')...") would be code.
  * The text is built from _process_class's `fields` (name -> Field) with no user code between:
@@ -179,10 +245,70 @@ dataclass_fields_ok(PyFrameObject *f)
     return ok;
 }
 
+/* namedtuple's __new__ is `lambda _cls, a, b: _tuple_new(_cls, (a, b))`, eval'd with empty
+ * builtins. Its own checks of the names run on collections' globals (str, _sys.intern), which
+ * library code can rebind for a snippet, so they are not trusted: the source compiled must be
+ * exactly that text made of field_names, each an exact str and an identifier (no text made of
+ * identifiers is anything but parameters and names). The exec that follows the compile (the
+ * code object just made, in the same frame) is allowed once. */
+static PyFrameObject *namedtuple_compiled;
+
+static bool
+namedtuple_text(PyObject *names, PyObject **ret)
+{
+    *ret = NULL;
+    if (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) == 0)
+        return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *n = PyTuple_GET_ITEM(names, i);
+        if (!PyUnicode_CheckExact(n) || !PyUnicode_IsIdentifier(n))
+            return false;
+    }
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *args = sep ? PyUnicode_Join(sep, names) : NULL;
+    Py_XDECREF(sep);
+    if (args && PyTuple_GET_SIZE(names) == 1)
+        Py_SETREF(args, PyUnicode_FromFormat("%U,", args));
+    PyObject *text =
+            args ? PyUnicode_FromFormat("lambda _cls, %U: _tuple_new(_cls, (%U))", args, args)
+                 : NULL;
+    Py_XDECREF(args);
+    *ret = text ? PyUnicode_AsUTF8String(text) : NULL;
+    Py_XDECREF(text);
+    return *ret != NULL;
+}
+
+static bool
+namedtuple_source_ok(PyFrameObject *f, const char *event, PyObject *args)
+{
+    if (strcmp(event, "exec") == 0) {
+        bool ok = namedtuple_compiled == f;
+        namedtuple_compiled = NULL;
+        return ok;
+    }
+    namedtuple_compiled = NULL;
+    PyObject *source = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : NULL;
+    PyObject *locals = PyFrame_GetLocals(f);
+    PyObject *names = locals && PyDict_Check(locals)
+                              ? PyDict_GetItemString(locals, "field_names") /* borrowed */
+                              : NULL;
+    PyObject *text = NULL;
+    bool ok = source && PyBytes_Check(source) && names && namedtuple_text(names, &text) &&
+              PyBytes_GET_SIZE(text) == PyBytes_GET_SIZE(source) &&
+              memcmp(PyBytes_AS_STRING(text), PyBytes_AS_STRING(source),
+                     (size_t) PyBytes_GET_SIZE(text)) == 0;
+    Py_XDECREF(text);
+    Py_XDECREF(locals);
+    PyErr_Clear();
+    if (ok)
+        namedtuple_compiled = f;
+    return ok;
+}
+
 /* compile/exec/eval of a string or code object: only where library code builds it from names
- * it has validated, and while modules load from disk (their code is the installation's). */
+ * that are checked here, and while modules load from disk (their code is the installation's). */
 static int
-check_code_event(const char *event)
+check_code_event(const char *event, PyObject *args)
 {
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed: the Python code that called compile */
     /* With no frame, or the one the snippet was entered from, the caller is the snippet: a
@@ -196,10 +322,14 @@ check_code_event(const char *event)
      * Union[..., "Series"] at run time in to_datetime. */
     if (strcmp(event, "compile") == 0 && frame_is(f, "typing", "__init__"))
         return 0;
-    /* namedtuple's __new__ is source built from names it checks with isidentifier() */
-    if (frame_is(f, "collections", "namedtuple"))
-        return 0;
+    if (frame_is(f, "collections", "namedtuple")) {
+        if (namedtuple_source_ok(f, event, args))
+            return 0;
+        return refuse("a namedtuple whose source is not made of its field names", event);
+    }
     if (frame_is(f, "dataclasses", "_create_fn")) {
+        if (!dataclasses_as_imported())
+            return refuse("dataclasses or its Field class changed since it was imported", event);
         if (dataclass_fields_ok(f))
             return 0;
         return refuse("a dataclass field whose name is not an identifier", event);
@@ -353,7 +483,7 @@ audit_hook(const char *event, PyObject *args, void *unused)
     if (!active || own_compile)
         return 0;
     if (strcmp(event, "compile") == 0 || strcmp(event, "exec") == 0)
-        return check_code_event(event);
+        return check_code_event(event, args);
     if (strcmp(event, "open") == 0) {
         int w = open_writes(args);
         if (w <= 0 || import_in_progress())

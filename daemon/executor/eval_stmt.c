@@ -409,6 +409,8 @@ exec_import(struct exec_run *r, const struct node *s)
         PyObject *mod = alias->obj2
                                 ? PyImport_Import(alias->obj)
                                 : PyImport_ImportModuleLevelObject(alias->obj, NULL, NULL, NULL, 0);
+        if (mod)
+            exec_audit_note_imports();
         int rc = mod ? exec_name_store(r, alias->a, mod) : -1;
         Py_XDECREF(mod);
         if (rc < 0)
@@ -489,6 +491,7 @@ exec_import_from(struct exec_run *r, const struct node *s)
     Py_DECREF(fromlist);
     if (!mod)
         return -1;
+    exec_audit_note_imports();
     int rc = 0;
     for (uint32_t i = 0; rc == 0 && i < s->nv; i++) {
         const struct node *alias = s->v[i];

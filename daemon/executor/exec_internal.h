@@ -333,6 +333,9 @@ void exec_audit_own_compile(bool on);
  * lends the snippet none of its permissions. enter returns what leave restores; may_enter,
  * asked first, refuses (-1, InterpreterError set) where no snippet code may run. */
 int exec_audit_snippet_may_enter(struct exec_run *r);
+/* After each import statement: the first time dataclasses is loaded, records what its exec
+ * allowance requires to stay as it is (audit.c). */
+void exec_audit_note_imports(void);
 PyFrameObject *exec_audit_snippet_enter(void);
 void exec_audit_snippet_leave(PyFrameObject *before);
 
@@ -369,6 +372,7 @@ int exec_check_class_slow(struct exec_run *r, PyTypeObject *t);
  * by the library's own code, which trusts what it finds there. */
 int exec_check_class_writable(struct exec_run *r, PyTypeObject *t, PyObject *name,
                               const char *what);
+bool exec_class_is_snippets(PyTypeObject *t);
 int exec_check_c_method_slow(struct exec_run *r, PyTypeObject *owner, const char *name);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);

@@ -627,6 +627,18 @@ guarded_update_wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
                      PyModule_Check(args[w]) ? "module" : "class");
         goto out;
     }
+    /* It sets the names on the wrapper in functools' own code: never on a module or a class
+     * the snippet did not make, which `.` and setattr refuse. */
+    Py_ssize_t to = arg_slot(args, nargs, kwnames, 0, "wrapper");
+    if (to >= 0 &&
+        (PyModule_Check(args[to]) ||
+         (PyType_Check(args[to]) && !exec_class_is_snippets((PyTypeObject *) args[to])))) {
+        PyErr_Format(exec_InterpreterError,
+                     "functools.update_wrapper/wraps cannot write into a %s: only objects and "
+                     "the snippet's own classes may be changed",
+                     PyModule_Check(args[to]) ? "module" : "library's class");
+        goto out;
+    }
     res = PyObject_Vectorcall(self, copy, nargs, kwnames);
 out:
     for (Py_ssize_t i = 0; i < total; i++)

@@ -109,13 +109,21 @@ check_class_module(struct exec_run *r, PyTypeObject *t, const char *method)
     return -1;
 }
 
+bool
+exec_class_is_snippets(PyTypeObject *t)
+{
+    char module[16];
+    return (t->tp_flags & Py_TPFLAGS_HEAPTYPE) && class_module(t, module, sizeof(module)) &&
+           strcmp(module, "__main__") == 0;
+}
+
 int
 exec_check_class_writable(struct exec_run *r, PyTypeObject *t, PyObject *name, const char *what)
 {
+    if (exec_class_is_snippets(t))
+        return 0;
     char module[256];
     bool named = class_module(t, module, sizeof(module));
-    if ((t->tp_flags & Py_TPFLAGS_HEAPTYPE) && named && strcmp(module, "__main__") == 0)
-        return 0;
     PyObject *qualname = PyType_GetQualName(t);
     if (!qualname)
         return -1;

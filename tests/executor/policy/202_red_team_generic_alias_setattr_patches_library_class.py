@@ -1,0 +1,14 @@
+# imports: dataclasses, functools, typing
+# expect: refused dataclasses or its Field class changed since it was imported
+# typing's _BaseGenericAlias.__setattr__ forwards non-dunder names to its __origin__:
+# typing.Annotated[dataclasses.Field, 0].name = v is setattr(dataclasses.Field, 'name', v) done
+# by typing's code. The walk sees an assignment to an instance, which it allows. Same escape as
+# 201 after that.
+import dataclasses, functools, typing
+names = iter(['x', 'x', 'x', 'x', "__import__('os').getpid()"] + ['x'] * 50)
+typing.Annotated[dataclasses.Field, 0].name = property(functools.partial(next, names), {}.get)
+@dataclasses.dataclass(repr=False, eq=False, match_args=False)
+class C:
+    "doc"
+    x: int
+print('escaped, pid', C(0).x)

@@ -1,0 +1,20 @@
+# imports: dataclasses, copy
+# expect: refused dataclasses or its Field class changed since it was imported
+# copy.copy(x) calls x.__reduce_ex__ (snippet code) and rebuilds y = func(*args), then
+# y.__dict__.update(state) in copy's own code: with func returning an allowed module, the
+# snippet writes into that module's namespace (refused for `m.a = v`, 068). Here dataclasses'
+# global _field_assign becomes a C callable ("...".format ignores its arguments) that returns
+# code: no snippet code runs while dataclasses builds the class, the fields are exact Fields
+# with identifier names, and __init__'s text holds the snippet's code, run by CPython.
+import copy, dataclasses
+def dataclasses_module():
+    return dataclasses
+class R:
+    def __reduce_ex__(self, proto):
+        return (dataclasses_module, (), {'_field_assign': "self.x=__import__('os').getpid()".format})
+copy.copy(R())
+@dataclasses.dataclass(repr=False, eq=False, match_args=False)
+class C:
+    "doc"
+    x: int
+print('escaped, pid', C(0).x)

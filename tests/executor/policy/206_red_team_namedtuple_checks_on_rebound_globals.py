@@ -1,0 +1,19 @@
+# expect: refused a namedtuple whose source is not made of its field names
+# imports: copy
+# namedtuple checks its names with collections' globals (str, _sys.intern), which library code
+# can rebind for a snippet (copy rebuilding an object into a module's __dict__, as in 203): with
+# str a subclass whose isidentifier() says yes, a name that is code reached eval. The audit hook
+# allows namedtuple's compile only for the text its exact-str identifier names make.
+import collections, copy
+class S(str):
+    def isidentifier(self):
+        return True
+class FakeSys:
+    intern = S
+def mod():
+    return collections
+class R:
+    def __reduce_ex__(self, proto):
+        return (mod, (), {'str': S, '_sys': FakeSys()})
+copy.copy(R())
+P = collections.namedtuple('P', ['a', "b=().__class__"])
