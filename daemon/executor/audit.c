@@ -27,6 +27,8 @@ exec_audit_enter(struct exec_run *r)
     if (active++ == 0) {
         snippet_entered_from = PyEval_GetFrame();
         running = r;
+        /* loaded before any snippet ran (pandas imports it): as it was, then */
+        exec_audit_note_imports();
     }
 }
 

@@ -333,8 +333,8 @@ void exec_audit_own_compile(bool on);
  * lends the snippet none of its permissions. enter returns what leave restores; may_enter,
  * asked first, refuses (-1, InterpreterError set) where no snippet code may run. */
 int exec_audit_snippet_may_enter(struct exec_run *r);
-/* After each import statement: the first time dataclasses is loaded, records what its exec
- * allowance requires to stay as it is (audit.c). */
+/* At a run's start and after each import statement: the first time dataclasses is found
+ * loaded, records what its exec allowance requires to stay as it is (audit.c). */
 void exec_audit_note_imports(void);
 PyFrameObject *exec_audit_snippet_enter(void);
 void exec_audit_snippet_leave(PyFrameObject *before);
