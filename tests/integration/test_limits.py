@@ -138,12 +138,30 @@ def test_worker_killed_by_a_signal(daemon, client):
     daemon.assert_serving()
 
 
+def wait_until_dead(pids, timeout=1.0):
+    """Until each pid is a zombie or gone. A SIGKILL takes effect when its process next runs: a
+    worker blocked in read() can still take a run frame that arrives first, and then no one can
+    tell that it did not run it (the daemon rightly does not run it again)."""
+    import time
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                        break
+            except OSError:
+                break
+            time.sleep(0.001)
+
+
 def test_idle_pool_workers_killed_just_before_a_job(daemon_factory):
     """Idle pool workers killed from outside right before a job: a dead one is never handed out,
     and a job bound to one that died before reading its run frame (its death not reported yet,
     its end closed before the frame was written, or the frame left unread) runs on another
-    worker. Each round is a race the daemon must win every time. Its own pyfenced logs at debug
-    level: a lost round shows which way each of its pool workers went (job.c's retry_elsewhere)."""
+    worker. Each round is a race the daemon must win every time: the workers are dead, the
+    daemon not told yet. Its own pyfenced logs at debug level: a lost round shows which way each
+    of its pool workers went (job.c's retry_elsewhere)."""
     import os
     import signal
     import time
@@ -156,11 +174,13 @@ def test_idle_pool_workers_killed_just_before_a_job(daemon_factory):
                 if s["pools"]["default"]["idle"] >= s["pools"]["default"]["size"]:
                     break
                 time.sleep(0.005)
-            for pid in descendants(s["zygote"]["pid"]):
+            killed = descendants(s["zygote"]["pid"])
+            for pid in killed:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            wait_until_dead(killed)
             r = client.exec(f"{i} * 2")
             if not (r.ok and r.output == 2 * i):
                 jobs = [line for line in daemon.logs().splitlines()
