@@ -35,12 +35,13 @@ apply(uint64_t pids)
     return 0;
 }
 
-/* Runs body after the filter; asserts that the child said "ok" then trapped on `syscall`. */
+/* Runs body(arg) after the filter; asserts that the child said "ok" then trapped on
+ * `syscall`. */
 static void
-expect_trap(child_fn body, const char *syscall)
+expect_trap_arg(child_fn body, void *arg, const char *syscall)
 {
     struct child_result r;
-    assert_int_equal(run_child(body, NULL, &r), 0);
+    assert_int_equal(run_child(body, arg, &r), 0);
     assert_true(WIFEXITED(r.status));
     assert_int_equal(WEXITSTATUS(r.status), HARDEN_SECCOMP_EXIT_CODE);
     assert_true(r.len > 2);
@@ -52,6 +53,12 @@ expect_trap(child_fn body, const char *syscall)
     snprintf(want, sizeof(want), "{\"event\":\"seccomp\",\"syscall\":\"%s\"}", syscall);
     assert_int_equal(n, strlen(want));
     assert_memory_equal(json, want, n);
+}
+
+static void
+expect_trap(child_fn body, const char *syscall)
+{
+    expect_trap_arg(body, NULL, syscall);
 }
 
 static int
@@ -218,56 +225,49 @@ test_signals_to_self_only(void **state)
 
 /* fcntl commands that would let the channel signal another process when the daemon writes to
  * it (F_SETOWN, F_SETSIG, O_ASYNC through F_SETFL): each traps on its own. */
+struct fcntl_call {
+    int cmd;
+    long arg;      /* for F_SETOWN: 0 means the parent's pid */
+    bool or_flags; /* F_SETFL: arg is or-ed into the flags F_GETFL reads */
+};
+
 static int
-do_fcntl_setown(void *arg)
+do_fcntl_call(void *arg)
 {
-    pid_t parent = getppid();
+    const struct fcntl_call *c = arg;
+    long value = c->cmd == F_SETOWN && c->arg == 0 ? (long) getppid() : c->arg;
     if (apply(16))
         return 2;
+    if (c->or_flags) {
+        int fl = fcntl(HARDEN_CHANNEL_FD, F_GETFL);
+        if (fl < 0)
+            return 3;
+        value |= fl;
+    }
     child_say("ok");
-    fcntl(HARDEN_CHANNEL_FD, F_SETOWN, parent);
+    fcntl(HARDEN_CHANNEL_FD, c->cmd, value);
     return 4;
 }
 
 static void
 test_fcntl_setown_traps(void **state)
 {
-    expect_trap(do_fcntl_setown, "fcntl");
-}
-
-static int
-do_fcntl_setsig(void *arg)
-{
-    if (apply(16))
-        return 2;
-    child_say("ok");
-    fcntl(HARDEN_CHANNEL_FD, F_SETSIG, SIGKILL);
-    return 4;
+    struct fcntl_call c = {.cmd = F_SETOWN};
+    expect_trap_arg(do_fcntl_call, &c, "fcntl");
 }
 
 static void
 test_fcntl_setsig_traps(void **state)
 {
-    expect_trap(do_fcntl_setsig, "fcntl");
-}
-
-static int
-do_fcntl_async(void *arg)
-{
-    if (apply(16))
-        return 2;
-    int fl = fcntl(HARDEN_CHANNEL_FD, F_GETFL);
-    if (fl < 0)
-        return 3;
-    child_say("ok");
-    fcntl(HARDEN_CHANNEL_FD, F_SETFL, fl | O_ASYNC);
-    return 4;
+    struct fcntl_call c = {.cmd = F_SETSIG, .arg = SIGKILL};
+    expect_trap_arg(do_fcntl_call, &c, "fcntl");
 }
 
 static void
 test_fcntl_async_traps(void **state)
 {
-    expect_trap(do_fcntl_async, "fcntl");
+    struct fcntl_call c = {.cmd = F_SETFL, .arg = O_ASYNC, .or_flags = true};
+    expect_trap_arg(do_fcntl_call, &c, "fcntl");
 }
 
 static int
