@@ -85,13 +85,18 @@ read_file(int dirfd, const char *name, const char *origin, char **ret, size_t *r
           struct pf_error **err)
 {
     _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* A link could point a profile at a file whoever owns its target may edit. */
+    if (fd < 0 && errno == ELOOP)
+        return pf_error_set(err, PF_E_CONFIG,
+                            "%s: a symbolic link (a profile must be a regular file)", origin);
     if (fd < 0)
         return pf_error_set_errno(err, PF_E_CONFIG, errno, "%s: cannot open", origin);
     struct stat st;
     if (fstat(fd, &st) < 0)
         return pf_error_set_errno(err, PF_E_CONFIG, errno, "%s: cannot stat", origin);
     if (!S_ISREG(st.st_mode))
-        return pf_error_set(err, PF_E_CONFIG, "%s: not a regular file", origin);
+        return pf_error_set(err, PF_E_CONFIG, "%s: not a regular file (a profile must be one)",
+                            origin);
     if (st.st_size > POLICY_MAX_FILE_BYTES)
         return pf_error_set(err, PF_E_CONFIG, "%s: %lld bytes exceed the maximum of %d", origin,
                             (long long) st.st_size, POLICY_MAX_FILE_BYTES);
@@ -208,8 +213,18 @@ policy_resolve(const struct policy *p, const char *name, const struct policy_pee
 const struct policy_profile *
 policy_default_for(const struct policy *p, const struct policy_peer *peer, struct pf_error **err)
 {
-    for (size_t i = 0; i < p->n; i++)
-        if (policy_profile_is_default_for(p->profiles[i], peer))
-            return policy_resolve(p, p->profiles[i]->name, peer, err);
+    for (size_t i = 0; i < p->n; i++) {
+        const struct policy_profile *profile = p->profiles[i];
+        if (!policy_profile_is_default_for(profile, peer))
+            continue;
+        /* The peer never named this profile: refusing it by name would tell the peer that a
+         * profile it may not use exists, and what it is called. */
+        if (!policy_profile_allows(profile, peer)) {
+            pf_error_set(err, PF_E_NOT_FOUND, "no default profile for uid %u",
+                         (unsigned) peer->uid);
+            return NULL;
+        }
+        return profile;
+    }
     return policy_resolve(p, "default", peer, err);
 }

@@ -11,6 +11,9 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 
+/* The largest integer a JSON number (a double) holds exactly. */
+#define LIMIT_INTEGRAL_MAX 9007199254740991.0
+
 static const char *const layer_names[_POLICY_LAYER_MAX] = {
         [POLICY_LAYER_CGROUP] = "cgroup",     [POLICY_LAYER_NAMESPACES] = "namespaces",
         [POLICY_LAYER_RLIMITS] = "rlimits",   [POLICY_LAYER_FDS] = "fds",
@@ -316,6 +319,20 @@ read_hardening(const cJSON *obj, const char *origin, enum policy_layer_level *le
     return 0;
 }
 
+/* A preload is imported by name in the zygote: a pattern would name no module, and the
+ * preloading zygote would start with nothing preloaded. */
+static int
+check_preload(const struct policy_profile *p, const char *origin, struct pf_error **err)
+{
+    for (size_t i = 0; i < p->preload.n; i++)
+        if (strchr(p->preload.items[i], '*'))
+            return pf_error_set(err, PF_E_CONFIG,
+                                "%s: preload[%zu]: '%s' is a pattern; name each module to "
+                                "preload",
+                                origin, i, p->preload.items[i]);
+    return 0;
+}
+
 static int
 read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
             struct pf_error **err)
@@ -328,16 +345,22 @@ read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
     cJSON_ArrayForEach(item, l) {
         enum policy_limit id = policy_limit_from_name(item->string);
         const struct policy_limit_def *def = policy_limit_def(id);
-        if (!def || (def->scope != POLICY_SCOPE_JOB && def->scope != POLICY_SCOPE_PROFILE))
+        if (!def)
+            return pf_error_set(err, PF_E_CONFIG, "%s.%s: no such limit", where, item->string);
+        if (def->scope != POLICY_SCOPE_JOB && def->scope != POLICY_SCOPE_PROFILE)
             return pf_error_set(err, PF_E_CONFIG,
                                 "%s.%s: not a per-job limit (daemon-wide limits are pyfenced "
                                 "options)",
                                 where, item->string);
         double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-        if (!isfinite(d) || d != floor(d) || fabs(d) > 9007199254740991.0)
+        if (!isfinite(d) || d != floor(d))
             return pf_error_set(err, PF_E_CONFIG, "%s.%s: must be an integer", where, item->string);
         char field[600];
         snprintf(field, sizeof(field), "%s.%s", where, item->string);
+        /* Past 2^53 a double is still an integer, just too large for any limit: clamped, it is
+         * reported against the limit's range like any other out-of-range value. */
+        if (fabs(d) > LIMIT_INTEGRAL_MAX)
+            d = copysign(LIMIT_INTEGRAL_MAX, d);
         if (policy_limits_set(limits, id, (int64_t) d, field, err) < 0)
             return -1;
     }
@@ -380,7 +403,7 @@ policy_profile_parse(const char *text, size_t len, const char *origin, const cha
         read_strings(root, "builtins_remove", false, origin, &p->builtins_remove, err) < 0 ||
         check_builtins(p, origin, err) < 0 ||
         read_strings(root, "preload", true, origin, &p->preload, err) < 0 ||
-        read_limits(root, origin, &p->limits, err) < 0 ||
+        check_preload(p, origin, err) < 0 || read_limits(root, origin, &p->limits, err) < 0 ||
         read_hardening(root, origin, p->hardening, err) < 0 ||
         read_access(root, "access", origin, &p->access, err) < 0 ||
         read_access(root, "default_for", origin, &p->default_for, err) < 0 ||

@@ -88,8 +88,16 @@ test_bad_fields_are_named(void **state)
                  "profiles/x.json: limits.memory_mb: 9000 exceeds maximum 4096");
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1.5}}",
                  "memory_mb: must be an integer");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1e16}}",
+                 "limits.memory_mb: 9007199254740991 exceeds maximum 4096");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": -1e300}}",
+                 "limits.memory_mb: -9007199254740991 is below minimum");
     expect_error("{\"name\": \"x\", \"limits\": {\"max_connections\": 5}}",
                  "limits.max_connections: not a per-job limit");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mbb\": 5}}",
+                 "limits.memory_mbb: no such limit");
+    expect_error("{\"name\": \"x\", \"preload\": [\"numpy.*\"]}",
+                 "preload[0]: 'numpy.*' is a pattern");
     expect_error("{\"name\": \"x\", \"color\": 1}", "color");
     expect_error("{\"name\": \"y\"}", "differs from the file name 'x'");
     expect_error("{\"name\": \"x\", \"imports\": [\"os;rm\"]}",
@@ -246,11 +254,30 @@ test_directory_all_or_nothing(void **state)
     err = pf_error_free(err);
     pol = policy_free(pol);
 
+    /* A default_for that access does not admit refuses without naming the profile. */
+    write_file(dir, "agents.json",
+               "{\"name\": \"agents\", \"access\": {\"uids\": [1001]}, "
+               "\"default_for\": {\"uids\": [1003]}}");
+    assert_int_equal(policy_load_dir(dir, &pol, &err), 0);
+    assert_null(policy_default_for(pol, PEER(1003, 1003), &err));
+    assert_int_equal(err->code, PF_E_NOT_FOUND);
+    assert_string_equal(err->msg, "no default profile for uid 1003");
+    err = pf_error_free(err);
+    pol = policy_free(pol);
+
     /* One bad file: nothing loads, and the error names the file and field. */
     write_file(dir, "bad.json", "{\"name\": \"bad\", \"limits\": {\"pids\": 0}}");
     assert_int_equal(policy_load_dir(dir, &pol, &err), -1);
     assert_null(pol);
     assert_non_null(strstr(err->msg, "/bad.json: limits.pids: 0 is below minimum 1"));
+    err = pf_error_free(err);
+
+    /* A profile that is a symbolic link fails the load, and says so. */
+    unlink(strcat(strcpy((char[512]){0}, dir), "/bad.json"));
+    assert_int_equal(symlinkat("agents.json", -1, strcat(strcpy((char[512]){0}, dir), "/bad.json")),
+                     0);
+    assert_int_equal(policy_load_dir(dir, &pol, &err), -1);
+    assert_non_null(strstr(err->msg, "/bad.json: a symbolic link"));
     err = pf_error_free(err);
 
     /* No default profile. */
