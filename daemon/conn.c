@@ -655,7 +655,9 @@ conn_new(struct daemon *d)
 
 /* The supplementary groups the peer had when it connected (SO_PEERGROUPS; the kernel says how
  * much room they need). Without them only the primary group can match a profile's groups:
- * access is narrower, never wider. */
+ * access is narrower, never wider. A default_for by supplementary group then does not match
+ * either, and the peer's default is the next match or "default": a profile it could have named
+ * itself, since "default" admits it or refuses it on its own terms. The warning says so. */
 static void
 read_peer_groups(struct conn *c, int fd)
 {
@@ -680,7 +682,7 @@ read_peer_groups(struct conn *c, int fd)
     }
     pf_log_warning(CONN,
                    "connection #%llu: cannot read the peer's supplementary groups (%s): only its "
-                   "primary group %u counts for profiles' access.groups",
+                   "primary group %u counts for profiles' access.groups and default_for.groups",
                    (unsigned long long) c->serial, strerror(errno), (unsigned) c->gid);
 }
 
