@@ -138,6 +138,12 @@ frame_is(PyFrameObject *f, const char *module, const char *name)
 
 static bool import_in_progress(void);
 
+bool
+exec_audit_stores_checked(void)
+{
+    return active && !own_compile && !import_in_progress();
+}
+
 /* What dataclasses builds source text from, as it was when a snippet first imported it: its
  * namespace (the helpers that write the text: _field_assign, _create_fn, ...) and Field's class
  * dict (the name descriptor). Library code writes into both on a snippet's behalf: copy rebuilds

@@ -337,6 +337,10 @@ int exec_audit_snippet_may_enter(struct exec_run *r);
  * loaded, records what its exec allowance requires to stay as it is (audit.c). */
 void exec_audit_note_imports(void);
 PyFrameObject *exec_audit_snippet_enter(void);
+/* A snippet runs, and neither an import (modules loading set attributes everywhere) nor the
+ * executor's own parse (CPython's _ast module readies its classes at the first) is in
+ * progress: guard_store.c checks stores of modules' and classes' attributes then. */
+bool exec_audit_stores_checked(void);
 void exec_audit_snippet_leave(PyFrameObject *before);
 
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
@@ -373,6 +377,8 @@ int exec_check_class_slow(struct exec_run *r, PyTypeObject *t);
 int exec_check_class_writable(struct exec_run *r, PyTypeObject *t, PyObject *name,
                               const char *what);
 bool exec_class_is_snippets(PyTypeObject *t);
+/* t's module as type.__module__ reads it, into buf; false when it names none that fits. */
+bool exec_class_module(PyTypeObject *t, char *buf, size_t size);
 int exec_check_c_method_slow(struct exec_run *r, PyTypeObject *owner, const char *name);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
@@ -429,6 +435,11 @@ int exec_guard_str_format_install(void);
  * the snippet called: map(type, objs)) has its answer checked as a value. -1 with an
  * exception set. */
 int exec_guard_type_install(void);
+/* guard_store.c, once before any library is imported: while a snippet runs, setting or deleting
+ * an attribute of a module or of a library's class is allowed only to that module's (package's)
+ * own code, whoever makes the store; copy never rebuilds an object as a module. -1 with an
+ * exception set. */
+int exec_guard_store_install(void);
 /* The unchecked attrgetter, methodcaller or Formatter class, update_wrapper or wraps function:
  * refused as values (wraps(f).func is the real update_wrapper). */
 bool exec_is_unguarded_class(PyObject *v);

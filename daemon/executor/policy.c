@@ -33,7 +33,8 @@ exec_policy_init_types(void)
             "pyfence.FinalAnswerException", "Raised by final_answer(); .value is the answer.",
             PyExc_BaseException, NULL);
     if (!exec_InterpreterError || !exec_FinalAnswerException ||
-        exec_guard_str_format_install() < 0 || exec_guard_type_install() < 0)
+        exec_guard_str_format_install() < 0 || exec_guard_type_install() < 0 ||
+        exec_guard_store_install() < 0)
         return -1;
     return exec_audit_install();
 }

@@ -110,6 +110,12 @@ check_class_module(struct exec_run *r, PyTypeObject *t, const char *method)
 }
 
 bool
+exec_class_module(PyTypeObject *t, char *buf, size_t size)
+{
+    return class_module(t, buf, size);
+}
+
+bool
 exec_class_is_snippets(PyTypeObject *t)
 {
     char module[16];

@@ -1,5 +1,7 @@
 # imports: dataclasses, copy
-# expect: refused dataclasses or its Field class changed since it was imported
+# expect: refused copy cannot rebuild an object as a module (dataclasses)
+# Now refused earlier: library code may not set attributes of another module or library class
+# (guard_store.c); the audit hook's check below stays as the backstop.
 # copy.copy(x) calls x.__reduce_ex__ (snippet code) and rebuilds y = func(*args), then
 # y.__dict__.update(state) in copy's own code: with func returning an allowed module, the
 # snippet writes into that module's namespace (refused for `m.a = v`, 068). Here dataclasses'

@@ -1,5 +1,7 @@
 # imports: dataclasses, copy, functools
-# expect: refused dataclasses or its Field class changed since it was imported
+# expect: refused copy's code setting attribute 'name' of class dataclasses.Field
+# Now refused earlier: library code may not set attributes of another module or library class
+# (guard_store.c); the audit hook's check below stays as the backstop.
 # copy._reconstruct's slot state: setattr(y, key, value) in copy's own code, y = func(*args)
 # any object the snippet holds, here the library class dataclasses.Field (198's rule bypassed).
 # Then the same C-only property getter as in 201: real code in __init__.

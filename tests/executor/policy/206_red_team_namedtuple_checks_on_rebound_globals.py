@@ -1,5 +1,7 @@
-# expect: refused a namedtuple whose source is not made of its field names
+# expect: refused copy cannot rebuild an object as a module (collections)
 # imports: copy
+# Now refused earlier: library code may not set attributes of another module or library class
+# (guard_store.c); the audit hook's check below stays as the backstop.
 # namedtuple checks its names with collections' globals (str, _sys.intern), which library code
 # can rebind for a snippet (copy rebuilding an object into a module's __dict__, as in 203): with
 # str a subclass whose isidentifier() says yes, a name that is code reached eval. The audit hook

@@ -1,0 +1,304 @@
+/* Library code storing into objects the snippet chose. The walk checks every attribute the
+ * snippet itself sets (policy.c, exec_check_attr_owner), but library Python code the snippet
+ * calls sets attributes too, on whatever object it was handed: copy rebuilding an object
+ * (y.__dict__.update(state), setattr(y, k, v)), a dataclass's generated __init__ called with a
+ * module or a library class as self, typing's aliases forwarding setattr to their origin.
+ * Such writes change what the library's own code later reads and trusts.
+ *
+ * So the stores themselves are checked, whoever makes them: the attribute-setting slots of
+ * module and type (and the __setattr__/__delattr__ descriptors that call them) are replaced
+ * once, before any import of a library, and while a snippet runs (outside imports) they allow
+ *   - on a module: only that module's own code (the current frame's globals are its dict),
+ *     and not with the module handed to it as an argument (queue.Queue.__init__(queue, 5));
+ *   - on a class: the snippet's own classes, and a library's class only from code of the
+ *     library's own package (namedtuple setting its class's __module__, enum building a class),
+ *     not as a plain method of the class run with the class itself as self
+ *     (JSONEncoder.__init__(JSONEncoder)).
+ * copy's state written through y.__dict__ is no attribute store: copy._reconstruct is
+ * replaced by a version that refuses a module as the object it rebuilds. */
+#include "exec_internal.h"
+
+static setattrofunc real_module_setattro, real_type_setattro;
+
+static PyObject *
+refuse_store(PyObject *writer, const char *kind, const char *target, PyObject *name)
+{
+    if (writer)
+        return PyErr_Format(exec_InterpreterError,
+                            "Forbidden while a snippet runs: %U's code setting attribute %R of "
+                            "%s %s (a module's and a library class's attributes are changed only "
+                            "by their own code)",
+                            writer, name, kind, target);
+    return PyErr_Format(exec_InterpreterError,
+                        "Forbidden while a snippet runs: setting attribute %R of %s %s from code "
+                        "of no module (a module's and a library class's attributes are changed "
+                        "only by their own code)",
+                        name, kind, target);
+}
+
+/* The module whose code f runs (its globals are that module's dict): its name, borrowed from
+ * the globals, or NULL. Decided by identity, as the audit hook does: exec'd code may carry any
+ * __name__ (dataclasses' generated methods carry their class's module's). */
+static PyObject *
+frame_module_name(PyFrameObject *f)
+{
+    PyObject *globals = PyFrame_GetGlobals(f);
+    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
+    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
+    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_XDECREF(mod);
+    Py_DECREF(globals);
+    PyErr_Clear();
+    return own ? name : NULL;
+}
+
+/* The value of f's argument i (positional or keyword-only), borrowed from f's locals, or
+ * NULL. */
+static PyObject *
+frame_arg(PyObject *locals, PyCodeObject *co, int i)
+{
+    PyObject *names = PyCode_GetVarnames(co);
+    PyObject *v = names && i < PyTuple_GET_SIZE(names)
+                          ? PyDict_GetItemWithError(locals, PyTuple_GET_ITEM(names, i))
+                          : NULL;
+    Py_XDECREF(names);
+    PyErr_Clear();
+    return v;
+}
+
+/* obj is one of the arguments f's code was called with, or its first is obj and `name` names a
+ * plain method of obj's class along obj's MRO with f's code: a method run on a foreign self. */
+static bool
+frame_has_arg(PyFrameObject *f, PyObject *obj, bool first_only)
+{
+    PyCodeObject *co = PyFrame_GetCode(f);
+    PyObject *locals = PyFrame_GetLocals(f);
+    bool found = false;
+    if (!locals) {
+        PyErr_Clear();
+        Py_DECREF(co);
+        return true; /* unknown: fail closed */
+    }
+    int n = first_only ? (co->co_argcount > 0) : co->co_argcount + co->co_kwonlyargcount;
+    for (int i = 0; i < n && !found; i++)
+        found = frame_arg(locals, co, i) == obj;
+    Py_DECREF(locals);
+    Py_DECREF(co);
+    return found;
+}
+
+/* f runs a plain method of class t (t's attribute of the code's name is a function with f's
+ * code) with t itself as self: a classmethod's cls is t too, but its attribute is a
+ * classmethod, not a function. */
+static bool
+runs_method_on_own_class(PyFrameObject *f, PyTypeObject *t)
+{
+    if (!frame_has_arg(f, (PyObject *) t, true))
+        return false;
+    PyCodeObject *co = PyFrame_GetCode(f);
+    PyObject *attr = _PyType_Lookup(t, co->co_name); /* borrowed */
+    bool method = attr && PyFunction_Check(attr) && PyFunction_GET_CODE(attr) == (PyObject *) co;
+    Py_DECREF(co);
+    return method;
+}
+
+static bool
+store_checked(void)
+{
+    return exec_audit_stores_checked();
+}
+
+/* f runs code of module m itself (its globals are m's dict). */
+static bool
+frame_in(PyFrameObject *f, PyObject *m)
+{
+    PyObject *globals = PyFrame_GetGlobals(f);
+    bool in = PyModule_Check(m) && PyModule_GetDict(m) == globals;
+    Py_DECREF(globals);
+    return in;
+}
+
+static int
+checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
+{
+    if (!store_checked())
+        return real_module_setattro(m, name, value);
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    PyObject *writer = f ? frame_module_name(f) : NULL;
+    if (writer && !exec_audit_snippet_run() && frame_in(f, m) && !frame_has_arg(f, m, false))
+        return real_module_setattro(m, name, value);
+    const char *target = PyModule_Check(m) ? PyModule_GetName(m) : NULL;
+    if (!target)
+        PyErr_Clear();
+    refuse_store(writer, "module", target ? target : "?", name);
+    return -1;
+}
+
+/* The top-level package of a module name, written into buf. */
+static void
+top_package(const char *module, char *buf, size_t size)
+{
+    size_t len = strcspn(module, ".");
+    if (len >= size)
+        len = size - 1;
+    memcpy(buf, module, len);
+    buf[len] = '\0';
+}
+
+static int
+checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
+{
+    PyTypeObject *t = (PyTypeObject *) obj;
+    if (!store_checked() || !PyType_Check(obj) || exec_class_is_snippets(t))
+        return real_type_setattro(obj, name, value);
+    char module[256], own[256], writers[256];
+    if (!exec_class_module(t, module, sizeof(module)))
+        snprintf(module, sizeof(module), "?");
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    PyObject *writer = f ? frame_module_name(f) : NULL;
+    const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
+    if (w && !exec_audit_snippet_run()) {
+        top_package(module, own, sizeof(own));
+        top_package(w, writers, sizeof(writers));
+        if (strcmp(own, writers) == 0 && !runs_method_on_own_class(f, t))
+            return real_type_setattro(obj, name, value);
+    }
+    PyErr_Clear();
+    char target[512];
+    snprintf(target, sizeof(target), "%s.%s", module,
+             strrchr(t->tp_name, '.') ? strrchr(t->tp_name, '.') + 1 : t->tp_name);
+    refuse_store(writer, "class", target, name);
+    return -1;
+}
+
+/* Replaces `real` by `checked` in t and every subclass that inherited it (metaclasses made
+ * before now: abc.ABCMeta is made while CPython starts). */
+static int
+patch_slot(PyTypeObject *t, setattrofunc real, setattrofunc checked)
+{
+    if (t->tp_setattro == real)
+        t->tp_setattro = checked;
+    PyObject *subs = PyObject_CallMethod((PyObject *) t, "__subclasses__", NULL);
+    if (!subs && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        /* type.__subclasses__ read from type is unbound */
+        PyErr_Clear();
+        PyObject *d = PyDict_GetItemString(PyType_Type.tp_dict, "__subclasses__");
+        subs = d ? PyObject_CallOneArg(d, (PyObject *) t) : NULL;
+    }
+    if (!subs)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++)
+        if (patch_slot((PyTypeObject *) PyList_GET_ITEM(subs, i), real, checked) < 0) {
+            Py_DECREF(subs);
+            return -1;
+        }
+    Py_DECREF(subs);
+    return 0;
+}
+
+/* type.__setattr__(C, n, v) and ModuleType.__delattr__ call the slot function they were made
+ * with, not the type's slot: they must call the checking one (and CPython's check that the
+ * function is the object's own then passes, while object.__setattr__(module, ...) fails it). */
+static int
+patch_descriptors(PyTypeObject *t, setattrofunc real, setattrofunc checked)
+{
+    static const char *const names[] = {"__setattr__", "__delattr__"};
+    for (size_t i = 0; i < 2; i++) {
+        PyObject *d = PyDict_GetItemString(t->tp_dict, names[i]);
+        if (!d || !Py_IS_TYPE(d, &PyWrapperDescr_Type) ||
+            ((PyWrapperDescrObject *) d)->d_wrapped != (void *) real) {
+            PyErr_Format(PyExc_RuntimeError, "%s.%s is not the slot wrapper expected", t->tp_name,
+                         names[i]);
+            return -1;
+        }
+        ((PyWrapperDescrObject *) d)->d_wrapped = (void *) checked;
+    }
+    return 0;
+}
+
+/* copy._reconstruct(x, memo, func, args, state, ...) rebuilds y = func(*args), then writes
+ * state into y.__dict__ or sets it attribute by attribute: func is the reducer's choice (a
+ * snippet's __reduce_ex__, copy.dispatch_table), so y is checked before copy touches it. */
+static PyObject *real_reconstruct;
+
+static PyObject *
+checked_factory(PyObject *func, PyObject *args, PyObject *kwargs)
+{
+    PyObject *y = PyObject_Call(func, args, kwargs);
+    if (y && PyModule_Check(y)) {
+        const char *m = PyModule_GetName(y);
+        PyErr_Clear();
+        PyErr_Format(exec_InterpreterError,
+                     "Forbidden: copy cannot rebuild an object as a module (%s): it would write "
+                     "the copied state into the module's namespace",
+                     m ? m : "?");
+        Py_CLEAR(y);
+    }
+    return y;
+}
+
+static PyMethodDef checked_factory_def = {"copy_factory",
+                                          (PyCFunction) (void (*)(void)) checked_factory,
+                                          METH_VARARGS | METH_KEYWORDS, NULL};
+
+static PyObject *
+checked_reconstruct(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void) self;
+    if (nargs < 3) /* copy passes func positionally; anything else is not copy's call */
+        return PyErr_Format(PyExc_TypeError, "copy._reconstruct: func must be positional");
+    Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject **argv = PyMem_Malloc((size_t) n * sizeof(PyObject *));
+    PyObject *factory = PyCFunction_New(&checked_factory_def, args[2]);
+    PyObject *y = NULL;
+    if (argv && factory) {
+        memcpy(argv, args, (size_t) n * sizeof(PyObject *));
+        argv[2] = factory;
+        y = PyObject_Vectorcall(real_reconstruct, argv, (size_t) nargs, kwnames);
+    } else if (!argv) {
+        PyErr_NoMemory();
+    }
+    PyMem_Free(argv);
+    Py_XDECREF(factory);
+    return y;
+}
+
+static PyMethodDef checked_reconstruct_def = {
+        "_reconstruct", (PyCFunction) (void (*)(void)) checked_reconstruct,
+        METH_FASTCALL | METH_KEYWORDS, "copy._reconstruct, refusing to rebuild into a module"};
+
+static int
+guard_copy(void)
+{
+    PyObject *copy = PyImport_ImportModule("copy");
+    if (!copy)
+        return -1;
+    PyObject *ns = PyModule_GetDict(copy); /* borrowed */
+    real_reconstruct = PyDict_GetItemString(ns, "_reconstruct");
+    PyObject *checked = PyCFunction_New(&checked_reconstruct_def, NULL);
+    int rc = -1;
+    if (!real_reconstruct || !PyFunction_Check(real_reconstruct))
+        PyErr_SetString(PyExc_RuntimeError, "copy._reconstruct is not the function expected");
+    else if (checked) {
+        Py_INCREF(real_reconstruct);
+        rc = PyDict_SetItemString(ns, "_reconstruct", checked);
+    }
+    Py_XDECREF(checked);
+    Py_DECREF(copy);
+    return rc;
+}
+
+int
+exec_guard_store_install(void)
+{
+    if (real_type_setattro)
+        return 0;
+    real_module_setattro = PyModule_Type.tp_setattro;
+    real_type_setattro = PyType_Type.tp_setattro;
+    if (patch_descriptors(&PyModule_Type, real_module_setattro, checked_module_setattro) < 0 ||
+        patch_descriptors(&PyType_Type, real_type_setattro, checked_type_setattro) < 0 ||
+        patch_slot(&PyModule_Type, real_module_setattro, checked_module_setattro) < 0 ||
+        patch_slot(&PyType_Type, real_type_setattro, checked_type_setattro) < 0)
+        return -1;
+    return guard_copy();
+}
