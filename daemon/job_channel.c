@@ -47,7 +47,9 @@ daemon_side_stats(const struct job *j)
     cJSON *stats = cJSON_CreateObject();
     if (!stats)
         return NULL;
-    uint64_t start = j->spawn_ns ? j->spawn_ns : j->arrival_ns;
+    /* A request answered before it had a worker (cancelled, or its zygote did not come back)
+     * waited all along: its queue_ms is that wait, its run_ms 0. */
+    uint64_t start = j->spawn_ns ? j->spawn_ns : uv_hrtime();
     cJSON_AddNumberToObject(stats, "queue_ms", (double) (start - j->arrival_ns) / 1e6);
     cJSON_AddNumberToObject(stats, "run_ms", daemon_elapsed_ms(start));
     if (j->exit_seen) {

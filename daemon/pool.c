@@ -17,6 +17,7 @@ static void on_check(uv_check_t *h);
 
 static void on_sweep(uv_timer_t *t);
 static void on_hold_end(uv_timer_t *t);
+static void on_zygote_wait(uv_timer_t *t);
 
 void
 pools_init(struct pools *ps, struct daemon *d)
@@ -27,13 +28,16 @@ pools_init(struct pools *ps, struct daemon *d)
     uv_check_init(d->loop, &ps->check);
     uv_timer_init(d->loop, &ps->sweep);
     uv_timer_init(d->loop, &ps->hold);
+    uv_timer_init(d->loop, &ps->zygote_wait);
     ps->check.data = ps;
     ps->sweep.data = ps;
     ps->hold.data = ps;
+    ps->zygote_wait.data = ps;
     /* None keeps the loop alive: they only matter while something else does. */
     uv_unref((uv_handle_t *) &ps->check);
     uv_unref((uv_handle_t *) &ps->sweep);
     uv_unref((uv_handle_t *) &ps->hold);
+    uv_unref((uv_handle_t *) &ps->zygote_wait);
     uv_timer_start(&ps->sweep, on_sweep, POOL_SWEEP_MS, POOL_SWEEP_MS);
 }
 
@@ -107,6 +111,7 @@ pools_stop(struct pools *ps)
     uv_close((uv_handle_t *) &ps->check, NULL);
     uv_close((uv_handle_t *) &ps->sweep, NULL);
     uv_close((uv_handle_t *) &ps->hold, NULL);
+    uv_close((uv_handle_t *) &ps->zygote_wait, NULL);
 }
 
 /* The hardening a job of profile p gets when its request tightens nothing. */
@@ -257,6 +262,127 @@ zygote_restarting(const struct daemon *d, bool preload)
 {
     const struct zygote *z = daemon_zygote(d, preload);
     return z && !zygote_can_spawn(z);
+}
+
+/* ---- requests waiting for a zygote that is down (pool.h) ---------------------------------- */
+
+/* What the scan of the queue needs of one queued entry: its zygote, when its wait for that
+ * zygote began, and how long it may last. */
+struct zygote_wait {
+    bool preload;
+    uint64_t since_ns; /* its arrival, or the zygote's loss if that came later */
+    int64_t bound_ms;  /* the least of its timeout_ms and POOL_ZYGOTE_WAIT_MS */
+};
+
+/* False when e's zygote can spawn (or there is none: job_launch and session_launch answer). */
+static bool
+zygote_wait_of(const struct daemon *d, struct sched_entry *e, struct zygote_wait *ret)
+{
+    bool session = e->kind == WORKER_CTX_SESSION;
+    const struct session *s = session ? pf_container_of(e, struct session, sched) : NULL;
+    const struct job *j = session ? NULL : pf_container_of(e, struct job, sched);
+    bool preload = session ? s->preload_zygote : j->preload_zygote;
+    const struct zygote *z = daemon_zygote(d, preload);
+    uint64_t lost_ns = z && !zygote_can_spawn(z) ? zygote_down_since(z, NULL, 0) : 0;
+    if (!lost_ns)
+        return false;
+    uint64_t arrival_ns = session ? s->req.arrival_ns : j->arrival_ns;
+    int64_t timeout_ms = (session ? &s->limits : &j->limits)->v[POLICY_LIMIT_TIMEOUT_MS];
+    ret->preload = preload;
+    ret->since_ns = arrival_ns > lost_ns ? arrival_ns : lost_ns;
+    ret->bound_ms = timeout_ms < POOL_ZYGOTE_WAIT_MS ? timeout_ms : POOL_ZYGOTE_WAIT_MS;
+    return true;
+}
+
+struct wait_scan {
+    struct daemon *d;
+    uint64_t now_ns;
+    uint64_t next_ns; /* the earliest end of a wait not over yet; UINT64_MAX: none */
+};
+
+/* sched_match_cb: e has waited too long for its zygote. */
+static bool
+wait_over(void *ctx, struct sched_entry *e)
+{
+    struct wait_scan *scan = ctx;
+    struct zygote_wait w;
+    if (!zygote_wait_of(scan->d, e, &w))
+        return false;
+    uint64_t end_ns = w.since_ns + (uint64_t) w.bound_ms * 1000000;
+    if (scan->now_ns >= end_ns)
+        return true;
+    if (end_ns < scan->next_ns)
+        scan->next_ns = end_ns;
+    return false;
+}
+
+/* Answers e, which waited too long for its zygote, through the path its cancel takes: the
+ * reply, then its release takes it out of the queue (with its bytes) and the connection's
+ * table. */
+static void
+fail_wait(struct daemon *d, struct sched_entry *e, uint64_t now_ns)
+{
+    struct zygote_wait w;
+    if (pf_fails_assert(zygote_wait_of(d, e, &w)))
+        return;
+    char why[384], msg[640];
+    zygote_down_since(daemon_zygote(d, w.preload), why, sizeof(why));
+    snprintf(msg, sizeof(msg),
+             "no worker can be forked: the %szygote is down (%s); gave up after waiting %.0f ms "
+             "for it (the least of the request's timeout_ms and %d ms)",
+             w.preload ? "preload " : "", why, (double) (now_ns - w.since_ns) / 1e6,
+             POOL_ZYGOTE_WAIT_MS);
+    if (e->kind == WORKER_CTX_SESSION)
+        session_open_fail(pf_container_of(e, struct session, sched), PF_E_INTERNAL, msg);
+    else
+        job_fail(pf_container_of(e, struct job, sched), PF_E_INTERNAL, msg, JOB_KILL_NONE);
+}
+
+/* Fails the requests that waited too long for a zygote that is down and arms the timer for the
+ * next one. The scan runs when the timer fired, or when an entry was admitted or a zygote was
+ * lost since the last one; a wait ends only at one of those moments or later. */
+static void
+expire_zygote_waits(struct pools *ps, bool fired)
+{
+    struct daemon *d = ps->d;
+    uint64_t lost[2] = {d->zygote ? zygote_down_since(d->zygote, NULL, 0) : 0,
+                        d->zygote_preload ? zygote_down_since(d->zygote_preload, NULL, 0) : 0};
+    if ((!lost[0] && !lost[1]) || d->sched.queued == 0 || d->shutting_down) {
+        uv_timer_stop(&ps->zygote_wait);
+        return;
+    }
+    if (!fired && uv_is_active((uv_handle_t *) &ps->zygote_wait) &&
+        ps->wait_admitted == d->sched.admitted && ps->wait_lost_ns[0] == lost[0] &&
+        ps->wait_lost_ns[1] == lost[1])
+        return;
+    ps->wait_admitted = d->sched.admitted;
+    memcpy(ps->wait_lost_ns, lost, sizeof(lost));
+    struct wait_scan scan = {.d = d, .now_ns = uv_hrtime(), .next_ns = UINT64_MAX};
+    struct sched_entry *e;
+    unsigned failed = 0;
+    /* One at a time, from the start: a reply may close its connection and take that
+     * connection's other entries out of the queue. */
+    while ((e = sched_find_queued(&d->sched, wait_over, &scan))) {
+        fail_wait(d, e, scan.now_ns);
+        failed++;
+        scan.next_ns = UINT64_MAX;
+    }
+    if (failed)
+        pf_log_warning(WORKER,
+                       "%u requests waited too long for a zygote that is down, failing them",
+                       failed);
+    if (scan.next_ns == UINT64_MAX) {
+        uv_timer_stop(&ps->zygote_wait);
+        return;
+    }
+    /* Rounded up: the timer must not fire before the wait is over. */
+    uv_timer_start(&ps->zygote_wait, on_zygote_wait, (scan.next_ns - scan.now_ns) / 1000000 + 1, 0);
+}
+
+static void
+on_zygote_wait(uv_timer_t *t)
+{
+    expire_zygote_waits(t->data, true);
 }
 
 /* A session's worker is forked for it (with its own hardening, and it is not a run frame that
@@ -421,6 +547,7 @@ on_check(uv_check_t *h)
     struct pools *ps = h->data;
     struct daemon *d = ps->d;
     sched_pump(&d->sched);
+    expire_zygote_waits(ps, false);
     bool short_ = refill(ps);
     /* Still needed while jobs wait for a worker or a pool could grow: a slot is freed by a
      * reaped worker, which wakes the loop, and this runs again on that turn. */

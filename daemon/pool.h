@@ -23,7 +23,15 @@
  * matches, else a fresh worker if max_workers allows, else the job keeps waiting (and an idle
  * pool worker that no waiting job can use is evicted to make room). While its zygote is being
  * restarted no worker can be forked: the job keeps waiting too, and the pools do not refill. A
- * session.open waits in the same queue; its worker is always a fresh one (session_launch). */
+ * session.open waits in the same queue; its worker is always a fresh one (session_launch).
+ *
+ * That wait is bounded: a zygote whose restarts keep failing (its binary gone, an interpreter
+ * that cannot start) would otherwise hold the requests that need it until their clients give
+ * up. One waiting for a zygote that is down fails, internal, naming the zygote's loss and its
+ * last restart failure, once it has waited for it (since it arrived, or since the zygote was
+ * lost if that came later) the least of its own timeout_ms and POOL_ZYGOTE_WAIT_MS. Requests
+ * for the other zygote, and those of live sessions, which need no new worker, are not
+ * touched. */
 #ifndef DAEMON_POOL_H
 #define DAEMON_POOL_H
 
@@ -35,6 +43,7 @@
 #include "dlist.h"
 #include "harden.h"
 #include "scheduler.h"
+#include "zygote.h"
 
 #define POOL_IDLE_MS      60000 /* an idle worker older than this is replaced */
 #define POOL_SWEEP_MS     5000
@@ -42,6 +51,9 @@
 #define POOL_BACKOFF_MS   1000
 #define POOL_BACKOFF_MAX  60000
 #define POOL_HOLD_MS      250 /* longest a refill waits for the requests being served */
+/* Longest a request waits for a zygote that is down: two of the longest restart back-offs, so
+ * at least one restart was tried (and failed) while it waited. */
+#define POOL_ZYGOTE_WAIT_MS (2 * ZYGOTE_BACKOFF_MAX_MS)
 
 struct daemon;
 struct job;
@@ -72,6 +84,11 @@ struct pools {
     unsigned evicting; /* idle workers killed to make room, not reaped (or failed to fork) yet */
     unsigned serving;  /* ephemeral requests on a worker and not answered yet */
     uv_timer_t hold;   /* active for POOL_HOLD_MS after the latest of them began */
+    /* Due when the next request waiting for a zygote that is down has waited too long; the
+     * queue is scanned again when it fires, or when an entry was admitted or a zygote lost
+     * since the last scan (the values below). */
+    uv_timer_t zygote_wait;
+    uint64_t wait_admitted, wait_lost_ns[2];
 };
 
 void pools_init(struct pools *ps, struct daemon *d);

@@ -310,6 +310,7 @@ sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startable, 
     dlist_insert_tail(&u->queue, &e->link);
     u->queued++;
     u->jobs++;
+    s->admitted++;
     s->queued++;
     u->bytes += bytes;
     s->bytes += bytes;
@@ -430,6 +431,21 @@ sched_done(struct sched *s, struct sched_entry *e, double held_ms)
     e->u = NULL;
     update_ready(s, u);
     uid_maybe_free(s, u);
+}
+
+struct sched_entry *
+sched_find_queued(struct sched *s, sched_match_cb match, void *ctx)
+{
+    for (size_t i = 0; i < SCHED_HASH_BUCKETS; i++)
+        for (struct dlist *pos = s->buckets[i].next; pos != &s->buckets[i]; pos = pos->next) {
+            struct sched_uid *u = pf_container_of(pos, struct sched_uid, hash_link);
+            for (struct dlist *q = u->queue.next; q != &u->queue; q = q->next) {
+                struct sched_entry *e = pf_container_of(q, struct sched_entry, link);
+                if (match(ctx, e))
+                    return e;
+            }
+        }
+    return NULL;
 }
 
 static cJSON *

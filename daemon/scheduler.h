@@ -90,6 +90,7 @@ struct sched {
     uint64_t max_bytes_uid;   /* per uid: max_bytes_per_uid */
     uint64_t max_bytes;       /* all uids together: max_bytes */
     unsigned queued, running;
+    uint64_t admitted;      /* entries ever admitted (sched_submit) */
     uint64_t bytes;         /* held for all uids together (the sum of their records' bytes) */
     unsigned n_uids, peers; /* records; uids with at least one connection */
     struct dlist ready;     /* struct sched_uid.ready_link: the round-robin ring */
@@ -157,6 +158,13 @@ void sched_pump(struct sched *s);
 /* e leaves the scheduler: a queued one is dropped (it never starts), a running one is done
  * after holding its worker for held_ms (ignored when negative). Harmless for SCHED_NONE. */
 void sched_done(struct sched *s, struct sched_entry *e, double held_ms);
+
+/* Tells whether the queued entry e is the one sought (sched_find_queued). */
+typedef bool (*sched_match_cb)(void *ctx, struct sched_entry *e);
+/* The first queued entry (uid by uid, each uid's oldest first) that match accepts, or NULL.
+ * Looks only: a caller that acts on the entry, which may take others out of the queue with it
+ * (a reply that closes a connection), asks again from the start. */
+struct sched_entry *sched_find_queued(struct sched *s, sched_match_cb match, void *ctx);
 
 /* {"queued", "running", "max_queued", "max_queued_per_uid", "max_jobs_per_uid",
  *  "max_connections_per_uid", "max_bytes_per_uid", "max_bytes", "bytes", "peers", "avg_job_ms",

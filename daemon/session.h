@@ -235,6 +235,10 @@ void session_next(struct session *s);
 bool session_cancel_running(struct session *s);
 /* cancel: a waiting request r of s is taken out and answered `cancelled`; the session goes on. */
 void session_cancel_pending(struct session *s, struct session_req *r);
+/* A session.open not answered yet fails with code and message (it leaves the scheduler's
+ * queue, or its starting worker is killed), and the session ends: the one path of launch
+ * failures, cancel, and a wait for a zygote that does not come back (pool.c). */
+void session_open_fail(struct session *s, int code, const char *message);
 /* cancel of a session.open not answered yet: it is answered `cancelled` and the session ends
  * (it leaves the scheduler's queue, or its starting worker is killed). */
 void session_cancel_open(struct session *s);

@@ -162,6 +162,13 @@ session_req_failure(const struct session_req *r, int code, const char *message, 
                                     r->start_ns ? daemon_elapsed_ms(r->start_ns) : 0);
         }
     }
+    if (reply && r->kind == SESSION_REQ_OPEN) {
+        /* As a ready session's: from the request to its worker's fork, or until now. */
+        cJSON *stats = cJSON_AddObjectToObject(reply, "stats");
+        uint64_t start = r->start_ns ? r->start_ns : uv_hrtime();
+        if (stats)
+            cJSON_AddNumberToObject(stats, "queue_ms", (double) (start - r->arrival_ns) / 1e6);
+    }
     if (reply && lost)
         cJSON_AddTrueToObject(reply, "session_lost");
     return reply;

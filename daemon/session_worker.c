@@ -204,12 +204,17 @@ session_start(struct session *s, struct conn *c, const cJSON *req_id,
     return 0;
 }
 
-/* The open fails before its worker could say it is ready, and the session with it. */
-static enum sched_start
-launch_failed(struct session *s, int code, const char *message)
+void
+session_open_fail(struct session *s, int code, const char *message)
 {
     session_request_fail(s, code, message, false);
     session_end(s, SESSION_END_FAILED);
+}
+
+static enum sched_start
+launch_failed(struct session *s, int code, const char *message)
+{
+    session_open_fail(s, code, message);
     return SCHED_FAILED;
 }
 
@@ -353,9 +358,8 @@ session_cancel_running(struct session *s)
 void
 session_cancel_open(struct session *s)
 {
-    session_request_fail(s, PF_E_CANCELLED,
-                         "session.open was cancelled before the session's worker was ready", false);
-    session_end(s, SESSION_END_FAILED);
+    session_open_fail(s, PF_E_CANCELLED,
+                      "session.open was cancelled before the session's worker was ready");
 }
 
 /* ---- the end ------------------------------------------------------------------------------ */

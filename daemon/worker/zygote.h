@@ -69,6 +69,17 @@ int zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *
  * sent before it is ready waits on its control channel). */
 bool zygote_can_spawn(const struct zygote *z);
 
+/* The longest pause between two restarts of a lost zygote: the back-off doubles from 100 ms up
+ * to this, so a zygote that can come back is tried again at least this often. */
+#define ZYGOTE_BACKOFF_MAX_MS 5000
+
+/* While zygote_can_spawn is false and z is not stopping: when (uv_hrtime()) the last zygote
+ * process was lost, and in why (cut to why_size) what is known of the cause: how it was lost,
+ * and the last restart's failure when one failed since ("zygote pid 12 lost (killed by signal
+ * 9); restart failed: cannot start the zygote \"/x\": no such file or directory"). Returns 0,
+ * why "", while a zygote can take spawns (or z is stopping). */
+uint64_t zygote_down_since(const struct zygote *z, char *why, size_t why_size);
+
 /* SIGKILLs the worker of job_id if it still lives (no-op otherwise). */
 int zygote_kill(struct zygote *z, uint64_t job_id);
 

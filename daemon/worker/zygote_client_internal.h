@@ -52,6 +52,9 @@ struct zygote {
     struct zjob *jobs;
     unsigned n_live, restarts;
     uint64_t backoff_ms;
+    uint64_t lost_ns;        /* uv_hrtime() when `current` was last lost */
+    char lost_why[96];       /* how it was lost: "zygote pid N lost (killed by signal 9)" */
+    char restart_error[224]; /* why the last restart since then failed, "" if none did */
     char python[32];
     bool stopping;
     int open_handles; /* the timer's and every zproc's: z is freed at zero once stopping */

@@ -22,7 +22,7 @@
  * over 10 s in the emulated guest of scripts/vm, and a slow host is not a broken zygote. */
 #define READY_TIMEOUT_MS 30000
 #define BACKOFF_MIN_MS   100
-#define BACKOFF_MAX_MS   5000
+#define BACKOFF_MAX_MS   ZYGOTE_BACKOFF_MAX_MS
 #define STABLE_AFTER_MS  10000 /* a zygote that lived this long resets the back-off */
 #define STOP_GRACE_MS    5000
 
@@ -122,6 +122,10 @@ proc_lost(struct zproc *p, const char *why)
         z->backoff_ms = BACKOFF_MIN_MS;
     pf_log_error(ZYGOTE, "zygote pid %d lost (%s): failing %u live workers, restarting in %llu ms",
                  (int) p->pid, why, z->n_live, (unsigned long long) z->backoff_ms);
+    /* Requests waiting for a worker meanwhile are told this if it does not come back. */
+    z->lost_ns = uv_hrtime();
+    snprintf(z->lost_why, sizeof(z->lost_why), "zygote pid %d lost (%s)", (int) p->pid, why);
+    z->restart_error[0] = '\0';
     zygote_fail_all_jobs(z, "the zygote died before forking this worker");
     schedule_restart(z);
 }
@@ -262,6 +266,7 @@ on_timer(uv_timer_t *t)
     _cleanup_pf_error_ struct pf_error *err = NULL;
     if (proc_start(z, &err) < 0) {
         pf_log_error(ZYGOTE, "restart failed: %s", err->msg);
+        snprintf(z->restart_error, sizeof(z->restart_error), "%s", err->msg);
         if (!z->current)
             schedule_restart(z);
         return;
@@ -395,6 +400,19 @@ unsigned
 zygote_restarts(const struct zygote *z)
 {
     return z->restarts;
+}
+
+uint64_t
+zygote_down_since(const struct zygote *z, char *why, size_t why_size)
+{
+    if (why_size)
+        why[0] = '\0';
+    if (zygote_can_spawn(z) || z->stopping)
+        return 0;
+    if (why_size)
+        snprintf(why, why_size, "%s%s%s", z->lost_why,
+                 z->restart_error[0] ? "; restart failed: " : "", z->restart_error);
+    return z->lost_ns;
 }
 
 const char *

@@ -57,6 +57,17 @@ zygote_can_spawn(const struct zygote *z)
     return !z->restarting;
 }
 
+uint64_t
+zygote_down_since(const struct zygote *z, char *why, size_t why_size)
+{
+    if (why_size)
+        snprintf(why, why_size, "%s",
+                 z->restarting ? "fake zygote lost; restart failed: test" : "");
+    if (!z->restarting)
+        return 0;
+    return z->lost_ns ? z->lost_ns : uv_hrtime();
+}
+
 int
 zygote_kill(struct zygote *z, uint64_t job_id)
 {

@@ -30,6 +30,7 @@ struct zygote {
     uint64_t last_job;
     bool fail_spawn;
     bool restarting;  /* zygote_can_spawn false, zygote_spawn busy */
+    uint64_t lost_ns; /* zygote_down_since while restarting (0: uv_hrtime() of the call) */
     bool bad_channel; /* zygote_spawn succeeds with a channel fd that cannot be used (-1) */
     struct harden_params last_params;
 };

@@ -193,6 +193,85 @@ test_requests_wait_while_zygote_restarts(void **state)
     cJSON_Delete(expect_ok(f, "2"));
 }
 
+static double
+number_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *n = cJSON_GetObjectItem(cJSON_GetObjectItem(o, a), b);
+    assert_true(cJSON_IsNumber(n));
+    return n->valuedouble;
+}
+
+/* A failure reply for a zygote that stayed down: internal, naming its loss and last restart
+ * failure; queue_ms is the wait (from the request's arrival: it came after the loss). */
+static void
+expect_zygote_down(struct fx *f, const char *id, double bound_ms)
+{
+    cJSON *r = expect_error(f, id, "internal");
+    const char *msg = error_message(r);
+    if (!strstr(msg, "the zygote is down (fake zygote lost; restart failed: test); gave up after "
+                     "waiting "))
+        fail_msg("reply %s: %s", id, msg);
+    double queue_ms = number_at(r, "stats", "queue_ms");
+    if (queue_ms < bound_ms - 1 || queue_ms > bound_ms + 500)
+        fail_msg("reply %s: queue_ms %.1f for a wait bounded by %.0f ms", id, queue_ms, bound_ms);
+    cJSON_Delete(r);
+}
+
+static bool
+any_entry(void *ctx, struct sched_entry *e)
+{
+    (void) ctx;
+    (void) e;
+    return true;
+}
+
+/* A request waiting for a zygote that does not come back is answered once it has waited its
+ * timeout_ms (an exec, a session.open): not left waiting until its client gives up. One with a
+ * longer bound waits on, and runs once the zygote is back; a live session's exec, which needs
+ * no new worker, is not touched. Nothing is left of the failed ones: queue entries, bytes,
+ * in-flight ids. */
+static void
+test_zygote_wait_is_bounded(void **state)
+{
+    struct fx *f = *state;
+    char sid[SESSION_ID_LEN + 1];
+    uint64_t session_job = open_session(f, "{\"id\":1,\"op\":\"session.open\"}", sid);
+    struct peer session_worker = f->worker;
+
+    fake.restarting = true;
+    fake.lost_ns = uv_hrtime();
+    send_exec(f, 10, sid, "1 + 1");
+    expect_run(f, "1 + 1");
+    send_frame(f->client.fd,
+               "{\"id\":11,\"op\":\"exec\",\"code\":\"1\",\"limits\":{\"timeout_ms\":150}}");
+    send_frame(f->client.fd, "{\"id\":12,\"op\":\"session.open\",\"limits\":{\"timeout_ms\":250}}");
+    send_frame(f->client.fd, "{\"id\":13,\"op\":\"exec\",\"code\":\"6 * 7\"}");
+    expect_zygote_down(f, "11", 150);
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_INTERNAL], 1);
+    expect_zygote_down(f, "12", 250);
+    assert_int_equal(f->d.sched.queued, 1); /* 13: up to POOL_ZYGOTE_WAIT_MS */
+    assert_int_equal(f->d.sched.bytes, sched_find_queued(&f->d.sched, any_entry, NULL)->bytes);
+    struct conn *c = pf_container_of(f->d.conns.next, struct conn, link);
+    assert_int_equal(c->inflight, 2); /* 10 and 13 */
+    assert_int_equal(session_count_uid(&f->d.sessions, c->uid), 1);
+
+    send_result(f, 2);
+    cJSON_Delete(expect_ok(f, "10"));
+
+    fake.restarting = false;
+    for (int i = 0; i < 1000 && fake.last_job == session_job; i++)
+        pump(f, 1);
+    take_worker(f, fake.last_job);
+    expect_run(f, "6 * 7");
+    send_frame(f->worker.fd, "{\"event\":\"result\",\"outcome\":\"ok\",\"output\":42}");
+    end_worker(f, fake.last_job, 0, 0, false, 0);
+    cJSON *r = expect_ok(f, "13");
+    assert_int_equal(cJSON_GetObjectItem(r, "output")->valueint, 42);
+    cJSON_Delete(r);
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_INTERNAL], 1);
+    f->worker = session_worker;
+}
+
 int
 main(void)
 {
@@ -203,6 +282,7 @@ main(void)
                                             setup_full_pool, teardown),
             cmocka_unit_test_setup_teardown(test_requests_wait_while_zygote_restarts, setup,
                                             teardown),
+            cmocka_unit_test_setup_teardown(test_zygote_wait_is_bounded, setup, teardown),
             cmocka_unit_test_setup_teardown(test_pool_worker_without_channel_not_idle, setup,
                                             teardown),
     };
