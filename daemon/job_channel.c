@@ -51,7 +51,7 @@ daemon_side_stats(const struct job *j)
      * waited all along: its queue_ms is that wait, its run_ms 0. */
     uint64_t start = j->spawn_ns ? j->spawn_ns : uv_hrtime();
     cJSON_AddNumberToObject(stats, "queue_ms", (double) (start - j->arrival_ns) / 1e6);
-    cJSON_AddNumberToObject(stats, "run_ms", daemon_elapsed_ms(start));
+    cJSON_AddNumberToObject(stats, "run_ms", j->spawn_ns ? daemon_elapsed_ms(start) : 0);
     if (j->exit_seen) {
         cJSON_AddNumberToObject(stats, "cpu_ms", (double) j->exit_info.cpu_ms);
         cJSON_AddNumberToObject(stats, "max_rss_kb", (double) j->exit_info.max_rss_kb);

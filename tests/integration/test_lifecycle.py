@@ -2,14 +2,17 @@
 restart."""
 
 import os
+import shutil
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 import pyfence
-from conftest import descendants, fd_count, fd_targets, pid_alive, wait_for, zombies_of
+from conftest import (PYFENCED, Daemon, descendants, fd_count, fd_targets, pid_alive,
+                      require_binary, wait_for, zombies_of)
 
 
 def test_sigterm_with_job_in_flight(daemon_factory):
@@ -143,6 +146,53 @@ def test_requests_wait_while_zygote_restarts(daemon_factory):
         s.close()
         assert c.stats()["zygote"]["restarts"] >= 3
     d.assert_serving()
+
+
+def test_requests_do_not_wait_forever_for_a_zygote_that_stays_down(tmpdir_short):
+    """A zygote whose restarts keep failing (here its binary is gone) does not hold the requests
+    that need it until their clients give up: an exec and a session.open that waited their
+    timeout_ms for it are answered internal, naming the zygote's loss and the restart's
+    failure, with queue_ms the wait; they count under internal; the other zygote's profile
+    still runs, and the daemon stops cleanly."""
+    pyfenced = require_binary(PYFENCED)
+    zygote = os.environ.get("PYFENCE_ZYGOTE") or str(Path(pyfenced).parent / "worker" /
+                                                      "pyfence-zygote")
+    copy = tmpdir_short / "bin" / "pyfence-zygote"
+    copy.parent.mkdir()
+    shutil.copy2(zygote, copy)
+    d = Daemon(tmpdir_short, binaries=(pyfenced, str(copy)))
+    try:
+        with d.client() as c:
+            st = c.stats()
+            copy.unlink()
+            os.kill(st["zygote"]["pid"], signal.SIGKILL)
+            assert wait_for(lambda: "restart failed" in d.logs(), timeout=10), d.logs()
+            assert c.stats()["zygote"]["pid"] == 0
+            if "preload_pid" in st["zygote"]:
+                data = c.exec("6 * 7", profile="data")
+                assert data.ok and data.output == 42, data.reply
+            internal = c.stats()["jobs"]["by_outcome"].get("internal", 0)
+            start = time.monotonic()
+            ex = c.submit("6 * 7", limits={"timeout_ms": 600})
+            opening = c.submit_request("session.open", limits={"timeout_ms": 800})
+            r = c.wait(ex)
+            waited = time.monotonic() - start
+            assert r.outcome == "internal", r.reply
+            msg = r.error["message"]
+            assert msg.startswith("no worker can be forked: the zygote is down (zygote pid "), msg
+            assert " lost (" in msg and "restart failed: cannot start the zygote" in msg, msg
+            assert 600 <= r.stats["queue_ms"] < 3000 and r.stats["run_ms"] == 0, r.reply
+            assert 0.55 < waited < 5, waited
+            opened = c.wait_reply(opening)
+            assert opened["ok"] is False and opened["error"]["code"] == "internal", opened
+            assert "the zygote is down" in opened["error"]["message"], opened
+            assert opened["stats"]["queue_ms"] >= 800, opened
+            st = c.stats()
+            assert st["jobs"]["by_outcome"].get("internal", 0) == internal + 1, st["jobs"]
+            assert st["queue"]["queued"] == 0 and st["queue"]["bytes"] < 4096, st["queue"]
+            assert c.list_sessions() == [], c.list_sessions()
+    finally:
+        d.stop()
 
 
 def test_max_connections_refusal_is_reported(daemon_factory):

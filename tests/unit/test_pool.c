@@ -214,6 +214,8 @@ expect_zygote_down(struct fx *f, const char *id, double bound_ms)
     double queue_ms = number_at(r, "stats", "queue_ms");
     if (queue_ms < bound_ms - 1 || queue_ms > bound_ms + 500)
         fail_msg("reply %s: queue_ms %.1f for a wait bounded by %.0f ms", id, queue_ms, bound_ms);
+    if (strcmp(id, "11") == 0 && number_at(r, "stats", "run_ms") != 0)
+        fail_msg("reply %s never ran, but run_ms is %f", id, number_at(r, "stats", "run_ms"));
     cJSON_Delete(r);
 }
 
