@@ -13,7 +13,8 @@
 static unsigned active;  /* runs in progress */
 static bool own_compile; /* the executor parsing a snippet */
 /* The Python frame that was current when snippet code was last entered from C (a library
- * calling back a snippet function, or resuming a snippet generator); NULL at a run's top. The
+ * calling back a snippet function, or resuming a snippet generator); at a run's top, the
+ * run's own __main__ frame (main_frame.c), NULL where none could be made. The
  * walk pushes no Python frames, so while the snippet runs this frame stays the current one:
  * an event raised with it current comes from the snippet itself, not from the library code
  * the frame runs, and frames at or below it are not the event's callers. */
@@ -23,7 +24,7 @@ static struct exec_run *running; /* the outermost run in progress */
 void
 exec_audit_enter(struct exec_run *r)
 {
-    /* A run's snippet is entered from whatever called exec_env_run (the worker: no frame). */
+    /* A run's snippet is entered from its __main__ frame (main_frame.c), or none. */
     if (active++ == 0) {
         snippet_entered_from = PyEval_GetFrame();
         running = r;

@@ -343,6 +343,12 @@ PyFrameObject *exec_audit_snippet_enter(void);
 bool exec_audit_stores_checked(void);
 void exec_audit_snippet_leave(PyFrameObject *before);
 
+/* main_frame.c: the Python frame a run stands on, whose globals say __main__ (library code
+ * naming a class's module after its caller's: enum, namedtuple, typing). init compiles its
+ * code once, before any run; call runs fn(arg) inside it (directly if it cannot be made). */
+int exec_main_frame_init(void);
+void exec_main_frame_call(void (*fn)(void *arg), void *arg);
+
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
 bool exec_is_tool_name(PyObject *name);
 

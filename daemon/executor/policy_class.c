@@ -51,8 +51,8 @@ module_always_allowed(PyTypeObject *t, const char *module)
 
 /* t's module into buf, as type.__module__ would give it; false when t names none that fits
  * (a __module__ that is no str). A class made by type(name, bases, dict) takes its module
- * from the Python frame that makes it: made by the snippet, whose walk runs none, it has no
- * __module__, and is the snippet's. */
+ * from the Python frame that makes it: made by the snippet, the run's __main__ frame
+ * (main_frame.c), or, where none stands below the walk, no __module__: the snippet's. */
 static bool
 class_module(PyTypeObject *t, char *buf, size_t size)
 {

@@ -349,24 +349,39 @@ run_init(struct exec_env *env, struct exec_run *r, exec_output_cb cb, void *user
         r->deadline_ns = r->start_ns + env->policy.timeout_ms * 1000000ULL;
 }
 
-/* Converts a namespace value outside exec_env_run: a user __repr__ it calls still runs in the
- * executor, under a fresh set of budgets. */
-cJSON *
-exec_env_value_json(struct exec_env *env, PyObject *v)
+struct value_json_call {
+    struct exec_env *env;
+    PyObject *value;
+    cJSON *json;
+};
+
+static void
+value_json_in_main(void *arg)
 {
-    if (env->run)
-        return exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+    struct value_json_call *c = arg;
+    struct exec_env *env = c->env;
     run_init(env, env->rs, NULL, NULL);
     env->run = env->rs;
     exec_audit_enter(env->rs);
-    cJSON *j = exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+    c->json = exec_value_to_json(c->value, EXEC_VALUE_MAX_DEPTH);
     exec_audit_leave();
     PyErr_Clear();
     env->run = NULL;
     Py_CLEAR(env->rs->abort_msg);
     free(env->rs->logs);
     env->rs->logs = NULL;
-    return j;
+}
+
+/* Converts a namespace value outside exec_env_run: a user __repr__ it calls still runs in the
+ * executor, under a fresh set of budgets, standing on a __main__ frame as a run does. */
+cJSON *
+exec_env_value_json(struct exec_env *env, PyObject *v)
+{
+    if (env->run)
+        return exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
+    struct value_json_call c = {.env = env, .value = v};
+    exec_main_frame_call(value_json_in_main, &c);
+    return c.json;
 }
 
 /* The result of a run that ended with `out`. Converting the value may run the snippet's
@@ -398,11 +413,10 @@ run_result(struct exec_run *r, const struct exec_tree *tree, enum outcome out, P
     return res;
 }
 
-cJSON *
-exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
+/* exec_env_run inside the run's frame. */
+static cJSON *
+run_snippet(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
 {
-    if (!env->import_names)
-        return NULL; /* prebuilt, never configured: no policy to run under */
     struct exec_run *r = env->rs;
     run_init(env, r, cb, userdata);
     env->run = r;
@@ -453,4 +467,31 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     free(e.message);
     free(e.source);
     return res;
+}
+
+struct run_call {
+    struct exec_env *env;
+    const char *code;
+    exec_output_cb cb;
+    void *userdata;
+    cJSON *result;
+};
+
+static void
+run_in_main(void *arg)
+{
+    struct run_call *c = arg;
+    c->result = run_snippet(c->env, c->code, c->cb, c->userdata);
+}
+
+/* The snippet runs as a script's module code would, on a frame whose globals say __main__
+ * (main_frame.c): library code naming classes after its caller's module sees the snippet's. */
+cJSON *
+exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *userdata)
+{
+    if (!env->import_names)
+        return NULL; /* prebuilt, never configured: no policy to run under */
+    struct run_call c = {.env = env, .code = code, .cb = cb, .userdata = userdata};
+    exec_main_frame_call(run_in_main, &c);
+    return c.result;
 }
