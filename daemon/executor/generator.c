@@ -349,6 +349,12 @@ gen_throw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static int
 gen_close_inner(struct exec_generator *g)
 {
+    /* closing itself from its own body (a finally block calling close()): CPython throws
+     * GeneratorExit in, which finds the frame executing and refuses */
+    if (g->state == GEN_RUNNING) {
+        PyErr_SetString(PyExc_ValueError, "generator already executing");
+        return -1;
+    }
     if (g->state != GEN_SUSPENDED) {
         g->state = GEN_DONE;
         return 0;
@@ -565,19 +571,18 @@ delegate_result(void)
     return _PyGen_FetchStopIterationValue(&res) < 0 ? NULL : res;
 }
 
+/* CPython's SEND (PyIter_Send): None to an iterator is next(); any other value goes to the
+ * delegate's send method, which a plain iterator lacks (itertools.count(): AttributeError,
+ * raised at the yield from). An iterator whose next() ended returns NULL with no error set. */
 static PyObject *
 delegate_next(PyObject *it, PyObject *sent)
 {
-    if (sent == Py_None || !PyObject_HasAttrString(it, "send")) {
-        iternextfunc next = Py_TYPE(it)->tp_iternext;
-        if (!next) {
-            PyErr_Format(PyExc_TypeError, "'%.200s' object is not an iterator",
-                         Py_TYPE(it)->tp_name);
-            return NULL;
-        }
-        return next(it);
-    }
-    return PyObject_CallMethod(it, "send", "O", sent);
+    static PyObject *send_name;
+    if (sent == Py_None && PyIter_Check(it))
+        return Py_TYPE(it)->tp_iternext(it);
+    if (!send_name && !(send_name = PyUnicode_InternFromString("send")))
+        return NULL;
+    return PyObject_CallMethodOneArg(it, send_name, sent);
 }
 
 /* yield from it: PEP 380, with send, throw and close passed to the delegate. */
