@@ -147,20 +147,25 @@ bind_args(struct exec_function *f, PyObject **slots, PyObject *const *args, Py_s
             missing_args(f, slots, 0, c->argcount, false);
             return -1;
         }
-    for (uint32_t i = c->argcount; i < c->argcount + c->kwonlycount; i++) {
+    /* every default first: the message names only the keyword-only arguments without one */
+    uint32_t end = c->argcount + c->kwonlycount;
+    bool missing = false;
+    for (uint32_t i = c->argcount; i < end; i++) {
         if (slots[i])
             continue;
         PyObject *d = f->kwdefaults ? PyDict_GetItemWithError(f->kwdefaults,
                                                               PyTuple_GET_ITEM(c->varnames, i))
                                     : NULL;
-        if (d) {
+        if (!d && PyErr_Occurred())
+            return -1;
+        if (d)
             slots[i] = Py_NewRef(d);
-        } else if (!PyErr_Occurred()) {
-            missing_args(f, slots, c->argcount, c->argcount + c->kwonlycount, true);
-            return -1;
-        } else {
-            return -1;
-        }
+        else
+            missing = true;
+    }
+    if (missing) {
+        missing_args(f, slots, c->argcount, end, true);
+        return -1;
     }
     return 0;
 }
