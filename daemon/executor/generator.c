@@ -53,6 +53,9 @@ struct exec_generator {
     struct exec_run *run; /* the env's run state: stable for the env's lifetime */
     int state;
     bool throwing; /* resumed by throw(): the exception is set */
+    /* throw()'s arguments while it resumes the body (borrowed from gen_throw): a yield from
+     * passes them on to its delegate's throw as given, as CPython's _gen_throw does */
+    PyObject *throw_args;
     PyObject *sent, *yielded, *retval;
     PyObject *handling;
     struct exec_stack_ctx ctx, caller;
@@ -304,6 +307,51 @@ gen_send(PyObject *self, PyObject *arg)
     return y ? y : gen_finish(g, false);
 }
 
+/* Resumes g with the exception set by throw(args), which a yield from's delegate gets as given. */
+static PyObject *
+resume_thrown(struct exec_generator *g, PyObject *args)
+{
+    if (g->state == GEN_SUSPENDED)
+        g->throw_args = args;
+    PyObject *y = gen_resume(g, NULL, true);
+    g->throw_args = NULL;
+    return y ? y : gen_finish(g, false);
+}
+
+/* The exception throw(typ[, val[, tb]]) raises (set), or -1 with another error; *ret_raise_at_yield
+ * when making it failed and that failure is raised at the yield instead, as CPython does. */
+static int
+thrown_exception(PyObject *typ, PyObject *val, bool *ret_raise_at_yield)
+{
+    *ret_raise_at_yield = false;
+    if (PyExceptionInstance_Check(typ)) {
+        PyErr_SetObject((PyObject *) Py_TYPE(typ), typ);
+        return 0;
+    }
+    if (!PyExceptionClass_Check(typ)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "exceptions must be classes or instances deriving from BaseException");
+        return -1;
+    }
+    PyObject *inst = val && PyExceptionInstance_Check(val)
+                             ? Py_NewRef(val)
+                             : (val && val != Py_None ? PyObject_CallOneArg(typ, val)
+                                                      : PyObject_CallNoArgs(typ));
+    if (inst && !PyExceptionInstance_Check(inst)) {
+        PyErr_Format(PyExc_TypeError,
+                     "calling %R should have returned an instance of BaseException, not %s", typ,
+                     Py_TYPE(inst)->tp_name);
+        Py_CLEAR(inst);
+    }
+    if (!inst) {
+        *ret_raise_at_yield = true;
+        return -1;
+    }
+    PyErr_SetObject((PyObject *) Py_TYPE(inst), inst);
+    Py_DECREF(inst);
+    return 0;
+}
+
 static PyObject *
 gen_throw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -312,38 +360,22 @@ gen_throw(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "throw expected at least 1 argument");
         return NULL;
     }
-    PyObject *typ = args[0], *val = nargs > 1 ? args[1] : NULL;
-    if (PyExceptionClass_Check(typ)) {
-        PyObject *inst = val && PyExceptionInstance_Check(val)
-                                 ? Py_NewRef(val)
-                                 : (val && val != Py_None ? PyObject_CallOneArg(typ, val)
-                                                          : PyObject_CallNoArgs(typ));
-        if (inst && !PyExceptionInstance_Check(inst)) {
-            PyErr_Format(PyExc_TypeError,
-                         "calling %R should have returned an instance of BaseException, not %s",
-                         typ, Py_TYPE(inst)->tp_name);
-            Py_CLEAR(inst);
-        }
-        if (!inst) {
-            /* raised at the generator's yield, as CPython does with a failing throw() */
-            if (g->state != GEN_SUSPENDED)
-                return NULL;
-            PyObject *y = gen_resume(g, NULL, true);
-            return y ? y : gen_finish(g, false);
-        }
-        PyErr_SetObject((PyObject *) Py_TYPE(inst), inst);
-        Py_DECREF(inst);
-    } else if (PyExceptionInstance_Check(typ)) {
-        PyErr_SetObject((PyObject *) Py_TYPE(typ), typ);
-    } else {
-        PyErr_SetString(PyExc_TypeError,
-                        "exceptions must be classes or instances deriving from BaseException");
+    PyObject *targs = PyTuple_New(nargs);
+    if (!targs)
         return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(targs, i, Py_NewRef(args[i]));
+    bool at_yield;
+    PyObject *y = NULL;
+    if (thrown_exception(args[0], nargs > 1 ? args[1] : NULL, &at_yield) == 0) {
+        if (g->state != GEN_DONE)
+            y = resume_thrown(g, targs);
+    } else if (at_yield && g->state == GEN_SUSPENDED) {
+        /* raised at the generator's yield, as CPython does with a failing throw() */
+        y = resume_thrown(g, NULL);
     }
-    if (g->state == GEN_DONE)
-        return NULL;
-    PyObject *y = gen_resume(g, NULL, true);
-    return y ? y : gen_finish(g, false);
+    Py_DECREF(targs);
+    return y;
 }
 
 static int
@@ -617,7 +649,18 @@ yield_from(struct exec_run *r, PyObject *it)
             }
             return NULL;
         }
-        v = PyObject_CallMethod(it, "throw", "O", e);
+        /* throw()'s own arguments when it was called (a type stays a type); else the
+         * exception, raised at the yield by a failing throw() */
+        PyObject *targs = r->gen ? Py_XNewRef(r->gen->throw_args) : NULL;
+        if (targs) {
+            r->gen->throw_args = NULL;
+            PyObject *meth = PyObject_GetAttrString(it, "throw");
+            v = meth ? PyObject_Call(meth, targs, NULL) : NULL;
+            Py_XDECREF(meth);
+            Py_DECREF(targs);
+        } else {
+            v = PyObject_CallMethod(it, "throw", "O", e);
+        }
         Py_XDECREF(t);
         Py_XDECREF(e);
         Py_XDECREF(tb);
