@@ -112,6 +112,34 @@ bind_keyword(struct exec_function *f, PyObject **slots, PyObject *kwdict, PyObje
     return -1;
 }
 
+/* The keyword-only arguments not given take their defaults; every default first, so that the
+ * message names only those without one, as CPython's does. */
+static int
+bind_kwonly_defaults(struct exec_function *f, PyObject **slots)
+{
+    const struct exec_code *c = f->code;
+    uint32_t end = c->argcount + c->kwonlycount;
+    bool missing = false;
+    for (uint32_t i = c->argcount; i < end; i++) {
+        if (slots[i])
+            continue;
+        PyObject *d = f->kwdefaults ? PyDict_GetItemWithError(f->kwdefaults,
+                                                              PyTuple_GET_ITEM(c->varnames, i))
+                                    : NULL;
+        if (!d && PyErr_Occurred())
+            return -1;
+        if (d)
+            slots[i] = Py_NewRef(d);
+        else
+            missing = true;
+    }
+    if (missing) {
+        missing_args(f, slots, c->argcount, end, true);
+        return -1;
+    }
+    return 0;
+}
+
 /* CPython's argument binding, with its error messages. */
 static int
 bind_args(struct exec_function *f, PyObject **slots, PyObject *const *args, Py_ssize_t nargs,
@@ -147,27 +175,7 @@ bind_args(struct exec_function *f, PyObject **slots, PyObject *const *args, Py_s
             missing_args(f, slots, 0, c->argcount, false);
             return -1;
         }
-    /* every default first: the message names only the keyword-only arguments without one */
-    uint32_t end = c->argcount + c->kwonlycount;
-    bool missing = false;
-    for (uint32_t i = c->argcount; i < end; i++) {
-        if (slots[i])
-            continue;
-        PyObject *d = f->kwdefaults ? PyDict_GetItemWithError(f->kwdefaults,
-                                                              PyTuple_GET_ITEM(c->varnames, i))
-                                    : NULL;
-        if (!d && PyErr_Occurred())
-            return -1;
-        if (d)
-            slots[i] = Py_NewRef(d);
-        else
-            missing = true;
-    }
-    if (missing) {
-        missing_args(f, slots, c->argcount, end, true);
-        return -1;
-    }
-    return 0;
+    return bind_kwonly_defaults(f, slots);
 }
 
 /* Wraps the captured locals in cells and fills the free variables from the closure. */
