@@ -17,6 +17,9 @@
 
 #define EGRESS_MAX_HEADERS      64
 #define EGRESS_MAX_HEADER_BYTES 8192
+/* Response header lines kept for one response: a server behind a rule decides how many it
+ * sends, and they are handled on the loop thread every agent shares. */
+#define EGRESS_MAX_RESPONSE_HEADERS 256
 
 struct egress {
     uv_loop_t *loop;
@@ -55,7 +58,13 @@ struct egress_call {
     char refused_address[INET6_ADDRSTRLEN]; /* a non-public address the name resolved to */
     bool too_large;
     size_t received; /* header and body bytes */
-    cJSON *resp_headers;
+    struct egress_header {
+        char *name; /* lowercased UTF-8 */
+        char *value;
+        size_t value_len;
+    } * resp_headers; /* EGRESS_MAX_RESPONSE_HEADERS of them, joined by name in the reply */
+    size_t n_resp_headers;
+    bool too_many_headers;
     unsigned char *resp_body;
     size_t resp_len, resp_cap;
 };
@@ -74,6 +83,12 @@ egress_global_init(struct pf_error **err)
                        "name is looked up, pyfenced serves nobody else (a libcurl built with the "
                        "threaded resolver or c-ares avoids it)",
                        v->version);
+#if LIBCURL_VERSION_NUM < 0x075700
+    pf_log_warning(EGRESS,
+                   "libcurl %s has no CURLOPT_QUICK_EXIT (7.87): a request ended while its host "
+                   "name is being resolved stops pyfenced until the resolver gives up",
+                   v->version);
+#endif
     return 0;
 }
 
@@ -99,6 +114,17 @@ egress_error_frame(const char *type, const char *message)
     return f;
 }
 
+/* Forgets the response headers read so far (the next response's status line starts over). */
+static void
+headers_clear(struct egress_call *c)
+{
+    for (size_t i = 0; i < c->n_resp_headers; i++) {
+        free(c->resp_headers[i].name);
+        free(c->resp_headers[i].value);
+    }
+    c->n_resp_headers = 0;
+}
+
 /* Takes c out of its engine's list and frees it; its transfer must be over or removed. */
 static void
 call_free(struct egress_call *c)
@@ -119,7 +145,8 @@ call_free(struct egress_call *c)
     free(c->url);
     curl_slist_free_all(c->headers);
     free(c->body);
-    cJSON_Delete(c->resp_headers);
+    headers_clear(c);
+    free(c->resp_headers);
     free(c->resp_body);
     free(c);
 }
@@ -416,8 +443,10 @@ latin1_to_utf8(const char *s, size_t n)
     return out;
 }
 
-/* The final response's headers, names lowercased; repeated ones joined with ", ". A status
- * line starts over (1xx responses come first). */
+/* The final response's header lines, names lowercased, kept in order; the reply joins repeated
+ * names (headers_object). A status line starts over (1xx responses come first). Work per line
+ * is constant, and the number of lines is capped, so that a server cannot make the loop
+ * thread spend quadratic time on one response. */
 static size_t
 on_header(char *data, size_t size, size_t nmemb, void *userdata)
 {
@@ -426,35 +455,76 @@ on_header(char *data, size_t size, size_t nmemb, void *userdata)
     if (!count_received(c, n))
         return 0;
     if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
-        cJSON_Delete(c->resp_headers);
-        c->resp_headers = cJSON_CreateObject();
-        return c->resp_headers ? n : 0;
+        headers_clear(c);
+        return n;
     }
     const char *colon = memchr(data, ':', n);
-    if (!colon || !c->resp_headers)
+    if (!colon)
         return n; /* the blank line ending the headers, or a malformed line */
+    if (c->n_resp_headers == EGRESS_MAX_RESPONSE_HEADERS) {
+        c->too_many_headers = true;
+        return 0;
+    }
+    if (!c->resp_headers &&
+        !(c->resp_headers = calloc(EGRESS_MAX_RESPONSE_HEADERS, sizeof(*c->resp_headers))))
+        return 0;
     _cleanup_free_ char *name = latin1_to_utf8(data, (size_t) (colon - data));
     const char *v = colon + 1, *end = data + n;
     while (v < end && (*v == ' ' || *v == '\t'))
         v++;
     while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
         end--;
-    _cleanup_free_ char *value = latin1_to_utf8(v, (size_t) (end - v));
-    if (!name || !value)
+    char *value = latin1_to_utf8(v, (size_t) (end - v));
+    if (!name || !value) {
+        free(value);
         return 0;
+    }
     for (char *p = name; *p; p++)
         if (*p >= 'A' && *p <= 'Z')
             *p = (char) (*p - 'A' + 'a');
-    cJSON *old = cJSON_GetObjectItemCaseSensitive(c->resp_headers, name);
-    if (old && cJSON_IsString(old)) {
-        _cleanup_free_ char *joined = NULL;
-        if (asprintf(&joined, "%s, %s", old->valuestring, value) < 0 ||
-            !cJSON_ReplaceItemInObjectCaseSensitive(c->resp_headers, name,
-                                                    cJSON_CreateString(joined)))
-            return 0;
-        return n;
+    c->resp_headers[c->n_resp_headers++] =
+            (struct egress_header){TAKE_PTR(name), value, strlen(value)};
+    return n;
+}
+
+/* The headers as one object, repeated names joined with ", " in the order they came: each
+ * value is copied once. */
+static cJSON *
+headers_object(const struct egress_call *c)
+{
+    cJSON *obj = cJSON_CreateObject();
+    for (size_t i = 0; obj && i < c->n_resp_headers; i++) {
+        const struct egress_header *h = &c->resp_headers[i];
+        if (cJSON_GetObjectItemCaseSensitive(obj, h->name))
+            continue; /* joined with its first line */
+        size_t len = 0;
+        for (size_t k = i; k < c->n_resp_headers; k++)
+            if (strcmp(c->resp_headers[k].name, h->name) == 0)
+                len += c->resp_headers[k].value_len + 2;
+        _cleanup_free_ char *joined = malloc(len + 1);
+        if (!joined) {
+            cJSON_Delete(obj);
+            return NULL;
+        }
+        size_t at = 0;
+        for (size_t k = i; k < c->n_resp_headers; k++) {
+            const struct egress_header *o = &c->resp_headers[k];
+            if (strcmp(o->name, h->name) != 0)
+                continue;
+            if (at) {
+                memcpy(joined + at, ", ", 2);
+                at += 2;
+            }
+            memcpy(joined + at, o->value, o->value_len);
+            at += o->value_len;
+        }
+        joined[at] = '\0';
+        if (!cJSON_AddStringToObject(obj, h->name, joined)) {
+            cJSON_Delete(obj);
+            return NULL;
+        }
     }
-    return cJSON_AddStringToObject(c->resp_headers, name, value) ? n : 0;
+    return obj;
 }
 
 /* A new easy handle for c, added to e's multi handle: libcurl starts it at its next timeout. */
@@ -469,6 +539,12 @@ call_transfer(struct egress *e, struct egress_call *c)
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075700
+    /* A transfer that ends while its name is still being resolved (its timeout, or its job
+     * killed) does not wait for the resolver thread: getaddrinfo may take the resolver's whole
+     * timeout, seconds, on the loop thread every agent shares. The thread finishes alone. */
+    curl_easy_setopt(h, CURLOPT_QUICK_EXIT, 1L);
+#endif
     curl_easy_setopt(h, CURLOPT_PROXY, ""); /* not the daemon's environment's */
     /* A connection of its own, closed after it: none is shared with another request. */
     curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
@@ -516,6 +592,11 @@ failure_frame(const struct egress_call *c)
                  c->url, (unsigned long long) c->limits.max_bytes);
         return egress_error_frame("too_large", msg);
     }
+    if (c->too_many_headers) {
+        snprintf(msg, sizeof(msg), "the response to %s %s has more than %d header lines", c->method,
+                 c->url, EGRESS_MAX_RESPONSE_HEADERS);
+        return egress_error_frame("too_large", msg);
+    }
     if (c->refused_address[0]) {
         snprintf(msg, sizeof(msg),
                  "%s resolves to %s, which is not a public address; an egress rule must name an "
@@ -539,16 +620,16 @@ response_frame(struct egress_call *c)
                     (int) c->resp_len);
     cJSON *f = cJSON_CreateObject();
     cJSON *reply = cJSON_CreateObject();
-    if (!f || !reply || !cJSON_AddStringToObject(f, "op", "egress") ||
+    cJSON *headers = headers_object(c);
+    if (!f || !reply || !headers || !cJSON_AddStringToObject(f, "op", "egress") ||
         !cJSON_AddNumberToObject(reply, "status", (double) c->status) ||
         !cJSON_AddStringToObject(reply, "body", (const char *) b64)) {
         cJSON_Delete(f);
         cJSON_Delete(reply);
+        cJSON_Delete(headers);
         return NULL;
     }
-    cJSON_AddItemToObject(reply, "headers",
-                          c->resp_headers ? c->resp_headers : cJSON_CreateObject());
-    c->resp_headers = NULL;
+    cJSON_AddItemToObject(reply, "headers", headers);
     cJSON_AddItemToObject(f, "reply", reply);
     return f;
 }

@@ -5,7 +5,9 @@
  * as the policy has them now (policy_egress.h), and makes it with libcurl's multi interface on
  * the daemon's own loop (struct egress): every allowed request is under way at once, each on a
  * connection of its own (none is reused or shared between requests, which may be different
- * users'), names resolved off the loop by libcurl's threaded resolver. No redirect is followed
+ * users'), names resolved off the loop by libcurl's threaded resolver (a request that ends
+ * mid-lookup leaves the lookup to finish on its thread: CURLOPT_QUICK_EXIT). At most
+ * EGRESS_MAX_RESPONSE_HEADERS response header lines are read. No redirect is followed
  * (the snippet may follow one, each hop checked), host names are connected to only at public
  * addresses (an IP literal rule connects to exactly its address), proxies from the daemon's
  * environment are not used, and the response (headers and body) is cut off at

@@ -37,6 +37,13 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if self.path.startswith("/api/headers/"):  # /api/headers/N: N lines "X-Rep: vI"
+            self.send_response(200)
+            for i in range(int(self.path.rsplit("/", 1)[1])):
+                self.send_header("X-Rep", f"v{i}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path.startswith("/api/big"):
             out = b"x" * 5000
         else:
@@ -158,6 +165,25 @@ def test_limits_bite(egress_daemon, server):
         assert r.outcome == "error" and "egress_max_requests (3)" in r.error["message"], r
 
 
+def test_response_header_lines_are_joined_and_capped(daemon_factory, tmpdir_short, server):
+    """Repeated names are joined in order; past 256 lines (a server's choice, read on the loop
+    every agent shares) the response is refused as too large."""
+    port = server.server_address[1]
+    policy = policy_with(tmpdir_short / "policy", [{"url": f"http://127.0.0.1:{port}/api/"}],
+                         egress_max_bytes=1 << 20)
+    d = daemon_factory("--policy", str(policy))
+    base = f"http://127.0.0.1:{port}/api/headers/"
+    with d.client() as c:
+        r = c.exec(f"http_request('{base}3')['headers']['x-rep']")
+        assert r.ok and r.output == "v0, v1, v2", (r, r.error)
+        r = c.exec(f"len(http_request('{base}250')['headers']['x-rep'].split(', '))")
+        assert r.ok and r.output == 250, (r, r.error)
+        r = c.exec(f"http_request('{base}300')")
+        assert r.outcome == "error" and "more than 256 header lines" in r.error["message"], r
+        r = c.exec("1")  # the daemon goes on serving
+        assert r.ok and r.output == 1, (r, r.error)
+
+
 def test_connection_failure_is_a_connection_error(daemon_factory, tmpdir_short):
     policy = policy_with(tmpdir_short / "policy", [{"url": "http://127.0.0.1:9/"}])
     d = daemon_factory("--policy", str(policy))
@@ -170,7 +196,7 @@ def test_connection_failure_is_a_connection_error(daemon_factory, tmpdir_short):
 def test_sessions_count_requests_per_run(egress_daemon, server):
     with egress_daemon.client() as c, c.open_session() as s:
         for _ in range(2):
-            r = s.exec(f"[http_request(BASE + 'n')['status'] for _ in range(3)]",
+            r = s.exec("[http_request(BASE + 'n')['status'] for _ in range(3)]",
                        variables={"BASE": egress_daemon.base})
             assert r.ok and r.output == [200, 200, 200], (r, r.error)
 

@@ -2,15 +2,21 @@
  * request passes before any transfer starts, and how the engine ends transfers it was not
  * let finish (the transfers themselves: integration.egress). */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -284,6 +290,80 @@ test_abandoned_transfer_is_not_answered(void **state)
     assert_int_equal(uv_run(uv_default_loop(), UV_RUN_DEFAULT), 0);
 }
 
+/* The child of test_unanswered_lookup_holds_nobody: in network and mount namespaces of its
+ * own, names are looked up at a DNS server on 127.0.0.1 that never answers, with a 30 s
+ * resolver timeout. A request for such a name must end at its own timeout, 300 ms, without the
+ * loop waiting for the lookup. Exit status: 0 passed, 77 cannot set up, else failed. */
+static int
+lookup_child(void)
+{
+    if (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return 77;
+    char conf[] = "/tmp/pyfence-resolv-XXXXXX";
+    int fd = mkstemp(conf);
+    const char text[] = "nameserver 127.0.0.1\noptions timeout:30 attempts:1\n";
+    if (fd < 0 || write(fd, text, sizeof(text) - 1) != (ssize_t) (sizeof(text) - 1))
+        return 77;
+    close(fd);
+    int bound = mount(conf, "/etc/resolv.conf", NULL, MS_BIND, NULL);
+    unlink(conf);
+    if (bound < 0)
+        return 77;
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq lo = {.ifr_name = "lo"};
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &lo) < 0)
+        return 77;
+    lo.ifr_flags |= IFF_UP;
+    struct sockaddr_in dns = {.sin_family = AF_INET,
+                              .sin_port = htons(53),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (ioctl(s, SIOCSIFFLAGS, &lo) < 0 || bind(s, (struct sockaddr *) &dns, sizeof(dns)) < 0)
+        return 77; /* s stays open, unread: the server that never answers */
+
+    struct pf_error *err = NULL;
+    struct egress *e = egress_new(uv_default_loop(), &err);
+    _cleanup_json_ cJSON *rules_json = cJSON_Parse("[{\"url\": \"http://slow.example/\"}]");
+    struct policy_egress rules = {0};
+    if (!e || policy_egress_parse(rules_json, "test", &rules, &err) < 0)
+        return 2;
+    _cleanup_json_ cJSON *req = cJSON_Parse(
+            "{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://slow.example/x\"}");
+    struct egress_limits limits = {.timeout_ms = 300, .max_bytes = 1024};
+    struct ending end = {0};
+    struct egress_call *call = NULL;
+    uint64_t start = uv_hrtime();
+    if (egress_start(e, &rules, &limits, req, record_end, &end, &call) || !call)
+        return 3;
+    while (end.calls == 0 && uv_hrtime() - start < 60 * 1000000000ull)
+        uv_run(uv_default_loop(), UV_RUN_ONCE);
+    double took_s = (double) (uv_hrtime() - start) / 1e9;
+    egress_close(e);
+    policy_egress_finish(&rules);
+    fprintf(stderr, "lookup child: %d answer(s), %s (%s), after %.1f s\n", end.calls, end.type,
+            end.message, took_s);
+    /* 10 s: far from 0.3 s on any machine, far from the resolver's 30 s. */
+    return end.calls == 1 && strcmp(end.type, "timeout") == 0 && took_s < 10 ? 0 : 4;
+}
+
+/* A request whose host name is still being looked up when it ends (its timeout, its job
+ * killed) does not hold the loop, which every agent shares, until the lookup gives up. */
+static void
+test_unanswered_lookup_holds_nobody(void **state)
+{
+    (void) state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(lookup_child());
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip(); /* no namespaces here (not root): nothing to test with */
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
@@ -295,6 +375,7 @@ main(void)
                                             stalled_world_setup, stalled_world_teardown),
             cmocka_unit_test_setup_teardown(test_abandoned_transfer_is_not_answered,
                                             stalled_world_setup, stalled_world_teardown),
+            cmocka_unit_test(test_unanswered_lookup_holds_nobody),
     };
     struct pf_error *err = NULL;
     if (egress_global_init(&err) < 0)
