@@ -141,6 +141,14 @@ daemon_reload_policy(struct daemon *d, struct pf_error **err)
     free(d->policy_error);
     d->policy_error = NULL;
     pf_log_notice(POLICY, "policy: %zu profiles from %s", next->n, next->source);
+    /* Queued execs were resolved at arrival under the old policy: one that the new policy
+     * would refuse must not start under it (before anything can pump the queue). */
+    size_t revoked = job_revoke_queued(d);
+    if (revoked)
+        pf_log_notice(POLICY,
+                      "%zu queued execs answered not_found: the reloaded policy no longer lets "
+                      "their uid use their profile",
+                      revoked);
     session_revoke(&d->sessions, d->policy);
     pools_reload(&d->pools);
     return 0;

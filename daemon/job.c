@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "job_internal.h"
+#include "load.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
 #include "pool.h"
@@ -471,6 +472,49 @@ job_start(struct conn *c, const cJSON *req_id, const struct job_spec *spec, cons
     sched_pump(&d->sched);
     pools_kick(&d->pools);
     return 0;
+}
+
+/* sched_match_cb: e is a queued exec that the policy (ctx) no longer lets its peer use under
+ * the profile it was resolved with. The peer is the connection's credentials, read once at
+ * accept: the identity the request arrived with. A queued job always has its connection (one
+ * that goes takes its queued jobs out); one without is not admitted either. */
+static bool
+queued_revoked(void *ctx, struct sched_entry *e)
+{
+    const struct policy *policy = ctx;
+    if (e->kind != WORKER_CTX_JOB)
+        return false; /* a session.open: session_revoke answers it */
+    const struct job *j = pf_container_of(e, struct job, sched);
+    if (!j->profile[0])
+        return false; /* resolved without a policy (tests): nothing to revoke */
+    const struct policy_profile *p = policy_find(policy, j->profile);
+    if (!p || !j->conn)
+        return true;
+    struct policy_peer peer = conn_peer(j->conn);
+    return !policy_profile_allows(p, &peer);
+}
+
+size_t
+job_revoke_queued(struct daemon *d)
+{
+    if (!d->policy)
+        return 0;
+    size_t n = 0;
+    struct sched_entry *e;
+    /* From the start each time: a reply may close its connection (over max_outbuf_bytes),
+     * which takes that connection's other queued jobs out of the queue. Each failed job
+     * leaves the queue through its release (job_fail), so the search moves on. */
+    while ((e = sched_find_queued(&d->sched, queued_revoked, d->policy))) {
+        struct job *j = pf_container_of(e, struct job, sched);
+        char msg[128];
+        /* Word for word what an exec naming the profile now gets (policy_resolve): the
+         * peer learns nothing a new request would not tell it. */
+        snprintf(msg, sizeof(msg), "no profile '%s' for uid %u", j->profile,
+                 (unsigned) (j->conn ? j->conn->uid : e->u->uid));
+        job_fail(j, PF_E_NOT_FOUND, msg, JOB_KILL_NONE);
+        n++;
+    }
+    return n;
 }
 
 void

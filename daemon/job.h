@@ -170,6 +170,12 @@ bool job_cancel(struct job *j);
 /* Ends the request now with an error reply (e.g. shutting_down) and kills the worker. */
 void job_fail(struct job *j, int code, const char *message, enum job_kill_reason reason);
 
+/* After a policy reload: every queued exec (not started yet) whose profile the new policy
+ * removed, or no longer lets the peer that sent it use, is answered not_found "no profile 'P'
+ * for uid N", as a request naming P now would be, and never starts. Running jobs keep what
+ * they started with. Returns how many were answered. */
+size_t job_revoke_queued(struct daemon *d);
+
 /* Last stage of a shutdown, after zygote_stop: the worker is gone whatever the zygote said;
  * drops the channel so the job is released without waiting for anything. */
 void job_abandon(struct job *j);

@@ -274,6 +274,126 @@ test_zygote_wait_is_bounded(void **state)
     f->worker = session_worker;
 }
 
+static void
+tune_one_worker(struct policy_limits *l)
+{
+    l->v[POLICY_LIMIT_MAX_WORKERS] = 1;
+}
+
+static int
+setup_one_worker(void **state)
+{
+    return setup_with(state, tune_one_worker);
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void
+reload(struct fx *f)
+{
+    struct pf_error *err = NULL;
+    if (daemon_reload_policy(&f->d, &err) < 0)
+        fail_msg("reload: %s", err->msg);
+}
+
+/* A not_found reply for an exec that never ran, with this message. */
+static void
+expect_revoked(struct fx *f, const char *id, const char *message)
+{
+    cJSON *r = expect_error(f, id, "not_found");
+    if (strcmp(error_message(r), message) != 0)
+        fail_msg("reply %s: \"%s\", not \"%s\"", id, error_message(r), message);
+    if (number_at(r, "stats", "run_ms") != 0)
+        fail_msg("reply %s never ran, but run_ms is %f", id, number_at(r, "stats", "run_ms"));
+    cJSON_Delete(r);
+}
+
+/* Execs waiting for a worker were resolved at arrival: a reload that removes their profile, or
+ * no longer lets their uid use it, answers them not_found, word for word what a request naming
+ * the profile now gets, and they never start. An exec of a profile still allowed waits on and
+ * runs; the one already running finishes. Nothing of the answered ones is left. */
+static void
+test_reload_revokes_queued_execs(void **state)
+{
+    struct fx *f = *state;
+    struct conn *c = pf_container_of(f->d.conns.next, struct conn, link);
+    uid_t mine = c->uid;
+    c->uid = 4000; /* not root, whom every profile admits; put back before the teardown */
+    char dir[] = "/tmp/pf-policy-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    f->d.opts.policy_dir = dir;
+    write_file(
+            dir, "default.json",
+            "{\"name\":\"default\",\"limits\":{\"pool_size\":0},\"access\":{\"everyone\":true}}");
+    write_file(dir, "restricted.json",
+               "{\"name\":\"restricted\",\"imports\":[\"time\"],\"limits\":{\"pool_size\":0},"
+               "\"access\":{\"uids\":[4000]}}");
+    write_file(dir, "gone.json",
+               "{\"name\":\"gone\",\"limits\":{\"pool_size\":0},\"access\":{\"everyone\":true}}");
+    reload(f);
+
+    uint64_t running =
+            start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"1\",\"profile\":\"restricted\"}");
+    struct peer running_worker = f->worker;
+    send_frame(f->client.fd,
+               "{\"id\":2,\"op\":\"exec\",\"code\":\"2\",\"profile\":\"restricted\"}");
+    send_frame(f->client.fd, "{\"id\":3,\"op\":\"exec\",\"code\":\"3\",\"profile\":\"gone\"}");
+    send_frame(f->client.fd, "{\"id\":4,\"op\":\"exec\",\"code\":\"6 * 7\"}");
+    send_frame(f->client.fd,
+               "{\"id\":5,\"op\":\"exec\",\"code\":\"5\",\"profile\":\"restricted\"}");
+    pump(f, 50);
+    assert_int_equal(f->d.sched.queued, 4);
+
+    write_file(dir, "restricted.json",
+               "{\"name\":\"restricted\",\"imports\":[\"time\"],\"limits\":{\"pool_size\":0},"
+               "\"access\":{\"uids\":[4242]}}");
+    char path[64];
+    snprintf(path, sizeof(path), "%s/gone.json", dir);
+    assert_int_equal(unlink(path), 0);
+    reload(f);
+    expect_revoked(f, "2", "no profile 'restricted' for uid 4000");
+    expect_revoked(f, "3", "no profile 'gone' for uid 4000");
+    expect_revoked(f, "5", "no profile 'restricted' for uid 4000");
+    assert_int_equal(f->d.sched.queued, 1);
+    assert_int_equal(f->d.sched.bytes, sched_find_queued(&f->d.sched, any_entry, NULL)->bytes);
+    assert_int_equal(c->inflight, 2); /* 1 (running) and 4 (queued) */
+    assert_int_equal(f->d.jobs_by_outcome[PF_E_NOT_FOUND], 3);
+    /* What a new request naming the profile gets: the same words. */
+    send_frame(f->client.fd,
+               "{\"id\":6,\"op\":\"exec\",\"code\":\"6\",\"profile\":\"restricted\"}");
+    cJSON *r = expect_error(f, "6", "not_found");
+    assert_string_equal(error_message(r), "no profile 'restricted' for uid 4000");
+    cJSON_Delete(r);
+
+    /* The running one finishes under what it started with; then the default one runs. */
+    f->worker = running_worker;
+    send_result(f, 1);
+    cJSON_Delete(expect_ok(f, "1"));
+    end_worker(f, running, 0, 0, false, 0);
+    for (int i = 0; i < 1000 && fake.last_job == running; i++)
+        pump(f, 1);
+    take_worker(f, fake.last_job);
+    expect_run(f, "6 * 7");
+    send_result(f, 42);
+    end_worker(f, fake.last_job, 0, 0, false, 0);
+    cJSON_Delete(expect_ok(f, "4"));
+    assert_int_equal(fake.last_job, running + 1); /* 2, 3 and 5 never had a worker */
+
+    c->uid = mine;
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -286,6 +406,8 @@ main(void)
                                             teardown),
             cmocka_unit_test_setup_teardown(test_zygote_wait_is_bounded, setup, teardown),
             cmocka_unit_test_setup_teardown(test_pool_worker_without_channel_not_idle, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(test_reload_revokes_queued_execs, setup_one_worker,
                                             teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
