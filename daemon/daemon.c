@@ -120,6 +120,20 @@ load_policy(struct daemon *d, struct policy **ret, struct pf_error **err)
     return policy_load_builtin(ret, err);
 }
 
+/* A profile of next keeps the version of its egress rules when the policy in force has the
+ * same profile with equal rules; any other gets a new one (daemon_egress_start). */
+static void
+number_egress_rules(struct daemon *d, struct policy *next)
+{
+    for (size_t i = 0; i < next->n; i++) {
+        struct policy_egress *e = &next->profiles[i]->egress;
+        const struct policy_profile *old =
+                d->policy ? policy_find(d->policy, next->profiles[i]->name) : NULL;
+        e->version = old && policy_egress_equal(&old->egress, e) ? old->egress.version
+                                                                 : ++d->egress_versions;
+    }
+}
+
 int
 daemon_reload_policy(struct daemon *d, struct pf_error **err)
 {
@@ -135,6 +149,7 @@ daemon_reload_policy(struct daemon *d, struct pf_error **err)
         return -1;
     }
     /* Running jobs copied what they need from their profile: swapping is safe. */
+    number_egress_rules(d, next);
     policy_free(d->policy);
     d->policy = next;
     d->policy_reload_ok = true;
@@ -218,31 +233,54 @@ daemon_profile_preloads(const struct daemon *d, const char *profile)
     return p && p->preload.n;
 }
 
-cJSON *
-daemon_egress_start(struct daemon *d, const char *profile, const struct policy_limits *limits,
-                    unsigned *count, const cJSON *request, egress_done_fn done, void *ctx,
-                    struct egress_call **ret_call)
+/* The rules a run's egress is checked against: its profile's in the policy in force, if they
+ * are still the ones it started with and the profile still admits its peer; else NULL, with
+ * why in msg. A name is only ever looked up to find the very rules the run started with: a
+ * profile of that name with other rules (or for other peers) is another profile. */
+static const struct policy_egress *
+run_rules(const struct daemon *d, const struct daemon_egress_run *run, char *msg, size_t size)
 {
     static const struct policy_egress no_rules;
+    if (!d->policy || !run->profile || !*run->profile)
+        return &no_rules; /* no policy (tests): no rules */
+    const struct policy_profile *p = policy_find(d->policy, run->profile);
+    if (p && p->egress.version == run->egress_version && run->peer &&
+        policy_profile_allows(p, run->peer))
+        return &p->egress;
+    snprintf(msg, size,
+             "a policy reload since this run started changed the egress rules of profile '%s', "
+             "or who may use it: this run's egress is refused (a new run gets the profile as "
+             "it is now)",
+             run->profile);
+    return NULL;
+}
+
+cJSON *
+daemon_egress_start(struct daemon *d, const struct daemon_egress_run *run, const cJSON *request,
+                    egress_done_fn done, void *ctx, struct egress_call **ret_call)
+{
     *ret_call = NULL;
+    const struct policy_limits *limits = run->limits;
+    char msg[400];
     uint64_t max = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_MAX_REQUESTS];
-    if (*count >= max) {
-        char msg[160];
+    if (*run->count >= max) {
         snprintf(msg, sizeof(msg), "this run already made egress_max_requests (%llu) requests",
                  (unsigned long long) max);
         return egress_error_frame("refused", msg);
     }
-    ++*count;
-    /* the rules in force now: a reload that takes a rule away stops its next use at once */
-    const struct policy_profile *p =
-            d->policy && profile && *profile ? policy_find(d->policy, profile) : NULL;
+    ++*run->count;
+    /* The rules in force now, if still the run's own: a reload that takes a rule away (or
+     * changes them at all) stops their next use at once. */
+    const struct policy_egress *rules = run_rules(d, run, msg, sizeof(msg));
+    if (!rules)
+        return egress_error_frame("refused", msg);
     struct egress_limits lim = {
             .timeout_ms = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_TIMEOUT_MS],
             .max_bytes = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_MAX_BYTES],
     };
     if (!d->egress)
         return egress_error_frame("connection", "pyfenced is stopping");
-    return egress_start(d->egress, p ? &p->egress : &no_rules, &lim, request, done, ctx, ret_call);
+    return egress_start(d->egress, rules, &lim, request, done, ctx, ret_call);
 }
 
 static uint32_t

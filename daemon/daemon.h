@@ -22,6 +22,7 @@
 #define DAEMON_FLUSH_TIMEOUT_MS 2000
 
 struct policy;
+struct policy_peer;
 struct zygote;
 
 /* Refused connections, and the rate limit of their warning (conn.c, CONN_REFUSAL_LOG_MS): a
@@ -59,6 +60,7 @@ struct daemon {
     char *policy_error;          /* owned; why the last reload failed, NULL once one succeeds */
     int64_t policy_reload_at_ms; /* Unix time of the last load or reload attempt */
     bool policy_reload_ok;       /* and whether it succeeded */
+    uint64_t egress_versions;    /* the last version given to a profile's egress rules */
 
     struct dlist conns; /* struct conn.link */
     unsigned n_conns;   /* accepted connections, not counting ones refused with busy */
@@ -100,11 +102,20 @@ void daemon_shutdown(struct daemon *d);
 void daemon_finish(struct daemon *d);
 
 /* A worker's egress request (egress.h) for a job or session of `profile` with these limits,
- * checked against the profile's rules in the policy now in force; *count is its run's
- * requests so far (egress_max_requests). Returns the frame to send the worker at once, or NULL
- * with *ret_call under way (NULL with neither: out of memory). */
-cJSON *daemon_egress_start(struct daemon *d, const char *profile,
-                           const struct policy_limits *limits, unsigned *count,
+ * checked against the profile's rules in the policy now in force, which must be the ones the
+ * run started with (egress_version, its profile's egress.version then) and must still admit
+ * its peer (NULL: gone): after a reload that changed the rules, removed the profile or took
+ * the peer's access away, the run's egress is refused, never checked against other rules.
+ * *count is its run's requests so far (egress_max_requests). Returns the frame to send the
+ * worker at once, or NULL with *ret_call under way (NULL with neither: out of memory). */
+struct daemon_egress_run {
+    const char *profile; /* the name it was resolved to; NULL or "": no policy (tests) */
+    uint64_t egress_version;
+    const struct policy_peer *peer;
+    const struct policy_limits *limits;
+    unsigned *count;
+};
+cJSON *daemon_egress_start(struct daemon *d, const struct daemon_egress_run *run,
                            const cJSON *request, egress_done_fn done, void *ctx,
                            struct egress_call **ret_call);
 /* Loads the policy again (SIGHUP): all-or-nothing, a bad file keeps the old policy, and the

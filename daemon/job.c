@@ -191,7 +191,8 @@ retry_elsewhere(struct job *j)
     struct job_spec spec = {.limits = j->limits,
                             .stream = j->stream,
                             .arrival_ns = j->arrival_ns,
-                            .profile = j->profile};
+                            .profile = j->profile,
+                            .egress_version = j->egress_version};
     char *frame = malloc(j->frame_len);
     struct job *q = frame ? job_create(d, j->conn, j->req_id, &spec, frame, j->frame_len) : NULL;
     if (!q) {
@@ -304,6 +305,7 @@ job_create(struct daemon *d, struct conn *c, const cJSON *req_id, const struct j
     j->arrival_ns = spec->arrival_ns;
     job_harden_params(&spec->limits, spec->levels, &j->params);
     snprintf(j->profile, sizeof(j->profile), "%s", spec->profile ? spec->profile : "");
+    j->egress_version = spec->egress_version;
     j->preload_zygote = daemon_profile_preloads(d, j->profile);
     j->frame = frame;
     j->frame_len = frame_len;
@@ -423,6 +425,7 @@ job_bind(struct job *w, struct job *q)
     w->retries = q->retries;
     /* Same zygote as the request's profile: find_idle saw to it. */
     memcpy(w->profile, q->profile, sizeof(w->profile));
+    w->egress_version = q->egress_version;
     w->spawn_ns = uv_hrtime(); /* queue_ms ends here */
     w->replied = false;
     if (q->conn) {

@@ -105,6 +105,7 @@ struct job {
     struct sched_entry sched;
     struct harden_params params; /* what its worker is (to be) hardened with */
     char profile[65];            /* the profile that resolved it ("" without a policy) */
+    uint64_t egress_version;     /* that profile's egress.version then (daemon_egress_start) */
     bool preload_zygote;         /* its worker is d->zygote_preload's (daemon_profile_preloads) */
     char *frame;                 /* owned: the run frame, until it is written */
     size_t frame_len;
@@ -129,8 +130,9 @@ struct job_spec {
     struct policy_limits limits; /* the profile's, tightened by the request */
     enum harden_level levels[_HARDEN_LAYER_MAX];
     bool stream;
-    uint64_t arrival_ns; /* uv_hrtime() when the request arrived */
-    const char *profile; /* Not owned: the profile's name; NULL without a policy */
+    uint64_t arrival_ns;     /* uv_hrtime() when the request arrived */
+    const char *profile;     /* Not owned: the profile's name; NULL without a policy */
+    uint64_t egress_version; /* the profile's egress.version: the rules its egress may use */
 };
 
 /* Admits a job for an exec request (frame payload run_json, borrowed) into the scheduler; it

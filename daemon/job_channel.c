@@ -273,8 +273,15 @@ handle_egress(struct job *j, const cJSON *event)
         job_fail(j, PF_E_INTERNAL, "the worker broke the channel protocol", JOB_KILL_PROTOCOL);
         return;
     }
-    cJSON *now = daemon_egress_start(j->d, j->profile, &j->limits, &j->egress_requests, event,
-                                     on_egress_done, j, &j->egress);
+    /* The peer the request came from: the connection's credentials, read at accept. Without
+     * its connection the job is being cancelled: no peer, no egress. */
+    struct policy_peer peer = j->conn ? conn_peer(j->conn) : (struct policy_peer){0};
+    struct daemon_egress_run run = {.profile = j->profile,
+                                    .egress_version = j->egress_version,
+                                    .peer = j->conn ? &peer : NULL,
+                                    .limits = &j->limits,
+                                    .count = &j->egress_requests};
+    cJSON *now = daemon_egress_start(j->d, &run, event, on_egress_done, j, &j->egress);
     if (!j->egress)
         send_to_worker(j, now);
 }

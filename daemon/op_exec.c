@@ -208,6 +208,7 @@ op_exec(struct conn *c, const struct msg_request *req, cJSON **ret_reply, struct
     if (resolve_spec(d, profile, req->root, &spec, err) < 0)
         return -1;
     spec.profile = profile ? profile->name : NULL;
+    spec.egress_version = profile ? profile->egress.version : 0;
     cJSON *fields = NULL;
     if (resolve_exec_fields(profile, cJSON_GetObjectItemCaseSensitive(req->root, "imports"),
                             &fields, err) < 0)

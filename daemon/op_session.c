@@ -37,6 +37,7 @@ op_session_open(struct conn *c, const struct msg_request *req, cJSON **ret_reply
         cJSON_Delete(fields);
         return -1;
     }
+    s->egress_version = profile ? profile->egress.version : 0;
     s->detached = msg_get_bool(req->root, "detach", false);
     s->owner = s->detached ? NULL : c;
     /* A session holds its worker from open to close: it counts against max_workers. Without a

@@ -117,6 +117,7 @@ struct session {
     gid_t *groups; /* owned */
     size_t n_groups;
     char profile[64 + 1];
+    uint64_t egress_version;     /* its profile's egress.version at open (daemon_egress_start) */
     struct policy_limits limits; /* the profile's, tightened by session.open; its
                                   * max_pending_per_session bounds `pending` */
     struct conn *owner;          /* Not owned: the connection it ends with; NULL when detached. */

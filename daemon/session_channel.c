@@ -290,8 +290,15 @@ handle_egress(struct session *s, const cJSON *event)
         protocol_error(s, "a second egress request before the first was answered");
         return;
     }
-    cJSON *now = daemon_egress_start(s->d, s->profile, &s->limits, &s->egress_requests, event,
-                                     on_egress_done, s, &s->egress);
+    /* The peer that opened it (session_revoke asks the same): sessions outlive connections. */
+    struct policy_peer peer = {
+            .uid = s->uid, .gid = s->gid, .groups = s->groups, .n_groups = s->n_groups};
+    struct daemon_egress_run run = {.profile = s->profile,
+                                    .egress_version = s->egress_version,
+                                    .peer = &peer,
+                                    .limits = &s->limits,
+                                    .count = &s->egress_requests};
+    cJSON *now = daemon_egress_start(s->d, &run, event, on_egress_done, s, &s->egress);
     if (!s->egress)
         on_egress_done(s, now);
 }

@@ -369,6 +369,19 @@ policy_egress_finish(struct policy_egress *e)
     *e = (struct policy_egress){0};
 }
 
+bool
+policy_egress_equal(const struct policy_egress *a, const struct policy_egress *b)
+{
+    if (a->n != b->n)
+        return false;
+    /* The other fields of a rule are parsed from its URL. */
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->rules[i].url, b->rules[i].url) != 0 ||
+            a->rules[i].methods != b->rules[i].methods)
+            return false;
+    return true;
+}
+
 cJSON *
 policy_egress_to_json(const struct policy_egress *e)
 {

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pf_error.h"
 
@@ -40,6 +41,10 @@ struct policy_egress_rule {
 struct policy_egress {
     struct policy_egress_rule *rules;
     size_t n;
+    /* Not set by the parser (0): the daemon numbers the versions of each profile's rules as it
+     * loads policies, the same number exactly while they stay equal (policy_egress_equal), so
+     * that a run can tell whether the rules in force are the ones it started with. */
+    uint64_t version;
 };
 
 /* Parses a profile's "egress" array (NULL: no rules). origin prefixes messages ("profiles/x.json"):
@@ -48,6 +53,9 @@ struct policy_egress {
 int policy_egress_parse(const cJSON *array, const char *origin, struct policy_egress *ret,
                         struct pf_error **err);
 void policy_egress_finish(struct policy_egress *e);
+/* True when a and b allow exactly the same requests: the same rules (URL as written, effective
+ * methods), in the same order. version is not compared. */
+bool policy_egress_equal(const struct policy_egress *a, const struct policy_egress *b);
 /* [{"url": ..., "methods": [...]}] with the effective methods (defaults filled in). */
 cJSON *policy_egress_to_json(const struct policy_egress *e);
 

@@ -1,7 +1,7 @@
 /* The warm pool (daemon/pool.c) on conn_fixture.c's real loop and fake zygote, with the
  * built-in policy (whose default profile keeps 2 idle workers): eviction of idle workers to
- * make room for a job that none of them fits; and the start callback's wait for a zygote that
- * is being restarted. */
+ * make room for a job that none of them fits; the start callback's wait for a zygote that is
+ * being restarted; and what a policy reload does to the queue and to running jobs' egress. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -394,6 +394,99 @@ test_reload_revokes_queued_execs(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The worker of the current job asks for GET url; returns the error type of the answer and
+ * copies its message into msg. The fixture has no egress engine: a request that got past the
+ * choice of the rules it is checked against is answered "connection", "pyfenced is stopping",
+ * before any rule is matched. */
+static const char *
+egress_answer(struct fx *f, const char *url, char *msg, size_t size)
+{
+    send_fmt(f->worker.fd, "{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"%s\"}", url);
+    cJSON *r = recv_frame(f, &f->worker, 2000);
+    assert_non_null(r);
+    assert_string_equal(cJSON_GetObjectItem(r, "op")->valuestring, "egress");
+    cJSON *e = cJSON_GetObjectItem(r, "error");
+    assert_non_null(e);
+    snprintf(msg, size, "%s", cJSON_GetObjectItem(e, "message")->valuestring);
+    const char *type = cJSON_GetObjectItem(e, "type")->valuestring;
+    static char got[32];
+    snprintf(got, sizeof(got), "%s", type);
+    cJSON_Delete(r);
+    return got;
+}
+
+static const char changed[] =
+        "a policy reload since this run started changed the egress rules of profile 'net', or "
+        "who may use it: this run's egress is refused (a new run gets the profile as it is now)";
+
+/* A running job's egress is checked against the rules it started with, never against another
+ * profile's: after a reload that keeps its profile's rules (other fields may change) it goes
+ * on; after one that changes them (even only adding a rule), or takes its uid's access to the
+ * profile away, its egress is refused; a job started after the reload gets the rules in
+ * force. */
+static void
+test_reload_egress_keeps_the_run_rules(void **state)
+{
+    struct fx *f = *state;
+    struct conn *c = pf_container_of(f->d.conns.next, struct conn, link);
+    uid_t mine = c->uid;
+    c->uid = 4000;
+    char dir[] = "/tmp/pf-policy-XXXXXX", msg[512];
+    assert_non_null(mkdtemp(dir));
+    f->d.opts.policy_dir = dir;
+    write_file(
+            dir, "default.json",
+            "{\"name\":\"default\",\"limits\":{\"pool_size\":0},\"access\":{\"everyone\":true}}");
+    static const char net[] = "{\"name\":\"net\",\"limits\":{\"pool_size\":0,\"timeout_ms\":%d},"
+                              "\"access\":{\"uids\":[%d]},\"egress\":[{\"url\":\"%s\"}%s]}";
+    char text[512];
+    snprintf(text, sizeof(text), net, 30000, 4000, "http://127.0.0.1:9/api/", "");
+    write_file(dir, "net.json", text);
+    reload(f);
+    uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"1\",\"profile\":\"net\"}");
+    assert_string_equal(egress_answer(f, "http://127.0.0.1:9/api/x", msg, sizeof(msg)),
+                        "connection");
+
+    /* Same rules, another limit: the run goes on with them. */
+    snprintf(text, sizeof(text), net, 20000, 4000, "http://127.0.0.1:9/api/", "");
+    write_file(dir, "net.json", text);
+    reload(f);
+    assert_string_equal(egress_answer(f, "http://127.0.0.1:9/api/x", msg, sizeof(msg)),
+                        "connection");
+
+    /* A rule more: the profile named 'net' now is not the one the run started with. */
+    snprintf(text, sizeof(text), net, 20000, 4000, "http://127.0.0.1:9/api/",
+             ",{\"url\":\"http://127.0.0.1:9/other/\"}");
+    write_file(dir, "net.json", text);
+    reload(f);
+    assert_string_equal(egress_answer(f, "http://127.0.0.1:9/other/", msg, sizeof(msg)), "refused");
+    assert_string_equal(msg, changed);
+    assert_string_equal(egress_answer(f, "http://127.0.0.1:9/api/x", msg, sizeof(msg)), "refused");
+    send_result(f, 1);
+    cJSON_Delete(expect_ok(f, "1"));
+    end_worker(f, job, 0, 0, false, 0);
+
+    /* A run started now has the rules in force; then its uid loses the profile, the rules
+     * staying the same: refused too. */
+    job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"2\",\"profile\":\"net\"}");
+    assert_string_equal(egress_answer(f, "http://127.0.0.1:9/other/", msg, sizeof(msg)),
+                        "connection");
+    snprintf(text, sizeof(text), net, 20000, 4242, "http://127.0.0.1:9/api/",
+             ",{\"url\":\"http://127.0.0.1:9/other/\"}");
+    write_file(dir, "net.json", text);
+    reload(f);
+    assert_string_equal(egress_answer(f, "http://127.0.0.1:9/other/", msg, sizeof(msg)), "refused");
+    assert_string_equal(msg, changed);
+    send_result(f, 2);
+    cJSON_Delete(expect_ok(f, "2"));
+    end_worker(f, job, 0, 0, false, 0);
+
+    c->uid = mine;
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -409,6 +502,8 @@ main(void)
                                             teardown),
             cmocka_unit_test_setup_teardown(test_reload_revokes_queued_execs, setup_one_worker,
                                             teardown),
+            cmocka_unit_test_setup_teardown(test_reload_egress_keeps_the_run_rules,
+                                            setup_one_worker, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
