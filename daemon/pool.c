@@ -255,8 +255,10 @@ evict_one(struct pools *ps)
 
 /* The zygote that would fork a worker of this kind is being restarted: the job or session
  * waits in the queue meanwhile, as for a slot, rather than fail (pools_kick's check runs on
- * every turn of the loop while anything waits, the restart's included). No zygote at all is
- * not a wait: job_launch and session_launch answer it. */
+ * every turn of the loop while anything waits, the restart's included). It is skipped
+ * (SCHED_SKIP), not out of slots: the requests behind it that need the other zygote, its
+ * uid's and other uids', start meanwhile. No zygote at all is not a wait: job_launch and
+ * session_launch answer it. */
 static bool
 zygote_restarting(const struct daemon *d, bool preload)
 {
@@ -392,7 +394,7 @@ static enum sched_start
 start_session(struct daemon *d, struct session *s)
 {
     if (zygote_restarting(d, s->preload_zygote))
-        return SCHED_NO_SLOT; /* no idle worker goes for a fork that cannot be had */
+        return SCHED_SKIP; /* no idle worker goes for a fork that cannot be had */
     if (!slot_free(d)) {
         evict_one(&d->pools);
         return SCHED_NO_SLOT;
@@ -433,7 +435,7 @@ pools_start_job(void *ctx, struct sched_entry *e)
         return SCHED_STARTED;
     }
     if (zygote_restarting(d, q->preload_zygote))
-        return SCHED_NO_SLOT;
+        return SCHED_SKIP;
     if (!slot_free(d)) {
         evict_one(ps);
         return SCHED_NO_SLOT;

@@ -22,7 +22,8 @@
  * The scheduler's start callback lives here too (pools_start_job): a pool worker if one
  * matches, else a fresh worker if max_workers allows, else the job keeps waiting (and an idle
  * pool worker that no waiting job can use is evicted to make room). While its zygote is being
- * restarted no worker can be forked: the job keeps waiting too, and the pools do not refill. A
+ * restarted no worker can be forked: the job keeps waiting too (skipped, SCHED_SKIP: requests
+ * behind it that need the other zygote start meanwhile), and the pools do not refill. A
  * session.open waits in the same queue; its worker is always a fresh one (session_launch).
  *
  * That wait is bounded: a zygote whose restarts keep failing (its binary gone, an interpreter

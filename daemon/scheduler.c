@@ -342,11 +342,10 @@ sched_busy_error(struct sched *s, uid_t uid, const char *why, uint32_t retry_aft
                         why ? why : "max_queued", retry_after_ms);
 }
 
-/* Takes the first entry of u off its queue, as running. */
-static struct sched_entry *
-dequeue(struct sched *s, struct sched_uid *u)
+/* Takes e off u's queue, as running. */
+static void
+dequeue(struct sched *s, struct sched_uid *u, struct sched_entry *e)
 {
-    struct sched_entry *e = pf_container_of(u->queue.next, struct sched_entry, link);
     dlist_remove(&e->link);
     u->queued--;
     s->queued--;
@@ -355,25 +354,58 @@ dequeue(struct sched *s, struct sched_uid *u)
     e->state = SCHED_RUNNING;
     u->running++;
     s->running++;
-    return e;
 }
 
-/* The callback had no worker for e: it goes back to the head of its queue. */
+/* The callback did not start e: it goes back into its queue just before `next` (where it was). */
 static void
-requeue_first(struct sched *s, struct sched_entry *e)
+requeue_before(struct sched *s, struct sched_entry *e, struct dlist *next)
 {
     struct sched_uid *u = e->u;
     u->running--;
     s->running--;
     e->state = SCHED_QUEUED;
-    e->link.next = u->queue.next;
-    e->link.prev = &u->queue;
-    u->queue.next->prev = &e->link;
-    u->queue.next = &e->link;
+    dlist_insert_tail(next, &e->link);
     u->queued++;
     s->queued++;
     u->bytes += e->bytes;
     s->bytes += e->bytes;
+}
+
+/* Offers u's entry e a worker. Round robin: u goes to the back of the ring before e starts;
+ * when e does not start (no slot, or skipped), both go back where they were: u keeps its turn,
+ * e its place. */
+static enum sched_start
+try_start(struct sched *s, struct sched_uid *u, struct sched_entry *e)
+{
+    struct dlist *queue_next = e->link.next, *ring_next = u->ready_link.next;
+    struct sched_uid *last = s->last;
+    dlist_remove(&u->ready_link);
+    dlist_insert_tail(&s->ready, &u->ready_link);
+    s->last = u;
+    dequeue(s, u, e);
+    enum sched_start r = s->start_cb(s->ctx, e);
+    if (r == SCHED_NO_SLOT || r == SCHED_SKIP) {
+        requeue_before(s, e, queue_next);
+        s->last = last;
+        dlist_remove(&u->ready_link);
+        dlist_insert_tail(ring_next, &u->ready_link);
+    } else if (r == SCHED_STARTED) {
+        update_ready(s, u);
+    }
+    /* SCHED_FAILED: the callback called sched_done; u may be gone with it. */
+    return r;
+}
+
+/* The uid whose turn it is: the first of the ring not skipped in this pump. */
+static struct sched_uid *
+next_turn(struct sched *s)
+{
+    for (struct dlist *pos = s->ready.next; pos != &s->ready; pos = pos->next) {
+        struct sched_uid *u = pf_container_of(pos, struct sched_uid, ready_link);
+        if (u->skipped != s->pumps)
+            return u;
+    }
+    return NULL;
 }
 
 void
@@ -382,29 +414,21 @@ sched_pump(struct sched *s)
     if (s->pumping || !s->start_cb)
         return;
     s->pumping = true;
-    while (!dlist_empty(&s->ready)) {
-        struct sched_uid *u = pf_container_of(s->ready.next, struct sched_uid, ready_link);
-        /* Round robin: u goes to the back of the ring before its job starts. */
-        struct sched_uid *last = s->last;
-        dlist_remove(&u->ready_link);
-        dlist_insert_tail(&s->ready, &u->ready_link);
-        s->last = u;
-        struct sched_entry *e = dequeue(s, u);
-        enum sched_start r = s->start_cb(s->ctx, e);
-        if (r == SCHED_NO_SLOT) {
-            requeue_first(s, e);
-            s->last = last;
-            /* It keeps its turn: the next free worker is its. */
-            dlist_remove(&u->ready_link);
-            u->ready_link.next = s->ready.next;
-            u->ready_link.prev = &s->ready;
-            s->ready.next->prev = &u->ready_link;
-            s->ready.next = &u->ready_link;
-            break;
+    s->pumps++;
+    struct sched_uid *u;
+    while ((u = next_turn(s))) {
+        /* Its oldest entry that can start now; a skipped one stays where it was, and the
+         * entries after it are independent of why it cannot start. */
+        enum sched_start r = SCHED_SKIP;
+        for (struct dlist *q = u->queue.next; r == SCHED_SKIP && q != &u->queue;) {
+            struct sched_entry *e = pf_container_of(q, struct sched_entry, link);
+            q = q->next; /* a skip leaves the queue as it was: e goes back before q */
+            r = try_start(s, u, e);
         }
-        /* SCHED_FAILED: the callback called sched_done; u may be gone with it. */
-        if (r == SCHED_STARTED)
-            update_ready(s, u);
+        if (r == SCHED_NO_SLOT)
+            break; /* nobody's entry can have a worker now */
+        if (r == SCHED_SKIP)
+            u->skipped = s->pumps; /* none of its entries can start: the next uid's turn */
     }
     s->pumping = false;
 }

@@ -45,6 +45,7 @@ struct sched_uid {
     uint64_t bytes;    /* held for this uid: see the top of this file */
     unsigned sessions; /* sessions of this uid not ended yet (sched_session_attach) */
     uint64_t jobs;     /* jobs admitted since the record was made */
+    uint64_t skipped;  /* the sched_pump in which every queued entry was skipped (sched.pumps) */
     bool in_ready;
 };
 
@@ -70,13 +71,18 @@ enum sched_start {
     SCHED_STARTED, /* the entry runs now */
     SCHED_NO_SLOT, /* no worker can be had now: the entry stays first in its queue */
     SCHED_FAILED,  /* it could not start and has been answered; it left the scheduler */
+    /* it cannot start now for a reason of its own that other entries need not share (the
+     * zygote that forks its kind of worker is down): it keeps its place, and the pump goes on
+     * with the uid's later entries and the other uids' */
+    SCHED_SKIP,
     _SCHED_START_MAX,
     _SCHED_START_INVALID = -1,
 };
 
 /* Gives e a worker. On SCHED_STARTED or SCHED_FAILED, e is already out of the queue (its state
  * is SCHED_RUNNING, or SCHED_NONE after sched_done on failure) and may have been moved or
- * freed by the callback. */
+ * freed by the callback. On SCHED_NO_SLOT and SCHED_SKIP it must not have touched the
+ * scheduler: e goes back where it was. */
 typedef enum sched_start (*sched_start_cb)(void *ctx, struct sched_entry *e);
 
 struct sched {
@@ -97,6 +103,7 @@ struct sched {
     struct sched_uid *last; /* Not owned: the uid served last (NULL once its record is gone) */
     struct dlist buckets[SCHED_HASH_BUCKETS];
     double avg_run_ms; /* moving average of the time a job holds a worker */
+    uint64_t pumps;    /* sched_pump calls: a uid skipped in the current one has skipped == it */
     bool pumping;
 };
 
@@ -153,7 +160,11 @@ int sched_submit(struct sched *s, struct sched_entry *e, uid_t uid, bool startab
 int sched_busy_error(struct sched *s, uid_t uid, const char *why, uint32_t retry_after_ms,
                      struct pf_error **err);
 /* Starts queued entries, round-robin across uids, until the callback answers SCHED_NO_SLOT or
- * nothing is ready. Re-entrant calls (from the callback) return at once. */
+ * nothing is ready. Each uid's turn goes to its oldest entry that the callback does not skip:
+ * an entry skipped (SCHED_SKIP) holds back neither the entries behind it in its uid's queue
+ * nor the other uids (their requests are independent of its cause), and a uid all of whose
+ * entries are skipped keeps its place in the ring, so it is served first once they can start.
+ * Re-entrant calls (from the callback) return at once. */
 void sched_pump(struct sched *s);
 /* e leaves the scheduler: a queued one is dropped (it never starts), a running one is done
  * after holding its worker for held_ms (ignored when negative). Harmless for SCHED_NONE. */

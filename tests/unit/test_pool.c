@@ -487,6 +487,54 @@ test_reload_egress_keeps_the_run_rules(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A request whose zygote is down does not hold back one behind it that needs the other
+ * zygote, of the same uid here (independent requests: the later may pass the earlier); the
+ * earlier one runs once its zygote is back. */
+static void
+test_zygote_down_blocks_only_its_requests(void **state)
+{
+    struct fx *f = *state;
+    static struct zygote preload;
+    memset(&preload, 0, sizeof(preload));
+    f->d.zygote_preload = &preload;
+    char dir[] = "/tmp/pf-policy-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    f->d.opts.policy_dir = dir;
+    write_file(
+            dir, "default.json",
+            "{\"name\":\"default\",\"limits\":{\"pool_size\":0},\"access\":{\"everyone\":true}}");
+    write_file(dir, "data.json",
+               "{\"name\":\"data\",\"preload\":[\"json\"],\"limits\":{\"pool_size\":0},"
+               "\"access\":{\"everyone\":true}}");
+    reload(f);
+
+    preload.restarting = true;
+    send_frame(f->client.fd, "{\"id\":1,\"op\":\"exec\",\"code\":\"1\",\"profile\":\"data\"}");
+    uint64_t job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"6 * 7\"}");
+    assert_int_equal(f->d.sched.queued, 1); /* 1, waiting for the preload zygote */
+    send_result(f, 42);
+    end_worker(f, job, 0, 0, false, 0);
+    cJSON_Delete(expect_ok(f, "2"));
+
+    preload.restarting = false;
+    for (int i = 0; i < 1000 && preload.last_job == 0; i++)
+        pump(f, 1);
+    job = preload.last_job;
+    assert_int_equal(fake.last_job, job - 1); /* the plain zygote forked nothing more */
+    /* Job ids are the daemon's, unique across zygotes: end_worker may take it from fake. */
+    fake.worker_fd[job] = preload.worker_fd[job];
+    fake.ctx[job] = preload.ctx[job];
+    take_worker(f, job);
+    expect_run(f, "1");
+    send_result(f, 1);
+    end_worker(f, job, 0, 0, false, 0);
+    cJSON_Delete(expect_ok(f, "1"));
+    f->d.zygote_preload = NULL;
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int
 main(void)
 {
@@ -504,6 +552,8 @@ main(void)
                                             teardown),
             cmocka_unit_test_setup_teardown(test_reload_egress_keeps_the_run_rules,
                                             setup_one_worker, teardown),
+            cmocka_unit_test_setup_teardown(test_zygote_down_blocks_only_its_requests, setup,
+                                            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,8 @@ struct fake {
     struct sched s;
     int slots;    /* workers the start callback may still hand out */
     int fail_tag; /* a job with this tag fails to start */
+    int skip_min; /* jobs tagged from here to skip_max are skipped (their zygote is down) */
+    int skip_max;
     int order[MAX_JOBS];
     int n_started;
     int n_jobs;
@@ -42,6 +44,8 @@ start_cb(void *ctx, struct sched_entry *e)
         sched_done(&f->s, e, -1);
         return SCHED_FAILED;
     }
+    if (j->tag >= f->skip_min && j->tag <= f->skip_max)
+        return SCHED_SKIP; /* before the slot, as pool.c asks about the zygote first */
     if (f->slots == 0)
         return SCHED_NO_SLOT;
     f->slots--;
@@ -62,6 +66,8 @@ fake_new(int max_queued, int max_queued_uid, int max_running_uid, int max_worker
     l.v[POLICY_LIMIT_MAX_WORKERS] = max_workers;
     sched_init(&f->s, &l, start_cb, f);
     f->fail_tag = -1;
+    f->skip_min = 1;
+    f->skip_max = 0;
     return f;
 }
 
@@ -131,6 +137,51 @@ test_round_robin_across_uids(void **state)
     }
     assert_int_equal(f->s.queued, 0);
     assert_int_equal(f->s.running, 8);
+    finish_all(f);
+    fake_free(f);
+}
+
+/* Entries that cannot start for a reason of their own (SCHED_SKIP: the zygote they need is
+ * down) hold back neither the later entries of their uid nor other uids: those start, still
+ * round robin, within the free slots. A uid all of whose entries are skipped keeps its place:
+ * once they can start, it is served before the uids that were served meanwhile. */
+static void
+test_skipped_entries_do_not_block(void **state)
+{
+    (void) state;
+    struct fake *f = fake_new(100, 100, 100, 8);
+    f->skip_min = 100; /* tags 100..199: need the zygote that is down */
+    f->skip_max = 199;
+    assert_int_equal(submit(f, 1, 100, false), 0);
+    assert_int_equal(submit(f, 1, 10, false), 0);
+    assert_int_equal(submit(f, 1, 11, false), 0);
+    assert_int_equal(submit(f, 2, 120, false), 0);
+    assert_int_equal(submit(f, 2, 121, false), 0);
+    assert_int_equal(submit(f, 3, 30, false), 0);
+    assert_int_equal(submit(f, 3, 31, false), 0);
+    f->slots = 3;
+    sched_pump(&f->s);
+    static const int first[] = {10, 30, 11};
+    assert_int_equal(f->n_started, 3);
+    for (size_t i = 0; i < PF_ELEMENTSOF(first); i++)
+        assert_int_equal(f->order[i], first[i]);
+    assert_int_equal(f->s.queued, 4);
+    /* No slot left: the pump stops at the first entry it could start. */
+    sched_pump(&f->s);
+    assert_int_equal(f->n_started, 3);
+
+    /* The zygote is back: uid 2, skipped all along, goes first, then round robin goes on
+     * (uid 3 was served once meanwhile, uid 1 twice); each skipped entry kept its place in
+     * its uid's queue. */
+    f->skip_max = 0;
+    static const int then[] = {120, 31, 100, 121};
+    for (size_t i = 0; i < PF_ELEMENTSOF(then); i++) {
+        f->slots = 1;
+        sched_pump(&f->s);
+        assert_int_equal(f->n_started, 4 + (int) i);
+        assert_int_equal(f->order[3 + i], then[i]);
+    }
+    assert_int_equal(f->s.queued, 0);
     finish_all(f);
     fake_free(f);
 }
@@ -564,6 +615,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_round_robin_across_uids),
             cmocka_unit_test(test_flooder_waits_its_turn),
+            cmocka_unit_test(test_skipped_entries_do_not_block),
             cmocka_unit_test(test_per_uid_running_cap),
             cmocka_unit_test(test_queue_bounds_and_retry_after),
             cmocka_unit_test(test_no_queue_still_starts_what_can_start),
