@@ -180,10 +180,14 @@ fail:
  * class whose dunders CPython then calls (__eq__, __getitem__) and whose bases' methods it
  * inherits: a dict a library built (dict(zip(names, values))) holds values no check saw. The
  * bases and the values of ns (one level: CPython calls them, not what they hold) are checked
- * as values. Returns 0 or -1 with InterpreterError set. */
+ * as values, and the names ns binds as a class body's are (no dunder outside the class
+ * allow-list, class_dunders.c). Returns 0 or -1 with InterpreterError set. */
 static int
-check_class_parts(struct exec_run *r, PyObject *bases, PyObject *ns)
+check_class_parts(struct exec_run *r, PyObject *name, PyObject *bases, PyObject *ns)
 {
+    /* the names it binds (not a dict: CPython's own TypeError, or a metaclass's own code) */
+    if (PyDict_Check(ns) && exec_check_class_namespace(r, ns, name) < 0)
+        return -1;
     for (Py_ssize_t i = 0; PyTuple_Check(bases) && i < PyTuple_GET_SIZE(bases); i++)
         if (exec_check_value(r, PyTuple_GET_ITEM(bases, i)) < 0)
             return -1;
@@ -207,10 +211,10 @@ static int
 check_class_creation(struct exec_run *r, PyObject *func, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs == 3 && is_metaclass(func))
-        return check_class_parts(r, args[1], args[2]);
+        return check_class_parts(r, args[0], args[1], args[2]);
     if (nargs == 4 && PyCFunction_Check(func) && is_metaclass(PyCFunction_GET_SELF(func)) &&
         strcmp(((PyCFunctionObject *) func)->m_ml->ml_name, "__new__") == 0)
-        return check_class_parts(r, args[2], args[3]);
+        return check_class_parts(r, args[1], args[2], args[3]);
     return 0;
 }
 

@@ -188,8 +188,8 @@ build_class(struct exec_run *r, const struct node *s, PyObject *bases, PyObject 
             (c->doc && PyMapping_SetItemString(ns, "__doc__", c->doc) < 0))
             goto out;
     }
-    if (run_class_body(r, c, ns) < 0 || implicit_methods(ns) < 0 ||
-        !(args = PyTuple_Pack(3, c->name, bases, ns)))
+    if (run_class_body(r, c, ns) < 0 || exec_check_class_namespace(r, ns, c->qualname) < 0 ||
+        implicit_methods(ns) < 0 || !(args = PyTuple_Pack(3, c->name, bases, ns)))
         goto out;
     cls = PyObject_Call(meta, args, kw);
 out:

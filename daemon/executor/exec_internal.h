@@ -349,6 +349,15 @@ void exec_audit_snippet_leave(PyFrameObject *before);
 int exec_main_frame_init(void);
 void exec_main_frame_call(void (*fn)(void *arg), void *arg);
 
+/* class_dunders.c: the dunders a snippet's class may define */
+/* name is no dunder, or one of the allow-list's (name: any str). */
+bool exec_class_dunder_allowed(PyObject *name);
+/* Every key of a class namespace the snippet filled (a class body's, the dict handed to
+ * type(name, bases, ns) or type.__new__) is a plain str and no refused dunder; a namespace
+ * that is no dict is refused. clsname names the class in the message (NULL or no str: "?").
+ * Returns 0, or -1 with InterpreterError set. */
+int exec_check_class_namespace(struct exec_run *r, PyObject *ns, PyObject *clsname);
+
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
 bool exec_is_tool_name(PyObject *name);
 

@@ -1,5 +1,7 @@
 # imports: dataclasses
-# expect: refused snippet code called back while dataclasses builds a class
+# expect: refused Forbidden definition of dunder __dataclass_fields__ in class Base
+# Now refused earlier: a snippet class may not define dataclasses' state (class_dunders.c); the
+# callback refusal and the audit hook's check below stay as the backstops.
 # A base class's __dataclass_fields__ may hold a Field subclass whose name is a property: its
 # getter is snippet code, refused when dataclasses calls it (the audit hook's check at the exec,
 # which takes only exact Fields, would refuse it next).

@@ -1,6 +1,7 @@
-# expect: refused Maximum number of 1000000 iterations in While loop exceeded
-# __del__ runs when CPython drops the object; CPython reports and drops its exception, but the
-# refusal sticks: the next statement fails with it.
+# expect: refused Forbidden definition of dunder __del__ in class K
+# Now refused earlier: a snippet class may not define __del__ (class_dunders.c), which CPython
+# calls at any point an object is freed. Were it defined: CPython reports and drops its
+# exception, but the budget's refusal sticks and the next statement fails with it.
 class K:
     def __del__(self):
         while True:

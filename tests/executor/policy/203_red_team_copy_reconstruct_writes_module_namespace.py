@@ -2,6 +2,8 @@
 # expect: refused copy cannot rebuild an object as a module (dataclasses)
 # Now refused earlier: library code may not set attributes of another module or library class
 # (guard_store.c); the audit hook's check below stays as the backstop.
+# (A snippet class may no longer define __reduce_ex__ (class_dunders.c): copy.dispatch_table
+# chooses the same reducer for the class.)
 # copy.copy(x) calls x.__reduce_ex__ (snippet code) and rebuilds y = func(*args), then
 # y.__dict__.update(state) in copy's own code: with func returning an allowed module, the
 # snippet writes into that module's namespace (refused for `m.a = v`, 068). Here dataclasses'
@@ -12,8 +14,8 @@ import copy, dataclasses
 def dataclasses_module():
     return dataclasses
 class R:
-    def __reduce_ex__(self, proto):
-        return (dataclasses_module, (), {'_field_assign': "self.x=__import__('os').getpid()".format})
+    pass
+copy.dispatch_table[R] = lambda r: (dataclasses_module, (), {'_field_assign': "self.x=__import__('os').getpid()".format})
 copy.copy(R())
 @dataclasses.dataclass(repr=False, eq=False, match_args=False)
 class C:

@@ -3,15 +3,16 @@
 # Now refused earlier: library code may not set attributes of another module or library class
 # (guard_store.c); the audit hook's check below stays as the backstop.
 # copy._reconstruct's slot state: setattr(y, key, value) in copy's own code, y = func(*args)
-# any object the snippet holds, here the library class dataclasses.Field (198's rule bypassed).
+# any object the snippet holds (the reducer chosen through copy.dispatch_table: a snippet class
+# may no longer define __reduce_ex__), here the library class dataclasses.Field (198's rule bypassed).
 # Then the same C-only property getter as in 201: real code in __init__.
 import copy, dataclasses, functools
 names = iter(['x', 'x', 'x', 'x', "__import__('os').getpid()"] + ['x'] * 50)
 def field_class():
     return dataclasses.Field
 class R:
-    def __reduce_ex__(self, proto):
-        return (field_class, (), (None, {'name': property(functools.partial(next, names), {}.get)}))
+    pass
+copy.dispatch_table[R] = lambda r: (field_class, (), (None, {'name': property(functools.partial(next, names), {}.get)}))
 copy.copy(R())
 @dataclasses.dataclass(repr=False, eq=False, match_args=False)
 class C:

@@ -3,7 +3,8 @@
 # Now refused earlier: library code may not set attributes of another module or library class
 # (guard_store.c); the audit hook's check below stays as the backstop.
 # namedtuple checks its names with collections' globals (str, _sys.intern), which library code
-# can rebind for a snippet (copy rebuilding an object into a module's __dict__, as in 203): with
+# can rebind for a snippet (copy rebuilding an object into a module's __dict__, as in 203; the
+# reducer chosen through copy.dispatch_table, since a snippet class may not define __reduce_ex__): with
 # str a subclass whose isidentifier() says yes, a name that is code reached eval. The audit hook
 # allows namedtuple's compile only for the text its exact-str identifier names make.
 import collections, copy
@@ -15,7 +16,7 @@ class FakeSys:
 def mod():
     return collections
 class R:
-    def __reduce_ex__(self, proto):
-        return (mod, (), {'str': S, '_sys': FakeSys()})
+    pass
+copy.dispatch_table[R] = lambda r: (mod, (), {'str': S, '_sys': FakeSys()})
 copy.copy(R())
 P = collections.namedtuple('P', ['a', "b=().__class__"])

@@ -1,0 +1,218 @@
+/* The dunders a snippet's class may define.
+ *
+ * A class's dunders are hooks CPython and libraries call where the walk does not look:
+ * __del__ whenever an object is freed (inside any Py_DECREF of the executor's own C code,
+ * in the middle of a library's work), __reduce_ex__ from copy, which then calls what it
+ * answers and writes its state, __getattribute__ on every lookup libraries make,
+ * __subclasshook__ answering isinstance() for a library's ABCs, __array_interface__ naming
+ * memory numpy reads and writes. So a snippet's class may define only an allow-list: the
+ * protocol methods ordinary code uses, each called by CPython at points where any Python
+ * class's method may run and entered under the run's budgets (function.c). Whatever names
+ * the snippet binds into a class namespace is checked: the class body's bindings (whatever
+ * __prepare__ made the namespace), and the namespace of type(name, bases, ns), of a metaclass
+ * called so and of type.__new__. Library code building a class for the snippet (dataclasses
+ * adding __dataclass_fields__, enum, namedtuple) is not the snippet and is not checked here. */
+#include "exec_internal.h"
+
+/* Each is called by CPython only where any class's method may run: on an operation the
+ * snippet's code (or code it hands the object to) makes on the object or class itself.
+ * Doubtful ones, kept:
+ *   __new__, __init_subclass__, __set_name__: run while a class or object is made, which
+ *     CPython allows any class; while dataclasses builds a class no snippet code may run at
+ *     all (audit.c refuses the callback).
+ *   __class_getitem__: C[x] on the snippet's class only.
+ *   __getattr__: asked only for names normal lookup misses, on the snippet's objects.
+ *   __setattr__, __delattr__: every store on the snippet's instances, library code's too; the
+ *     values are those any callback receives, and the real store is unreachable anyway
+ *     (object.__setattr__ and super().__setattr__ are dunder reads, refused).
+ *   __get__, __set__, __delete__: descriptors, on lookups through the snippet's classes.
+ *   __index__, __int__, __float__, __complex__: CPython's C code that converts calls them in
+ *     the middle of its work, and is written to survive any Python code there; the executor
+ *     converts no snippet object itself.
+ *   __format__, __bytes__, __round__, __trunc__, __floor__, __ceil__: conversions as above.
+ *   __hash__: hash() and dict/set lookups; __hash__ = None makes a class unhashable.
+ *   __orig_bases__, __classcell__: the class statement sets them (PEP 560, super()).
+ * Refused, among others: __del__ (runs at any Py_DECREF, after the run, at teardown),
+ * __reduce__, __reduce_ex__, __getstate__, __setstate__, __getnewargs__, __getnewargs_ex__,
+ * __copy__, __deepcopy__ (copy and pickle call what they answer and write their state),
+ * __getattribute__ (answers libraries' lookups of any name, dunders included),
+ * __instancecheck__, __subclasscheck__, __subclasshook__ (change isinstance() answers for
+ * library classes too), __prepare__, __mro_entries__ (class creation outside the walk's
+ * sight), __class__, __dict__, __weakref__ (what library code reads as an object's class and
+ * state), __dataclass_fields__, __dataclass_params__, __abstractmethods__ (library state the
+ * library trusts), __fspath__, __array__, __array_interface__, __length_hint__, __dir__,
+ * __sizeof__, the async protocol (refused anyway). */
+static const char *const class_dunders[] = {
+        /* what the class statement itself binds, and class-level declarations */
+        "__module__",
+        "__qualname__",
+        "__doc__",
+        "__classcell__",
+        "__orig_bases__",
+        "__annotations__",
+        "__slots__",
+        "__match_args__",
+        /* making objects */
+        "__new__",
+        "__init__",
+        "__post_init__",
+        "__init_subclass__",
+        "__class_getitem__",
+        "__set_name__",
+        /* text, comparison, truth */
+        "__repr__",
+        "__str__",
+        "__format__",
+        "__bytes__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__bool__",
+        /* containers and iteration */
+        "__len__",
+        "__iter__",
+        "__next__",
+        "__reversed__",
+        "__contains__",
+        "__getitem__",
+        "__setitem__",
+        "__delitem__",
+        "__missing__",
+        /* attributes and descriptors */
+        "__getattr__",
+        "__setattr__",
+        "__delattr__",
+        "__get__",
+        "__set__",
+        "__delete__",
+        /* calling, context managers */
+        "__call__",
+        "__enter__",
+        "__exit__",
+        /* unary operators and conversions */
+        "__neg__",
+        "__pos__",
+        "__abs__",
+        "__invert__",
+        "__round__",
+        "__trunc__",
+        "__floor__",
+        "__ceil__",
+        "__int__",
+        "__float__",
+        "__complex__",
+        "__index__",
+        /* binary operators, reflected and in place */
+        "__add__",
+        "__radd__",
+        "__iadd__",
+        "__sub__",
+        "__rsub__",
+        "__isub__",
+        "__mul__",
+        "__rmul__",
+        "__imul__",
+        "__matmul__",
+        "__rmatmul__",
+        "__imatmul__",
+        "__truediv__",
+        "__rtruediv__",
+        "__itruediv__",
+        "__floordiv__",
+        "__rfloordiv__",
+        "__ifloordiv__",
+        "__mod__",
+        "__rmod__",
+        "__imod__",
+        "__divmod__",
+        "__rdivmod__",
+        "__pow__",
+        "__rpow__",
+        "__ipow__",
+        "__lshift__",
+        "__rlshift__",
+        "__ilshift__",
+        "__rshift__",
+        "__rrshift__",
+        "__irshift__",
+        "__and__",
+        "__rand__",
+        "__iand__",
+        "__xor__",
+        "__rxor__",
+        "__ixor__",
+        "__or__",
+        "__ror__",
+        "__ior__",
+};
+
+static bool
+is_dunder_shaped(PyObject *name)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    return len >= 4 && PyUnicode_READ_CHAR(name, 0) == '_' && PyUnicode_READ_CHAR(name, 1) == '_' &&
+           PyUnicode_READ_CHAR(name, len - 1) == '_' && PyUnicode_READ_CHAR(name, len - 2) == '_';
+}
+
+bool
+exec_class_dunder_allowed(PyObject *name)
+{
+    if (!is_dunder_shaped(name))
+        return true;
+    /* decided on the characters: a name the snippet built may hold a lone surrogate */
+    for (size_t i = 0; i < sizeof(class_dunders) / sizeof(class_dunders[0]); i++)
+        if (PyUnicode_CompareWithASCIIString(name, class_dunders[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The class's name for a message: its str, or "?" for what is none (type() then fails). */
+static PyObject *
+display_name(PyObject *clsname)
+{
+    return clsname && PyUnicode_Check(clsname) ? clsname : NULL;
+}
+
+static int
+refuse_key(struct exec_run *r, PyObject *key, PyObject *clsname)
+{
+    PyObject *shown = display_name(clsname);
+    if (!PyUnicode_CheckExact(key)) {
+        /* a str subclass can make its hash and == match a hook's name in CPython's lookup */
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden class namespace for class %V: its keys must be plain str, not %s",
+                  shown, "?", Py_TYPE(key)->tp_name);
+        return -1;
+    }
+    exec_fail(r, ABORT_NONE,
+              "Forbidden definition of dunder %U in class %V: a snippet's class may define only "
+              "the protocol methods of the executor's allow-list",
+              key, shown, "?");
+    return -1;
+}
+
+int
+exec_check_class_namespace(struct exec_run *r, PyObject *ns, PyObject *clsname)
+{
+    if (!PyDict_Check(ns)) {
+        /* only a library metaclass's __prepare__ makes one (a snippet class may not define
+         * __prepare__): what it holds is read through its own methods, not checked here */
+        PyObject *shown = display_name(clsname);
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden class namespace for class %V: a %s, not a dict (the executor checks "
+                  "the names a class body binds in a dict only)",
+                  shown, "?", Py_TYPE(ns)->tp_name);
+        return -1;
+    }
+    /* the dict's own storage, as type.__new__ copies it (a dict subclass's methods may lie) */
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ns, &pos, &key, &value))
+        if (!PyUnicode_CheckExact(key) || !exec_class_dunder_allowed(key))
+            return refuse_key(r, key, clsname);
+    return 0;
+}
