@@ -215,12 +215,30 @@ dataclasses_as_imported(void)
  * exec's it: a field name that is not an identifier ("a=__import__('os')...") would be code.
  * The text is built from _process_class's `fields` (name -> Field) with no user code between:
  * each must be an exact dataclasses.Field (a subclass could make .name a property) whose name
- * is an identifier. Fails closed when the frame is not found. */
-static bool
-dataclass_fields_ok(PyFrameObject *f)
+ * is an identifier. Nor may a field's name be a dunder a snippet's class may not define
+ * (class_dunders.c): __init__ stores it on every instance, where library code's getattr finds
+ * it first (copy's getattr(x, '__reduce_ex__')), and a default makes it a class attribute.
+ * Fails closed when the frame is not found. Returns 0, or -1 with InterpreterError set. */
+static int
+refuse_dunder_field(PyObject *locals, PyObject *fname, const char *event)
+{
+    PyObject *cls = PyDict_GetItemString(locals, "cls"); /* borrowed */
+    PyObject *qualname = cls && PyType_Check(cls) ? PyType_GetQualName((PyTypeObject *) cls) : NULL;
+    PyErr_Clear();
+    PyErr_Format(exec_InterpreterError,
+                 "Forbidden while a snippet runs: a dataclass field named %U in class %V: a "
+                 "snippet's class may not define that dunder (%s)",
+                 fname, qualname, "?", event);
+    Py_XDECREF(qualname);
+    return -1;
+}
+
+static int
+check_dataclass_fields(PyFrameObject *f, const char *event)
 {
     PyFrameObject *cur = (PyFrameObject *) Py_NewRef(f);
     bool ok = false;
+    int rc = 0;
     for (int up = 0; cur && cur != snippet_entered_from && up < 8; up++) {
         if (frame_is(cur, "dataclasses", "_process_class")) {
             PyObject *locals = PyFrame_GetLocals(cur);
@@ -236,22 +254,27 @@ dataclass_fields_ok(PyFrameObject *f)
             ok = fclass != NULL;
             Py_ssize_t pos = 0;
             PyObject *key, *field;
-            while (ok && PyDict_Next(fields, &pos, &key, &field)) {
+            while (ok && rc == 0 && PyDict_Next(fields, &pos, &key, &field)) {
                 PyObject *fname = Py_TYPE(field) == (PyTypeObject *) fclass
                                           ? PyObject_GetAttrString(field, "name")
                                           : NULL;
                 ok = fname && PyUnicode_CheckExact(fname) && PyUnicode_IsIdentifier(fname);
+                if (ok && !exec_class_dunder_allowed(fname))
+                    rc = refuse_dunder_field(locals, fname, event);
                 Py_XDECREF(fname);
             }
             Py_XDECREF(fclass);
             Py_XDECREF(locals);
-            PyErr_Clear();
+            if (rc == 0)
+                PyErr_Clear();
             break;
         }
         Py_SETREF(cur, PyFrame_GetBack(cur));
     }
     Py_XDECREF(cur);
-    return ok;
+    if (rc < 0 || ok)
+        return rc;
+    return refuse("a dataclass field whose name is not an identifier", event);
 }
 
 /* namedtuple's __new__ is `lambda _cls, a, b: _tuple_new(_cls, (a, b))`, eval'd with empty
@@ -339,9 +362,7 @@ check_code_event(const char *event, PyObject *args)
     if (frame_is(f, "dataclasses", "_create_fn")) {
         if (!dataclasses_as_imported())
             return refuse("dataclasses or its Field class changed since it was imported", event);
-        if (dataclass_fields_ok(f))
-            return 0;
-        return refuse("a dataclass field whose name is not an identifier", event);
+        return check_dataclass_fields(f, event);
     }
     const char *file, *name;
     frame_where(f, &file, &name);

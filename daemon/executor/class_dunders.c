@@ -12,6 +12,8 @@
  * __prepare__ made the namespace), and the namespace of type(name, bases, ns), of a metaclass
  * called so and of type.__new__. Library code building a class for the snippet (dataclasses
  * adding __dataclass_fields__, enum, namedtuple) is not the snippet and is not checked here. */
+#include <string.h>
+
 #include "exec_internal.h"
 
 /* Each is called by CPython only where any class's method may run: on an operation the
@@ -215,4 +217,102 @@ exec_check_class_namespace(struct exec_run *r, PyObject *ns, PyObject *clsname)
         if (!PyUnicode_CheckExact(key) || !exec_class_dunder_allowed(key))
             return refuse_key(r, key, clsname);
     return 0;
+}
+
+/* Library code makes classes from namespaces the snippet filled, where the walk does not see
+ * them: types.new_class calls the snippet's exec_body, enum's functional API files a
+ * dunder-named "member" as a plain class attribute, C code the snippet called
+ * (map(type, ...)) calls type(). So type.__new__ itself is replaced, once, before any library
+ * is imported: while a snippet runs (outside imports), a namespace handed to it by the
+ * snippet's frame is checked as a class body's, and one handed to it by library code may hold
+ * a refused dunder only as the library's own: a function of a library module (namedtuple's
+ * __getnewargs__), or anything when the library is dataclasses (its slots=True rebuild copies
+ * the class dict it made itself: __dataclass_fields__, __dataclass_params__). */
+static newfunc real_type_new;
+
+/* The module whose code f runs (its globals are that module's own dict), or NULL. */
+static const char *
+frame_module(PyFrameObject *f)
+{
+    PyObject *globals = f ? PyFrame_GetGlobals(f) : NULL;
+    PyObject *name = globals ? PyDict_GetItemString(globals, "__name__") : NULL; /* borrowed */
+    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
+    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_XDECREF(mod);
+    Py_XDECREF(globals);
+    PyErr_Clear();
+    return own ? PyUnicode_AsUTF8(name) : NULL;
+}
+
+/* A Python function of a library module: its globals are that module's own dict. */
+static bool
+is_library_function(PyObject *v)
+{
+    if (!PyFunction_Check(v))
+        return false;
+    PyObject *globals = PyFunction_GET_GLOBALS(v);
+    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
+    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
+    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals &&
+               PyUnicode_CompareWithASCIIString(name, "__main__") != 0;
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return own;
+}
+
+static int
+check_library_namespace(PyObject *ns, PyObject *clsname)
+{
+    const char *writer = frame_module(PyEval_GetFrame());
+    if (writer && strcmp(writer, "dataclasses") == 0)
+        return 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ns, &pos, &key, &value))
+        if (!PyUnicode_CheckExact(key) ||
+            (!exec_class_dunder_allowed(key) && !is_library_function(value)))
+            return refuse_key(NULL, key, clsname);
+    return 0;
+}
+
+static PyObject *
+checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
+{
+    if (exec_audit_stores_checked() && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 3 &&
+        PyDict_Check(PyTuple_GET_ITEM(args, 2))) {
+        PyObject *name = PyTuple_GET_ITEM(args, 0), *ns = PyTuple_GET_ITEM(args, 2);
+        struct exec_run *r = exec_audit_snippet_run();
+        if ((r ? exec_check_class_namespace(r, ns, name) : check_library_namespace(ns, name)) < 0)
+            return NULL;
+    }
+    return real_type_new(metatype, args, kwds);
+}
+
+/* t and its subclasses that inherited type.__new__ before now (abc.ABCMeta is made while
+ * CPython starts); the others call type.__new__, which calls type's slot. */
+static int
+patch_type_new(PyTypeObject *t)
+{
+    if (t->tp_new == real_type_new)
+        t->tp_new = checked_type_new;
+    PyObject *d = PyDict_GetItemString(PyType_Type.tp_dict, "__subclasses__"); /* borrowed */
+    PyObject *subs = d ? PyObject_CallOneArg(d, (PyObject *) t) : NULL;
+    if (!subs)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++)
+        if (patch_type_new((PyTypeObject *) PyList_GET_ITEM(subs, i)) < 0) {
+            Py_DECREF(subs);
+            return -1;
+        }
+    Py_DECREF(subs);
+    return 0;
+}
+
+int
+exec_class_dunders_install(void)
+{
+    if (real_type_new)
+        return 0;
+    real_type_new = PyType_Type.tp_new;
+    return patch_type_new(&PyType_Type);
 }

@@ -357,6 +357,9 @@ bool exec_class_dunder_allowed(PyObject *name);
  * that is no dict is refused. clsname names the class in the message (NULL or no str: "?").
  * Returns 0, or -1 with InterpreterError set. */
 int exec_check_class_namespace(struct exec_run *r, PyObject *ns, PyObject *clsname);
+/* Replaces type.__new__ (once, before any library is imported) by a version checking the
+ * namespaces library code makes classes from while a snippet runs. */
+int exec_class_dunders_install(void);
 
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
 bool exec_is_tool_name(PyObject *name);

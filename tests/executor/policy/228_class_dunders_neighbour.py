@@ -80,6 +80,9 @@ class D:
     b: list = dataclasses.field(default_factory=list, compare=False)
     def __post_init__(self):
         self.b.append(self.a)
+@dataclasses.dataclass(frozen=True, slots=True)
+class DS:
+    a: int
 @functools.total_ordering
 class O:
     def __init__(self, v):
@@ -107,4 +110,4 @@ print(v, -v, 2 * v, abs(Vec(3, 4)), bool(Vec(0, 0)), list(v), len(v), v[Idx()], 
 print(f'{v:>3}', round(Vec(1.26, 2.5), 1), Box()[4], c, matched, [10, 20][Idx()])
 print(Child().attr, Base.seen, Child[int], Child().nope, Child()(1), Child.__doc__, Made())
 print(D(1), D(1) == D(1, [5]), D(1) < D(2), O(1) <= O(2), str(Color.GREEN), Color(1), P(1))
-print(T(1, 2) < T(2, 0), T.__doc__, Child.__annotations__, collections.namedtuple('N', 'a b')(1, 2))
+print(DS(1), DS(1) == DS(1), T(1, 2) < T(2, 0), T.__doc__, Child.__annotations__, collections.namedtuple('N', 'a b')(1, 2))
