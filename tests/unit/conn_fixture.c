@@ -325,3 +325,14 @@ end_worker(struct fx *f, uint64_t job, int exit_code, int sig, bool killed, uint
     job_on_exit(fake.ctx[job], &e);
     pump(f, 5);
 }
+
+void
+write_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}

@@ -77,4 +77,7 @@ uint64_t start_exec(struct fx *f, const char *request);
 /* The worker goes away: its end closes and the zygote reports how. */
 void end_worker(struct fx *f, uint64_t job, int exit_code, int sig, bool killed, uint64_t cpu_ms);
 
+/* dir/name holds text (a policy file, for reload tests). */
+void write_file(const char *dir, const char *name, const char *text);
+
 #endif

@@ -578,17 +578,6 @@ test_profile_sets_limits_levels_imports(void **state)
 }
 
 static void
-write_file(const char *dir, const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
-
-static void
 test_reload_keeps_old_policy_on_error(void **state)
 {
     struct fx *f = *state;

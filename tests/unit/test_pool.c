@@ -287,17 +287,6 @@ setup_one_worker(void **state)
 }
 
 static void
-write_file(const char *dir, const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
-
-static void
 reload(struct fx *f)
 {
     struct pf_error *err = NULL;
