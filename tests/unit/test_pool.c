@@ -404,6 +404,20 @@ egress_answer(struct fx *f, const char *url, char *msg, size_t size)
     return got;
 }
 
+/* Profile 'net' (uid may use it; a rule for /api/, and one for /other/ when other), then a
+ * reload. */
+static void
+reload_net(struct fx *f, const char *dir, int timeout_ms, int uid, bool other)
+{
+    char text[512];
+    snprintf(text, sizeof(text),
+             "{\"name\":\"net\",\"limits\":{\"pool_size\":0,\"timeout_ms\":%d},"
+             "\"access\":{\"uids\":[%d]},\"egress\":[{\"url\":\"http://127.0.0.1:9/api/\"}%s]}",
+             timeout_ms, uid, other ? ",{\"url\":\"http://127.0.0.1:9/other/\"}" : "");
+    write_file(dir, "net.json", text);
+    reload(f);
+}
+
 static const char changed[] =
         "a policy reload since this run started changed the egress rules of profile 'net', or "
         "who may use it: this run's egress is refused (a new run gets the profile as it is now)";
@@ -426,28 +440,18 @@ test_reload_egress_keeps_the_run_rules(void **state)
     write_file(
             dir, "default.json",
             "{\"name\":\"default\",\"limits\":{\"pool_size\":0},\"access\":{\"everyone\":true}}");
-    static const char net[] = "{\"name\":\"net\",\"limits\":{\"pool_size\":0,\"timeout_ms\":%d},"
-                              "\"access\":{\"uids\":[%d]},\"egress\":[{\"url\":\"%s\"}%s]}";
-    char text[512];
-    snprintf(text, sizeof(text), net, 30000, 4000, "http://127.0.0.1:9/api/", "");
-    write_file(dir, "net.json", text);
-    reload(f);
+    reload_net(f, dir, 30000, 4000, false);
     uint64_t job = start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"1\",\"profile\":\"net\"}");
     assert_string_equal(egress_answer(f, "http://127.0.0.1:9/api/x", msg, sizeof(msg)),
                         "connection");
 
     /* Same rules, another limit: the run goes on with them. */
-    snprintf(text, sizeof(text), net, 20000, 4000, "http://127.0.0.1:9/api/", "");
-    write_file(dir, "net.json", text);
-    reload(f);
+    reload_net(f, dir, 20000, 4000, false);
     assert_string_equal(egress_answer(f, "http://127.0.0.1:9/api/x", msg, sizeof(msg)),
                         "connection");
 
     /* A rule more: the profile named 'net' now is not the one the run started with. */
-    snprintf(text, sizeof(text), net, 20000, 4000, "http://127.0.0.1:9/api/",
-             ",{\"url\":\"http://127.0.0.1:9/other/\"}");
-    write_file(dir, "net.json", text);
-    reload(f);
+    reload_net(f, dir, 20000, 4000, true);
     assert_string_equal(egress_answer(f, "http://127.0.0.1:9/other/", msg, sizeof(msg)), "refused");
     assert_string_equal(msg, changed);
     assert_string_equal(egress_answer(f, "http://127.0.0.1:9/api/x", msg, sizeof(msg)), "refused");
@@ -460,10 +464,7 @@ test_reload_egress_keeps_the_run_rules(void **state)
     job = start_exec(f, "{\"id\":2,\"op\":\"exec\",\"code\":\"2\",\"profile\":\"net\"}");
     assert_string_equal(egress_answer(f, "http://127.0.0.1:9/other/", msg, sizeof(msg)),
                         "connection");
-    snprintf(text, sizeof(text), net, 20000, 4242, "http://127.0.0.1:9/api/",
-             ",{\"url\":\"http://127.0.0.1:9/other/\"}");
-    write_file(dir, "net.json", text);
-    reload(f);
+    reload_net(f, dir, 20000, 4242, true);
     assert_string_equal(egress_answer(f, "http://127.0.0.1:9/other/", msg, sizeof(msg)), "refused");
     assert_string_equal(msg, changed);
     send_result(f, 2);
