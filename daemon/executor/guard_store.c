@@ -102,12 +102,6 @@ runs_method_on_own_class(PyFrameObject *f, PyTypeObject *t)
     return method;
 }
 
-static bool
-store_checked(void)
-{
-    return exec_audit_stores_checked();
-}
-
 /* f runs code of module m itself (its globals are m's dict). */
 static bool
 frame_in(PyFrameObject *f, PyObject *m)
@@ -121,7 +115,7 @@ frame_in(PyFrameObject *f, PyObject *m)
 static int
 checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
 {
-    if (!store_checked())
+    if (!exec_audit_stores_checked())
         return real_module_setattro(m, name, value);
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
     PyObject *writer = f ? frame_module_name(f) : NULL;
@@ -149,7 +143,7 @@ static int
 checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
 {
     PyTypeObject *t = (PyTypeObject *) obj;
-    if (!store_checked() || !PyType_Check(obj) || exec_class_is_snippets(t))
+    if (!exec_audit_stores_checked() || !PyType_Check(obj) || exec_class_is_snippets(t))
         return real_type_setattro(obj, name, value);
     char module[256], own[256], writers[256];
     if (!exec_class_module(t, module, sizeof(module)))
