@@ -223,8 +223,8 @@ builtin_delattr(PyObject *self, PyObject *args)
     if (!exact)
         return NULL;
     PyObject *res = NULL;
-    if (exec_check_attr_name(r, exact) == 0 && exec_check_attr_owner(r, obj, exact, true) == 0 &&
-        PyObject_DelAttr(obj, exact) == 0)
+    if (exec_check_attr_store_name(r, exact) == 0 &&
+        exec_check_attr_owner(r, obj, exact, true) == 0 && PyObject_DelAttr(obj, exact) == 0)
         res = Py_NewRef(Py_None);
     Py_DECREF(exact);
     return res;

@@ -260,7 +260,7 @@ exec_delete(struct exec_run *r, const struct node *t)
     case NK_E_NAME:
         return exec_name_delete(r, t);
     case NK_E_ATTR:
-        if ((t->flags & NF_FORBIDDEN) && exec_check_attr_name(r, t->obj) < 0)
+        if ((t->flags & NF_FORBIDDEN) && exec_check_attr_store_name(r, t->obj) < 0)
             return -1;
         if (!(obj = exec_eval(r, t->a)))
             return -1;
@@ -301,8 +301,7 @@ exec_augassign(struct exec_run *r, const struct node *s)
         old = exec_name_load(r, t, false);
         break;
     case NK_E_ATTR:
-        if (t->flags & NF_FORBIDDEN)
-            return exec_eval_attr(r, t) ? -1 : -1;
+        /* a refused name is refused by exec_getattr, one read but not set by exec_setattr */
         if ((obj = exec_eval(r, t->a)))
             old = exec_getattr(r, obj, t->obj);
         break;

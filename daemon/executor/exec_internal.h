@@ -361,6 +361,16 @@ int exec_check_class_namespace(struct exec_run *r, PyObject *ns, PyObject *clsna
  * namespaces library code makes classes from while a snippet runs. */
 int exec_class_dunders_install(void);
 
+/* dunder_read.c: dunders read but never set or deleted (__class__, __bases__, __mro__,
+ * __members__, __init_subclass__). The read check (exec_check_attr_name) lets them pass. */
+bool exec_is_read_only_dunder(PyObject *name);
+/* The check for a name the snippet sets or deletes: exec_check_attr_name's, and none of those.
+ * Returns 0, or -1 with InterpreterError set. */
+int exec_check_attr_store_name(struct exec_run *r, PyObject *name);
+/* A value read under such a name: __init_subclass__ only object's or bound to the snippet's
+ * class. Returns 0, or -1 with InterpreterError set. */
+int exec_check_read_only_dunder_value(struct exec_run *r, PyObject *name, PyObject *v);
+
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
 bool exec_is_tool_name(PyObject *name);
 

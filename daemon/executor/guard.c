@@ -589,7 +589,8 @@ checked_names(PyObject *seq, bool *has_dict)
             Py_CLEAR(t);
         } else if (PyUnicode_CompareWithASCIIString(n, "__dict__") == 0) {
             *has_dict = true;
-        } else if (exec_check_attr_name(NULL, n) < 0) {
+        } else if (exec_check_attr_store_name(NULL, n) < 0) {
+            /* set on the wrapper (assigned) or changed in place (updated) */
             Py_CLEAR(t);
         }
     }

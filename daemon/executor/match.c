@@ -192,7 +192,10 @@ match_attr_exact(struct exec_run *r, PyObject *v, PyObject *name, const struct n
         PyErr_Clear();
         return 0;
     }
-    int m = exec_check_value(r, a) < 0 ? -1 : match(r, sub, a);
+    /* the checks of obj.name's value: a module's private names, __init_subclass__'s */
+    if (!(a = exec_getattr_result(r, v, name, a)))
+        return -1;
+    int m = match(r, sub, a);
     Py_DECREF(a);
     return m;
 }

@@ -112,8 +112,12 @@ exec_raise_import_refused(const struct exec_env *env, const char *name)
 /* Dunders the snippet may use: names, docs and versions, the constructor protocol classes
  * need, exception chaining, data-only attributes and the protocol methods (cm.__enter__(),
  * it.__next__()), whose wrappers only lead further through dunders that stay refused.
- * Everything else (__class__, __dict__, __globals__, __subclasses__, __self__, __func__,
- * __reduce__, ...) leads to objects the policy keeps away. */
+ * Read but never set or deleted (dunder_read.c): __class__, __bases__, __mro__, __members__,
+ * and __init_subclass__ where it is object's or bound to the snippet's class: the classes
+ * they lead to are what type(x) and cls.mro() answer, checked as values alike.
+ * Everything else (__dict__, __globals__, __subclasses__, __self__, __func__, __reduce__, ...)
+ * leads to objects the policy keeps away: __subclasses__ to every class of the interpreter,
+ * __dict__ to a namespace written without attribute checks. */
 static const char *const allowed_dunders[] = {
         "__init__",        "__new__",
         "__name__",        "__qualname__",
@@ -201,7 +205,7 @@ bool
 exec_str_is_private(PyObject *name)
 {
     return PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '_' &&
-           !allowed_dunder_str(name);
+           !allowed_dunder_str(name) && !exec_is_read_only_dunder(name);
 }
 
 int
@@ -211,7 +215,7 @@ exec_check_attr_name(struct exec_run *r, PyObject *name)
     const char *kind = NULL;
     if (len >= 4 && PyUnicode_READ_CHAR(name, 0) == '_' && PyUnicode_READ_CHAR(name, 1) == '_' &&
         PyUnicode_READ_CHAR(name, len - 1) == '_' && PyUnicode_READ_CHAR(name, len - 2) == '_') {
-        if (!allowed_dunder_str(name))
+        if (!allowed_dunder_str(name) && !exec_is_read_only_dunder(name))
             kind = "dunder attribute";
     } else if (len >= 3 && PyUnicode_IS_ASCII(name)) {
         /* the other refused names are ASCII: their UTF-8 is their data, nothing can fail */
@@ -476,7 +480,8 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
 PyObject *
 exec_getattr_result(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *v)
 {
-    if ((v = exec_guard_getters(r, v)) == NULL || exec_check_value(r, v) < 0) {
+    if ((v = exec_guard_getters(r, v)) == NULL || exec_check_value(r, v) < 0 ||
+        exec_check_read_only_dunder_value(r, name, v) < 0) {
         Py_XDECREF(v);
         return NULL;
     }
@@ -499,7 +504,7 @@ exec_setattr(struct exec_run *r, PyObject *obj, PyObject *name, PyObject *value)
         Py_XDECREF(exact);
         return rc;
     }
-    if (exec_check_attr_name(r, name) < 0 || exec_check_attr_owner(r, obj, name, false) < 0)
+    if (exec_check_attr_store_name(r, name) < 0 || exec_check_attr_owner(r, obj, name, false) < 0)
         return -1;
     return PyObject_SetAttr(obj, name, value);
 }

@@ -102,25 +102,29 @@ test_dunders(void **state)
 {
     (void) state;
     const char *refused[] = {
-            "(1).__class__",
+            "(1).__dict__",
             "().__class__.__bases__[0].__subclasses__()",
-            "getattr(1, '__class__')",
-            "getattr(1, '__class__', None)",
+            "getattr(1, '__dict__')",
+            "getattr(1, '__dict__', None)",
             "hasattr(1, '__dict__')",
             "class_ = 1\nsetattr(class_, '__doc__x__', 1)",
             "delattr(1, '__x__')",
             "x = [1]\nx.__reduce__()",
-            "'{0.__class__}'.format(1)",
-            "str.format('{0.__class__}', 1)",
-            "'{x.__class__}'.format_map({'x': 1})",
-            "'{0:{1.__class__}}'.format(1, 2)",
-            "f = '{0.__class__}'.format\nf(1)",
+            "'{0.__dict__}'.format(1)",
+            "str.format('{0.__dict__}', 1)",
+            "'{x.__dict__}'.format_map({'x': 1})",
+            "'{0:{1.__dict__}}'.format(1, 2)",
+            "f = '{0.__dict__}'.format\nf(1)",
             "import math\nmath.__loader__",
-            "x = 1\nx.__class__ = int",
             "l = [1]\ndel l.__doc__x__",
     };
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
         assert_eval_fails(refused[i], "InterpreterError: Forbidden access to dunder attribute: __");
+    /* read, never set (dunder_read.c) */
+    assert_eval("(1).__class__, getattr(1, '__class__'), '{0.__class__.__name__}'.format(1)",
+                "(<class 'int'>, <class 'int'>, 'int')");
+    assert_eval_fails("class A:\n    pass\nA().__class__ = int",
+                      "Forbidden assignment or deletion of dunder attribute: __class__");
     /* neighbours */
     assert_eval("len.__name__, '{0.real}'.format(3), '{:>{}}'.format('a', 3)",
                 "('len', '3', '  a')");
@@ -426,8 +430,8 @@ static void
 test_match_class_dunder(void **state)
 {
     (void) state;
-    assert_eval_fails("match 1:\n    case int(__class__=c):\n        pass",
-                      "InterpreterError: Forbidden access to dunder attribute: __class__");
+    assert_eval_fails("match 1:\n    case int(__dict__=c):\n        pass",
+                      "InterpreterError: Forbidden access to dunder attribute: __dict__");
     assert_eval_fails("class P:\n    __match_args__ = ('__dict__',)\nmatch P():\n"
                       "    case P(d):\n        pass",
                       "Forbidden access to dunder attribute: __dict__");
@@ -463,10 +467,10 @@ test_operator_getters(void **state)
     (void) state;
     const char *op[] = {"operator"};
     struct exec_policy p = {.imports = op, .n_imports = 1};
-    assert_policy(&p, "import operator\noperator.attrgetter('__class__')(1)",
-                  "InterpreterError: Forbidden access to dunder attribute: __class__");
-    assert_policy(&p, "from operator import attrgetter\nattrgetter('real.__class__')(1)",
-                  "Forbidden access to dunder attribute: __class__");
+    assert_policy(&p, "import operator\noperator.attrgetter('__dict__')(1)",
+                  "InterpreterError: Forbidden access to dunder attribute: __dict__");
+    assert_policy(&p, "from operator import attrgetter\nattrgetter('real.__dict__')(1)",
+                  "Forbidden access to dunder attribute: __dict__");
     assert_policy(&p, "import operator as o\no.methodcaller('__reduce_ex__', 2)(1)",
                   "Forbidden access to dunder attribute: __reduce_ex__");
     /* the snippet's getters are the executor's functions: their type leads to no real
@@ -494,12 +498,12 @@ test_string_formatter(void **state)
                   "import string\nimport random\n"
                   "string.Formatter().get_field('0.__func__.__globals__', [random.randint], {})",
                   "InterpreterError: Forbidden access to dunder attribute: __func__");
-    assert_policy(&p, "import string\nstring.Formatter().vformat('{0.__class__}', [1], {})",
-                  "Forbidden access to dunder attribute: __class__");
+    assert_policy(&p, "import string\nstring.Formatter().vformat('{0.__dict__}', [1], {})",
+                  "Forbidden access to dunder attribute: __dict__");
     assert_policy(&p,
                   "import string\nclass F(string.Formatter):\n    pass\n"
-                  "F().format('{0.__class__}', 1)",
-                  "Forbidden access to dunder attribute: __class__");
+                  "F().format('{0.__dict__}', 1)",
+                  "Forbidden access to dunder attribute: __dict__");
     assert_policy(&p, "import string\ntype(string.Formatter()).mro()[1]",
                   "Forbidden access to the Formatter class itself");
     assert_policy(&p, "from string import Formatter\nFormatter().format('{0.real}-{x}', 3, x='y')",

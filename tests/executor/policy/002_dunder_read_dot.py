@@ -1,3 +1,3 @@
-# expect: refused Forbidden access to dunder attribute: __class__
+# expect: refused Forbidden access to dunder attribute: __dict__
 x = 1
-x.__class__
+x.__dict__

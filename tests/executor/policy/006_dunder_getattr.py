@@ -1,2 +1,2 @@
-# expect: refused Forbidden access to dunder attribute: __class__
-getattr(1, '__class__')
+# expect: refused Forbidden access to dunder attribute: __dict__
+getattr(1, '__dict__')

@@ -1,4 +1,4 @@
-# expect: refused Forbidden access to dunder attribute: __class__
+# expect: refused Forbidden assignment or deletion of dunder attribute: __class__
 class A:
     pass
 class B:

@@ -1,5 +1,5 @@
 # imports: functools
-# expect: refused Forbidden access to dunder attribute: __class__
+# expect: refused Forbidden access to dunder attribute: __dict__
 import functools
 g = functools.partial(getattr, 1)
-g('__class__')
+g('__dict__')

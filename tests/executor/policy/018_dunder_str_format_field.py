@@ -1,2 +1,2 @@
-# expect: refused Forbidden access to dunder attribute: __class__
-'{0.__class__}'.format(1)
+# expect: refused Forbidden access to dunder attribute: __dict__
+'{0.__dict__}'.format(1)

@@ -1,2 +1,2 @@
-# expect: refused Forbidden access to dunder attribute: __class__
-str.format('{0.__class__}', 1)
+# expect: refused Forbidden access to dunder attribute: __dict__
+str.format('{0.__dict__}', 1)

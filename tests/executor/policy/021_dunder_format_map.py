@@ -1,2 +1,2 @@
-# expect: refused Forbidden access to dunder attribute: __class__
-'{x.__class__}'.format_map({'x': 1})
+# expect: refused Forbidden access to dunder attribute: __dict__
+'{x.__dict__}'.format_map({'x': 1})

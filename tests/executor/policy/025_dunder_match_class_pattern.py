@@ -1,4 +1,4 @@
-# expect: refused Forbidden access to dunder attribute: __class__
+# expect: refused Forbidden access to dunder attribute: __dict__
 match 1:
-    case int(__class__=c):
+    case int(__dict__=c):
         print(c)

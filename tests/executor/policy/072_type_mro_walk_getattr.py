@@ -1,2 +1,2 @@
-# expect: refused Forbidden access to dunder attribute: __bases__
-getattr(type(1), '__bases__')
+# expect: refused Forbidden access to dunder attribute: __subclasses__
+getattr(type(1), '__subclasses__')

@@ -1,4 +1,4 @@
 # imports: operator
-# expect: refused Forbidden access to dunder attribute: __class__
+# expect: refused Forbidden access to dunder attribute: __dict__
 import operator
-operator.attrgetter('__class__')(1)
+operator.attrgetter('__dict__')(1)

@@ -1,4 +1,4 @@
 # imports: string
-# expect: refused Forbidden access to dunder attribute: __class__
+# expect: refused Forbidden access to dunder attribute: __dict__
 import string
-string.Formatter().vformat('{0.__class__}', [1], {})
+string.Formatter().vformat('{0.__dict__}', [1], {})

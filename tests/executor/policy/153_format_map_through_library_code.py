@@ -1,3 +1,3 @@
-# expect: refused Forbidden access to dunder attribute: __class__
+# expect: refused Forbidden access to dunder attribute: __subclasses__
 import collections
-collections.UserString("{x.__class__.__mro__}").format_map({"x": 1})
+collections.UserString("{x.__class__.__subclasses__}").format_map({"x": 1})
