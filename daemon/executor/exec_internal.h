@@ -371,6 +371,12 @@ int exec_check_attr_store_name(struct exec_run *r, PyObject *name);
  * class. Returns 0, or -1 with InterpreterError set. */
 int exec_check_read_only_dunder_value(struct exec_run *r, PyObject *name, PyObject *v);
 
+/* new_class.c: types.new_class replaced, once, before any library is imported. A class it made
+ * while a snippet runs, named after types, counts as its caller's module's: that module's
+ * name (borrowed from the record, valid while t lives), or NULL. */
+int exec_new_class_install(void);
+const char *exec_new_class_maker(PyTypeObject *t);
+
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
 bool exec_is_tool_name(PyObject *name);
 

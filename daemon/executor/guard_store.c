@@ -128,6 +128,26 @@ checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
     return -1;
 }
 
+/* A class still named after types (new_class.c knows no caller for it): made by type() from a
+ * namespace that says types, as dataclasses' slots=True rebuild of make_dataclass's class
+ * does. The snippet can name the module itself. */
+static int
+refuse_types_class(PyObject *writer, PyTypeObject *t, PyObject *name)
+{
+    PyObject *who = writer ? Py_NewRef(writer) : PyUnicode_FromString("no module");
+    if (!who)
+        return -1;
+    PyErr_Format(exec_InterpreterError,
+                 "Forbidden while a snippet runs: %U's code setting attribute %R of class "
+                 "types.%s, a class of no known maker (a library class's attributes are changed "
+                 "only by its own code); to make such a class the snippet's, give its namespace "
+                 "'__module__': '__main__' (make_dataclass(..., namespace={'__module__': "
+                 "'__main__'})), or use a class statement",
+                 who, name, t->tp_name);
+    Py_DECREF(who);
+    return -1;
+}
+
 /* The top-level package of a module name, written into buf. */
 static void
 top_package(const char *module, char *buf, size_t size)
@@ -158,6 +178,8 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
             return real_type_setattro(obj, name, value);
     }
     PyErr_Clear();
+    if (strcmp(module, "types") == 0)
+        return refuse_types_class(writer, t, name);
     char target[512];
     snprintf(target, sizeof(target), "%s.%s", module,
              strrchr(t->tp_name, '.') ? strrchr(t->tp_name, '.') + 1 : t->tp_name);
@@ -294,5 +316,6 @@ exec_guard_store_install(void)
         patch_slot(&PyModule_Type, real_module_setattro, checked_module_setattro) < 0 ||
         patch_slot(&PyType_Type, real_type_setattro, checked_type_setattro) < 0)
         return -1;
-    return guard_copy();
+    /* a class types.new_class makes for its caller is its caller's to change (new_class.c) */
+    return guard_copy() < 0 ? -1 : exec_new_class_install();
 }
