@@ -13,6 +13,9 @@
  *   # expect: error TYPE        both raise TYPE (in some snippet); its message is not compared
  *                               (smolagents' NameError wording differs)
  *   # expect: refused TEXT      the executor refuses (outcome error, message contains TEXT)
+ *   # expect: logs TEXT         the executor's run ends ok and its printed output contains TEXT;
+ *                               CPython is not run (for a hook CPython calls and the executor
+ *                               keeps library code from calling)
  *   # imports: a,b              modules allowed on top of the defaults
  *   # skip: REASON              not run; reported as skipped
  *   # variables: {JSON}         tagged values (PROTOCOL.md "Values") defined before the run
@@ -79,6 +82,22 @@ check_refused(const struct exec_case *c, const cJSON *res)
 }
 
 static bool
+check_logs(const struct exec_case *c, const cJSON *res)
+{
+    const char *outcome = json_str(res, "outcome");
+    const cJSON *error = cJSON_GetObjectItemCaseSensitive(res, "error");
+    const char *logs = json_str(res, "logs");
+    if (!outcome || strcmp(outcome, "ok") != 0)
+        return failf("expected the run to end ok, got outcome %s (%s), logs \"%s\"",
+                     outcome ? outcome : "(none)",
+                     json_str(error, "message") ? json_str(error, "message") : "",
+                     logs ? logs : "(none)");
+    if (!logs || !strstr(logs, c->expect_arg))
+        return failf("the output \"%s\" lacks \"%s\"", logs ? logs : "(none)", c->expect_arg);
+    return true;
+}
+
+static bool
 check_native(const struct exec_case *c, const struct native_result *n, const cJSON *res)
 {
     const char *outcome = json_str(res, "outcome");
@@ -131,11 +150,11 @@ static int
 child_run(const struct exec_case *c)
 {
     struct pf_error *err = NULL;
-    if (c->expect == EXPECT_REFUSED) {
+    if (c->expect == EXPECT_REFUSED || c->expect == EXPECT_LOGS) {
         cJSON *res = exec_case_run(c, &err);
         if (!res)
             return failf("cannot run: %s", err ? err->msg : "?"), 1;
-        bool ok = check_refused(c, res);
+        bool ok = c->expect == EXPECT_REFUSED ? check_refused(c, res) : check_logs(c, res);
         cJSON_Delete(res);
         return ok ? 0 : 1;
     }

@@ -122,9 +122,12 @@ parse_header(struct exec_case *c, char *line, struct pf_error **err)
         c->expect = EXPECT_ERROR;
     else if (strcmp(val, "refused") == 0 && *arg)
         c->expect = EXPECT_REFUSED;
+    else if (strcmp(val, "logs") == 0 && *arg)
+        c->expect = EXPECT_LOGS;
     else
         return pf_error_set(err, PF_E_BAD_REQUEST,
-                            "%s: bad header \"expect: %s %s\" (native | error TYPE | refused TEXT)",
+                            "%s: bad header \"expect: %s %s\" "
+                            "(native | error TYPE | refused TEXT | logs TEXT)",
                             c->path, val, arg);
     return (c->expect_arg = strdup(arg)) ? 0 : pf_error_set(err, PF_E_INTERNAL, "out of memory");
 }

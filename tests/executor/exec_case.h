@@ -13,6 +13,7 @@ enum exec_case_expect {
     EXPECT_NATIVE,  /* agree with CPython */
     EXPECT_ERROR,   /* both raise expect_arg; messages not compared */
     EXPECT_REFUSED, /* the executor refuses; its message contains expect_arg */
+    EXPECT_LOGS,    /* the executor's run ends ok, its output contains expect_arg */
 };
 
 struct exec_case {
