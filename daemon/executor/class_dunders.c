@@ -23,7 +23,10 @@
  *     CPython allows any class; while dataclasses builds a class no snippet code may run at
  *     all (audit.c refuses the callback).
  *   __class_getitem__: C[x] on the snippet's class only.
- *   __getattr__: asked only for names normal lookup misses, on the snippet's objects.
+ *   __getattr__: asked only for names normal lookup misses, on the snippet's objects, and
+ *     never for a dunder outside this list: library code looks those up on the snippet's
+ *     objects (copy's __deepcopy__, __setstate__) and calls what it finds, so the classes made
+ *     here get a __getattr__ dispatcher that skips it for them (class_getattr.c).
  *   __setattr__, __delattr__: every store on the snippet's instances, library code's too; the
  *     values are those any callback receives, and the real store is unreachable anyway
  *     (object.__setattr__ and super().__setattr__ are dunder reads, refused).
@@ -284,6 +287,10 @@ checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
         struct exec_run *r = exec_audit_snippet_run();
         if ((r ? exec_check_class_namespace(r, ns, name) : check_library_namespace(ns, name)) < 0)
             return NULL;
+        PyObject *cls = real_type_new(metatype, args, kwds);
+        if (cls && PyType_Check(cls))
+            exec_class_getattr_guard((PyTypeObject *) cls); /* class_getattr.c */
+        return cls;
     }
     return real_type_new(metatype, args, kwds);
 }
@@ -314,5 +321,5 @@ exec_class_dunders_install(void)
     if (real_type_new)
         return 0;
     real_type_new = PyType_Type.tp_new;
-    return patch_type_new(&PyType_Type);
+    return patch_type_new(&PyType_Type) < 0 ? -1 : exec_class_getattr_install();
 }

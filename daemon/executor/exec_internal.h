@@ -377,6 +377,15 @@ int exec_check_read_only_dunder_value(struct exec_run *r, PyObject *name, PyObje
 int exec_new_class_install(void);
 const char *exec_new_class_maker(PyTypeObject *t);
 
+/* class_getattr.c: a snippet's __getattr__ is not asked for dunders its class may not define */
+/* Gives t (a class made while a snippet runs) the checking __getattr__ dispatcher, if CPython
+ * gave it its own. */
+void exec_class_getattr_guard(PyTypeObject *t);
+/* The same for t and its subclasses, after a store on t (CPython resets the slot then). */
+int exec_class_getattr_guard_tree(PyTypeObject *t);
+/* Reads CPython's dispatcher from a probe class; once, before any library is imported. */
+int exec_class_getattr_install(void);
+
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */
 bool exec_is_tool_name(PyObject *name);
 

@@ -163,8 +163,13 @@ static int
 checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
 {
     PyTypeObject *t = (PyTypeObject *) obj;
-    if (!exec_audit_stores_checked() || !PyType_Check(obj) || exec_class_is_snippets(t))
+    if (!exec_audit_stores_checked() || !PyType_Check(obj))
         return real_type_setattro(obj, name, value);
+    if (exec_class_is_snippets(t)) {
+        /* CPython resets the __getattr__ dispatcher of t and its subclasses on some stores */
+        int rc = real_type_setattro(obj, name, value);
+        return rc < 0 ? rc : exec_class_getattr_guard_tree(t);
+    }
     char module[256], own[256], writers[256];
     if (!exec_class_module(t, module, sizeof(module)))
         snprintf(module, sizeof(module), "?");

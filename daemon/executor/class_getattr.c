@@ -1,0 +1,100 @@
+/* A snippet's class may define __getattr__ (class_dunders.c): it is asked only for names
+ * normal lookup misses. But library code looks up on the snippet's objects the very hooks a
+ * snippet's class may not define, and those miss normal lookup: copy's
+ * getattr(x, '__deepcopy__', None) and hasattr(y, '__setstate__'), copyreg's
+ * __getnewargs_ex__, copy's getattr(cls, '__copy__') answered by a metaclass's __getattr__.
+ * Whatever __getattr__ answers there, the library calls: the refused hook by another door.
+ *
+ * So a class made while a snippet runs (type.__new__ is replaced, class_dunders.c, and calls
+ * exec_class_getattr_guard on every class it makes then) gets, in place of CPython's
+ * __getattr__ dispatcher in its tp_getattro slot, one that asks __getattr__ only for names it
+ * may define: a dunder outside the class allow-list gets normal lookup's own AttributeError,
+ * as if the class had no __getattr__ for that name. Every other name goes to CPython's
+ * dispatcher unchanged. Being the type's slot, it holds however __getattr__ got there (def,
+ * assignment, a lambda, a partial, a callable object, staticmethod, a base class's, type(),
+ * a metaclass, types.new_class), and the class dict is untouched: K.__getattr__ reads the
+ * snippet's own function, which the snippet may call itself with any name. CPython resets the
+ * slot when a class's or a base's __getattr__, __getattribute__ or __bases__ is stored;
+ * guard_store.c calls exec_class_getattr_guard_tree after each store on a snippet's class. */
+#include "exec_internal.h"
+
+/* CPython's slot_tp_getattr_hook, static in typeobject.c: read from a probe class at install. */
+static getattrofunc real_getattr_hook;
+static PyObject *str_getattribute;
+
+/* Normal lookup, as CPython's dispatcher makes it before asking __getattr__: __getattribute__
+ * found along the MRO, bound and called (object's is PyObject_GenericGetAttr itself). */
+static PyObject *
+lookup_without_getattr(PyObject *self, PyObject *name)
+{
+    PyObject *ga = _PyType_Lookup(Py_TYPE(self), str_getattribute); /* borrowed */
+    if (!ga || (Py_IS_TYPE(ga, &PyWrapperDescr_Type) &&
+                ((PyWrapperDescrObject *) ga)->d_wrapped == (void *) PyObject_GenericGetAttr))
+        return PyObject_GenericGetAttr(self, name);
+    Py_INCREF(ga);
+    descrgetfunc get = Py_TYPE(ga)->tp_descr_get;
+    PyObject *bound = get ? get(ga, self, (PyObject *) Py_TYPE(self)) : Py_NewRef(ga);
+    Py_DECREF(ga);
+    if (!bound)
+        return NULL;
+    PyObject *res = PyObject_CallOneArg(bound, name);
+    Py_DECREF(bound);
+    return res;
+}
+
+static PyObject *
+checked_getattr_hook(PyObject *self, PyObject *name)
+{
+    /* decided on the characters, as the class namespace check is */
+    if (PyUnicode_Check(name) && !exec_class_dunder_allowed(name))
+        return lookup_without_getattr(self, name);
+    return real_getattr_hook(self, name);
+}
+
+void
+exec_class_getattr_guard(PyTypeObject *t)
+{
+    if (real_getattr_hook && t->tp_getattro == real_getattr_hook)
+        t->tp_getattro = checked_getattr_hook;
+}
+
+int
+exec_class_getattr_guard_tree(PyTypeObject *t)
+{
+    exec_class_getattr_guard(t);
+    PyObject *subs = PyObject_CallMethod((PyObject *) t, "__subclasses__", NULL);
+    if (!subs)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++)
+        if (exec_class_getattr_guard_tree((PyTypeObject *) PyList_GET_ITEM(subs, i)) < 0) {
+            Py_DECREF(subs);
+            return -1;
+        }
+    Py_DECREF(subs);
+    return 0;
+}
+
+int
+exec_class_getattr_install(void)
+{
+    if (real_getattr_hook)
+        return 0;
+    str_getattribute = PyUnicode_InternFromString("__getattribute__");
+    /* any value under __getattr__ makes CPython install its dispatcher */
+    PyObject *probe = str_getattribute
+                              ? PyObject_CallFunction((PyObject *) &PyType_Type, "s(){s:O}",
+                                                      "getattr_probe", "__getattr__", Py_None)
+                              : NULL;
+    if (!probe)
+        return -1;
+    real_getattr_hook = ((PyTypeObject *) probe)->tp_getattro;
+    Py_DECREF(probe);
+    /* fail closed on a CPython whose dispatcher is not a slot of its own */
+    if (real_getattr_hook == PyObject_GenericGetAttr || !real_getattr_hook) {
+        real_getattr_hook = NULL;
+        PyErr_SetString(PyExc_RuntimeError,
+                        "a class with __getattr__ has no dispatcher slot to install its check");
+        return -1;
+    }
+    return 0;
+}
