@@ -11,7 +11,9 @@
  * the snippet binds into a class namespace is checked: the class body's bindings (whatever
  * __prepare__ made the namespace), and the namespace of type(name, bases, ns), of a metaclass
  * called so and of type.__new__. Library code building a class for the snippet (dataclasses
- * adding __dataclass_fields__, enum, namedtuple) is not the snippet and is not checked here. */
+ * adding __dataclass_fields__, enum, namedtuple) is not the snippet and is not checked here.
+ * The same list bounds what a snippet class's __getattr__ is asked (class_getattr.c) and the
+ * keywords a call may pass (eval_call.c: SimpleNamespace(**d) stores them as attributes). */
 #include <string.h>
 
 #include "exec_internal.h"

@@ -326,12 +326,14 @@ conv_keyword(struct cstate *cs, PyObject *ast)
     return n;
 }
 
-/* keyword nodes -> NF_HAS_STAR for **, else the names tuple vectorcall wants (in n->obj) */
+/* keyword nodes -> NF_HAS_STAR for **, else the names tuple vectorcall wants (in n->obj). A
+ * keyword named as a refused class dunder (f(__deepcopy__=x)) takes the ** path too, whose
+ * keywords are checked at the call (exec_check_keyword_names). */
 int
 exec_keywords_prepare(struct cstate *cs, struct node *n, struct node **kw, uint32_t nkw)
 {
     for (uint32_t i = 0; i < nkw; i++)
-        if (!kw[i]->obj)
+        if (!kw[i]->obj || !exec_class_dunder_allowed(kw[i]->obj))
             n->flags |= NF_HAS_STAR;
     if ((n->flags & NF_HAS_STAR) || !nkw)
         return 0;

@@ -107,11 +107,34 @@ check_keywords(PyObject *kwargs)
     return 0;
 }
 
+/* Keywords name parameters, but a callee taking **kwargs may store them as attributes:
+ * types.SimpleNamespace(**d), argparse.Namespace, any class whose __init__ does
+ * setattr(self, k, v). A dunder a snippet's class may not define (class_dunders.c) stored in an
+ * instance dict is found there first by library code's getattr (copy's __deepcopy__), which
+ * calls it. So no call the walk makes passes such a keyword, whatever the callee: f(**d),
+ * f(__deepcopy__=x), functools.partial(f, **d) (its keywords reach f later from C code, but
+ * were passed here), a class statement's keywords. Checked on the characters (str subclasses
+ * included); check_keywords has made them str. Returns 0, or -1 with InterpreterError set. */
+int
+exec_check_keyword_names(struct exec_run *r, PyObject *kwargs)
+{
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (kwargs && PyDict_Next(kwargs, &pos, &k, &v))
+        if (PyUnicode_Check(k) && !exec_class_dunder_allowed(k)) {
+            exec_fail(r, ABORT_NONE,
+                      "Forbidden keyword argument %U: a keyword named as a dunder that a "
+                      "snippet's class may not define can become an attribute library code calls",
+                      k);
+            return -1;
+        }
+    return 0;
+}
+
 /* The items of *iterable and the values of **mapping reach the callee without passing through
  * the walk: map(*L, ...) would call whatever L holds (a list a library returned is never
- * looked into). Each argument is checked as a value, as the callee receives it. The keywords
- * need no name check: check_keywords makes them str, as CPython does, and a keyword names a
- * parameter, not an attribute (f(__class__=1) is as legal). */
+ * looked into). Each argument is checked as a value, as the callee receives it. The keywords'
+ * names are checked above (exec_check_keyword_names). */
 static int
 check_star_values(struct exec_run *r, PyObject *args, PyObject *kwargs)
 {
@@ -163,7 +186,8 @@ build_star_args(struct exec_run *r, const struct node *n, PyObject *func, PyObje
     for (uint32_t i = 0; i < n->nw; i++)
         if (add_keyword_arg(r, n->w[i], func, kwargs) < 0)
             goto fail;
-    if (check_keywords(kwargs) < 0 || check_star_values(r, args, kwargs) < 0)
+    if (check_keywords(kwargs) < 0 || exec_check_keyword_names(r, kwargs) < 0 ||
+        check_star_values(r, args, kwargs) < 0)
         goto fail;
     Py_DECREF(list);
     *ret_args = args;

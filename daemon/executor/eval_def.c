@@ -85,7 +85,7 @@ class_keywords(struct exec_run *r, const struct node *s)
         if (rc < 0)
             Py_CLEAR(kw);
     }
-    if (kw && check_dict_values(r, kw) < 0)
+    if (kw && (exec_check_keyword_names(r, kw) < 0 || check_dict_values(r, kw) < 0))
         Py_CLEAR(kw);
     return kw;
 }

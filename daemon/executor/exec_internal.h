@@ -506,6 +506,9 @@ char *exec_stack_limit_here(void);
 /* eval_expr.c */
 PyObject *exec_eval(struct exec_run *r, const struct node *n);
 PyObject *exec_call(struct exec_run *r, const struct node *n);
+/* No keyword of a call is a dunder a snippet's class may not define (eval_call.c). Returns 0,
+ * or -1 with InterpreterError set. */
+int exec_check_keyword_names(struct exec_run *r, PyObject *kwargs);
 PyObject *exec_eval_attr(struct exec_run *r, const struct node *n);
 PyObject *exec_binop(int op, PyObject *a, PyObject *b, bool inplace);
 
