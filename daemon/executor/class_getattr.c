@@ -12,10 +12,11 @@
  * as if the class had no __getattr__ for that name. Every other name goes to CPython's
  * dispatcher unchanged. Being the type's slot, it holds however __getattr__ got there (def,
  * assignment, a lambda, a partial, a callable object, staticmethod, a base class's, type(),
- * a metaclass, types.new_class), and the class dict is untouched: K.__getattr__ reads the
- * snippet's own function, which the snippet may call itself with any name. CPython resets the
- * slot when a class's or a base's __getattr__, __getattribute__ or __bases__ is stored;
- * guard_store.c calls exec_class_getattr_guard_tree after each store on a snippet's class. */
+ * a metaclass, types.new_class), and the class dict is untouched: K.__getattr__ is the
+ * snippet's own function (which the snippet itself may not read: a refused dunder). CPython
+ * resets the slot when a class's or a base's __getattr__, __getattribute__ or __bases__ is
+ * stored; guard_store.c calls exec_class_getattr_guard_tree after each store on a snippet's
+ * class. */
 #include "exec_internal.h"
 
 /* CPython's slot_tp_getattr_hook, static in typeobject.c: read from a probe class at install. */
