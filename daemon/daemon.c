@@ -277,6 +277,7 @@ daemon_egress_start(struct daemon *d, const struct daemon_egress_run *run, const
     struct egress_limits lim = {
             .timeout_ms = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_TIMEOUT_MS],
             .max_bytes = (uint64_t) limits->v[POLICY_LIMIT_EGRESS_MAX_BYTES],
+            .owner = run->peer ? (uint64_t) run->peer->uid : 0,
     };
     if (!d->egress)
         return egress_error_frame("connection", "pyfenced is stopping");
@@ -338,7 +339,8 @@ daemon_start(struct daemon *d, struct pf_error **err)
                        "and privileges layers are best-effort whatever the profiles say; the "
                        "zygotes make their namespaces inside a user namespace of their own",
                        (unsigned) geteuid());
-    if (!(d->egress = egress_new(d->loop, err)))
+    if (!(d->egress = egress_new(d->loop,
+                                 (uint64_t) d->limits.v[POLICY_LIMIT_EGRESS_MAX_BYTES_HELD], err)))
         return -1;
     if (listener_start(&d->listener, d->loop, d->opts.socket_path, d->opts.socket_mode,
                        conn_on_connection, d, err) < 0)

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "egress_lookup.h"
 #include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
@@ -26,6 +28,9 @@ struct egress {
     CURLM *multi;
     uv_timer_t timer;          /* libcurl's next timeout (CURLMOPT_TIMERFUNCTION) */
     struct egress_call *calls; /* under way, doubly linked */
+    struct egress_lookups *lookups;
+    uint64_t held;     /* response bytes received by the calls under way */
+    uint64_t max_held; /* the daemon-wide cap on held */
     bool closing;
 };
 
@@ -51,13 +56,22 @@ struct egress_call {
     size_t body_len;
     bool host_is_ip; /* the rule names an IP literal: connect to it whatever it is */
     struct egress_limits limits;
+    /* a host name, looked up by the engine (egress_lookup.h) before the transfer starts */
+    char *host;
+    unsigned port;
+    uint64_t started;             /* uv_now(): the lookup counts against the timeout */
+    struct egress_lookup *lookup; /* while it runs */
+    struct curl_slist *resolve;   /* CURLOPT_RESOLVE: the public addresses it gave */
+    CURLSH *share;                /* the transfer's own DNS cache, holding only those */
+    bool resolver_refused;        /* libcurl wanted to look a name up itself */
     /* filled as the transfer runs */
     CURLcode code;
     long status;
     char curl_msg[CURL_ERROR_SIZE];
     char refused_address[INET6_ADDRSTRLEN]; /* a non-public address the name resolved to */
     bool too_large;
-    size_t received; /* header and body bytes */
+    bool over_held;  /* the daemon-wide max_held would have been passed */
+    size_t received; /* header and body bytes, counted in e->held until the call is freed */
     struct egress_header {
         char *name; /* lowercased UTF-8 */
         char *value;
@@ -136,11 +150,17 @@ call_free(struct egress_call *c)
             c->e->calls = c->next;
         if (c->next)
             c->next->prev = c->prev;
+        c->e->held -= c->received;
     }
+    egress_lookup_cancel(c->lookup);
     if (c->easy) {
         curl_multi_remove_handle(c->e->multi, c->easy);
         curl_easy_cleanup(c->easy);
     }
+    if (c->share)
+        curl_share_cleanup(c->share); /* after the easy handle: it used it */
+    curl_slist_free_all(c->resolve);
+    free(c->host);
     free(c->method);
     free(c->url);
     curl_slist_free_all(c->headers);
@@ -250,6 +270,18 @@ decode_base64(const char *text, unsigned char **ret, size_t *ret_len)
 }
 
 static int call_transfer(struct egress *e, struct egress_call *c);
+static cJSON *failure_frame(const struct egress_call *c);
+static int call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port);
+
+static void
+call_link(struct egress *e, struct egress_call *c)
+{
+    c->e = e;
+    c->next = e->calls;
+    if (c->next)
+        c->next->prev = c;
+    e->calls = c;
+}
 
 cJSON *
 egress_start(struct egress *e, const struct policy_egress *rules,
@@ -301,7 +333,10 @@ egress_start(struct egress *e, const struct policy_egress *rules,
         call_free(c);
         return egress_error_frame("connection", "pyfenced is stopping");
     }
-    if (call_transfer(e, c) < 0) {
+    call_link(e, c);
+    c->started = uv_now(e->loop);
+    /* An IP literal needs no lookup (libcurl takes it as it is, no thread). */
+    if ((c->host_is_ip ? call_transfer(e, c) : call_lookup(e, c, rule->host, rule->port)) < 0) {
         call_free(c);
         return egress_error_frame("connection",
                                   "egress: cannot start the transfer (out of memory)");
@@ -388,6 +423,8 @@ open_checked_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a
     return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
+/* Every byte received is counted once, in the call and in the engine's held, until the call is
+ * freed: a response that would take held past max_held ends, whoever else holds the rest. */
 static bool
 count_received(struct egress_call *c, size_t n)
 {
@@ -395,7 +432,12 @@ count_received(struct egress_call *c, size_t n)
         c->too_large = true;
         return false;
     }
+    if (c->e->held + n > c->e->max_held) {
+        c->over_held = true;
+        return false;
+    }
     c->received += n;
+    c->e->held += n;
     return true;
 }
 
@@ -527,6 +569,121 @@ headers_object(const struct egress_call *c)
     return obj;
 }
 
+/* CURLOPT_RESOLVER_START_FUNCTION: libcurl is about to look a name up itself (a thread of its
+ * own, unbounded). A host name rule's addresses are in the transfer's DNS cache already
+ * (CURLOPT_RESOLVE), so a name missing from it is one the engine did not check: refused. An IP
+ * literal is "looked up" by libcurl without a thread (inet_pton). */
+static int
+refuse_lookup(void *resolver_state, void *reserved, void *userdata)
+{
+    struct egress_call *c = userdata;
+    (void) resolver_state;
+    (void) reserved;
+    if (c->host_is_ip)
+        return 0;
+    c->resolver_refused = true;
+    return 1;
+}
+
+/* The most addresses of one name handed to libcurl. */
+#define EGRESS_MAX_ADDRESSES 16
+
+/* "host:port:a,b,[c]" for CURLOPT_RESOLVE, the public addresses of res only (up to
+ * EGRESS_MAX_ADDRESSES); -1 with c->refused_address when there is none. */
+static int
+resolve_entry(struct egress_call *c, const struct addrinfo *res, char **ret)
+{
+    char list[EGRESS_MAX_ADDRESSES * (INET6_ADDRSTRLEN + 3)] = "";
+    size_t at = 0, n = 0;
+    for (const struct addrinfo *a = res; a && n < EGRESS_MAX_ADDRESSES; a = a->ai_next) {
+        const void *addr = NULL;
+        if (a->ai_family == AF_INET)
+            addr = &((const struct sockaddr_in *) a->ai_addr)->sin_addr;
+        else if (a->ai_family == AF_INET6)
+            addr = &((const struct sockaddr_in6 *) a->ai_addr)->sin6_addr;
+        char text[INET6_ADDRSTRLEN];
+        if (!addr || !inet_ntop(a->ai_family, addr, text, sizeof(text)))
+            continue;
+        if (!egress_address_public(a->ai_family, addr)) {
+            if (!c->refused_address[0])
+                snprintf(c->refused_address, sizeof(c->refused_address), "%s", text);
+            continue;
+        }
+        bool v6 = a->ai_family == AF_INET6;
+        at += (size_t) snprintf(list + at, sizeof(list) - at, "%s%s%s%s", n ? "," : "",
+                                v6 ? "[" : "", text, v6 ? "]" : "");
+        n++;
+    }
+    if (!n) {
+        if (!c->refused_address[0])
+            snprintf(c->refused_address, sizeof(c->refused_address), "no address");
+        return -1;
+    }
+    return asprintf(ret, "%s:%u:%s", c->host, c->port, list) < 0 ? -2 : 0;
+}
+
+/* Ends c before its transfer started: its owner gets frame. */
+static void
+call_end(struct egress_call *c, cJSON *frame)
+{
+    egress_done_fn done = c->done;
+    void *ctx = c->ctx;
+    call_free(c);
+    done(ctx, frame);
+}
+
+static cJSON *
+lookup_failure_frame(const struct egress_call *c, int status)
+{
+    char msg[512];
+    if (status == UV_ETIMEDOUT) {
+        snprintf(msg, sizeof(msg),
+                 "%s %s: the lookup of host name '%s' did not end within egress_timeout_ms %llu",
+                 c->method, c->url, c->host, (unsigned long long) c->limits.timeout_ms);
+        return egress_error_frame("timeout", msg);
+    }
+    snprintf(msg, sizeof(msg), "%s %s: cannot look up host name '%s': %s", c->method, c->url,
+             c->host, uv_strerror(status));
+    return egress_error_frame("connection", msg);
+}
+
+/* The engine's lookup answered: the transfer starts with its public addresses only, in the
+ * time left. */
+static void
+on_looked_up(void *ctx, int status, struct addrinfo *res)
+{
+    struct egress_call *c = ctx;
+    c->lookup = NULL; /* gone with its answer */
+    if (status == 0 && uv_now(c->e->loop) - c->started >= c->limits.timeout_ms)
+        status = UV_ETIMEDOUT;
+    if (status < 0) {
+        uv_freeaddrinfo(res);
+        call_end(c, lookup_failure_frame(c, status));
+        return;
+    }
+    _cleanup_free_ char *entry = NULL;
+    int rc = resolve_entry(c, res, &entry);
+    uv_freeaddrinfo(res);
+    if (rc == -1) {
+        call_end(c, failure_frame(c));
+        return;
+    }
+    if (rc < 0 || !(c->resolve = curl_slist_append(NULL, entry)) || call_transfer(c->e, c) < 0)
+        call_end(c, egress_error_frame("connection",
+                                       "egress: cannot start the transfer (out of memory)"));
+}
+
+static int
+call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port)
+{
+    if (!(c->host = strdup(host)))
+        return -1;
+    c->port = port;
+    c->lookup = egress_lookup_start(e->lookups, host, port, c->limits.owner, c->limits.timeout_ms,
+                                    on_looked_up, c);
+    return c->lookup ? 0 : -1;
+}
+
 /* A new easy handle for c, added to e's multi handle: libcurl starts it at its next timeout. */
 static int
 call_transfer(struct egress *e, struct egress_call *c)
@@ -540,16 +697,18 @@ call_transfer(struct egress *e, struct egress_call *c)
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075700
-    /* A transfer that ends while its name is still being resolved (its timeout, or its job
-     * killed) does not wait for the resolver thread: getaddrinfo may take the resolver's whole
-     * timeout, seconds, on the loop thread every agent shares. The thread finishes alone. */
+    /* libcurl looks nothing up (refuse_lookup), so it has no resolver thread to wait for; were
+     * it ever to have one, a transfer ending mid-lookup must still not wait for it on the loop
+     * thread every agent shares. */
     curl_easy_setopt(h, CURLOPT_QUICK_EXIT, 1L);
 #endif
     curl_easy_setopt(h, CURLOPT_PROXY, ""); /* not the daemon's environment's */
     /* A connection of its own, closed after it: none is shared with another request. */
     curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
     curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long) c->limits.timeout_ms);
+    /* What the lookup left of the call's time (on_looked_up made sure it is not nothing). */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     (long) (c->limits.timeout_ms - (uv_now(e->loop) - c->started)));
     curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) c->limits.max_bytes);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->curl_msg);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_checked_socket);
@@ -568,16 +727,24 @@ call_transfer(struct egress *e, struct egress_call *c)
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) c->body_len);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, (const char *) c->body);
     }
+    if (c->resolve &&
+        (!(c->share = curl_share_init()) ||
+         curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) != CURLSHE_OK)) {
+        curl_easy_cleanup(h);
+        return -1;
+    }
+    if (c->resolve) {
+        /* The addresses the engine found, in a DNS cache of the transfer's own. */
+        curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+        curl_easy_setopt(h, CURLOPT_RESOLVE, c->resolve);
+    }
+    curl_easy_setopt(h, CURLOPT_RESOLVER_START_FUNCTION, refuse_lookup);
+    curl_easy_setopt(h, CURLOPT_RESOLVER_START_DATA, c);
     if (curl_multi_add_handle(e->multi, h) != CURLM_OK) {
         curl_easy_cleanup(h);
         return -1;
     }
     c->easy = h;
-    c->e = e;
-    c->next = e->calls;
-    if (c->next)
-        c->next->prev = c;
-    e->calls = c;
     return 0;
 }
 
@@ -592,10 +759,23 @@ failure_frame(const struct egress_call *c)
                  c->url, (unsigned long long) c->limits.max_bytes);
         return egress_error_frame("too_large", msg);
     }
+    if (c->over_held) {
+        snprintf(msg, sizeof(msg),
+                 "%s %s: the responses pyfenced holds for all egress requests under way would "
+                 "exceed its daemon-wide limit, egress_max_bytes_held %llu bytes; try again later",
+                 c->method, c->url, (unsigned long long) c->e->max_held);
+        return egress_error_frame("connection", msg);
+    }
     if (c->too_many_headers) {
         snprintf(msg, sizeof(msg), "the response to %s %s has more than %d header lines", c->method,
                  c->url, EGRESS_MAX_RESPONSE_HEADERS);
         return egress_error_frame("too_large", msg);
+    }
+    if (c->resolver_refused) {
+        snprintf(msg, sizeof(msg),
+                 "%s %s: libcurl wanted to look up a host name pyfenced had not checked; refused",
+                 c->method, c->url);
+        return egress_error_frame("refused", msg);
     }
     if (c->refused_address[0]) {
         snprintf(msg, sizeof(msg),
@@ -747,14 +927,17 @@ on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socket
 }
 
 struct egress *
-egress_new(uv_loop_t *loop, struct pf_error **err)
+egress_new(uv_loop_t *loop, uint64_t max_held, struct pf_error **err)
 {
     struct egress *e = calloc(1, sizeof(*e));
-    if (!e || !(e->multi = curl_multi_init())) {
+    if (!e || !(e->multi = curl_multi_init()) || !(e->lookups = egress_lookups_new(loop))) {
+        if (e && e->multi)
+            curl_multi_cleanup(e->multi);
         free(e);
         return pf_error_set(err, PF_E_INTERNAL, "egress: out of memory"), NULL;
     }
     e->loop = loop;
+    e->max_held = max_held;
     uv_timer_init(loop, &e->timer);
     e->timer.data = e;
     curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
@@ -787,5 +970,13 @@ egress_close(struct egress *e)
     }
     curl_multi_cleanup(e->multi);
     e->multi = NULL;
+    egress_lookups_close(e->lookups); /* every call's lookup is cancelled: nobody waits */
+    e->lookups = NULL;
     uv_close((uv_handle_t *) &e->timer, on_engine_closed);
+}
+
+uint64_t
+egress_held_bytes(const struct egress *e)
+{
+    return e->held;
 }

@@ -5,13 +5,27 @@
  * as the policy has them now (policy_egress.h), and makes it with libcurl's multi interface on
  * the daemon's own loop (struct egress): every allowed request is under way at once, each on a
  * connection of its own (none is reused or shared between requests, which may be different
- * users'), names resolved off the loop by libcurl's threaded resolver (a request that ends
- * mid-lookup leaves the lookup to finish on its thread: CURLOPT_QUICK_EXIT). At most
- * EGRESS_MAX_RESPONSE_HEADERS response header lines are read. No redirect is followed
- * (the snippet may follow one, each hop checked), host names are connected to only at public
- * addresses (an IP literal rule connects to exactly its address), proxies from the daemon's
+ * users'). At most EGRESS_MAX_RESPONSE_HEADERS response header lines are read. No redirect is
+ * followed (the snippet may follow one, each hop checked), proxies from the daemon's
  * environment are not used, and the response (headers and body) is cut off at
- * egress_max_bytes. The reply goes back to the worker as one frame. */
+ * egress_max_bytes. The reply goes back to the worker as one frame.
+ *
+ * Host names are looked up by the engine, not by libcurl (egress_lookup.h): on libuv's thread
+ * pool, a bounded number at once, each owner (the peer uid) with a bounded share of them, so
+ * that lookups left hanging by a DNS server that does not answer cannot pile up threads (libcurl
+ * makes one per lookup). Only the public addresses of the answer are handed to libcurl
+ * (CURLOPT_RESOLVE, in a DNS cache of the transfer's own), and libcurl is refused any lookup of
+ * its own (CURLOPT_RESOLVER_START_FUNCTION); the address is checked again at connect. An IP
+ * literal rule connects to exactly its address, whatever it is. The lookup counts against the
+ * request's egress_timeout_ms; a request that ends mid-lookup leaves the lookup to end in the
+ * pool, where it keeps its place until getaddrinfo returns.
+ *
+ * Response bytes are counted when received, against the request's egress_max_bytes and
+ * against the engine's daemon-wide max_held (pyfenced --egress-max-bytes-held): a response
+ * that would pass the latter ends with a "connection" error naming it, and every request gives
+ * its bytes back when it ends, however it ends. Memory held for one response at its peak is
+ * about 2.3 times its bytes (the body, then its base64 in the worker's frame: response_frame),
+ * plus the frame queued to the worker. */
 #ifndef DAEMON_EGRESS_H
 #define DAEMON_EGRESS_H
 
@@ -25,6 +39,7 @@
 struct egress_limits {
     uint64_t timeout_ms; /* the whole transfer, connection included */
     uint64_t max_bytes;  /* request body; response headers plus body */
+    uint64_t owner;      /* whose request (the peer uid): its share of the name lookups */
 };
 
 struct egress;      /* the transfers under way on one loop: the daemon owns one */
@@ -38,8 +53,12 @@ typedef void (*egress_done_fn)(void *ctx, cJSON *frame);
 int egress_global_init(struct pf_error **err);
 void egress_global_cleanup(void);
 
-/* An engine on loop. NULL with *err when out of memory. */
-struct egress *egress_new(uv_loop_t *loop, struct pf_error **err);
+/* An engine on loop, holding at most max_held response bytes for all its requests together.
+ * NULL with *err when out of memory. */
+struct egress *egress_new(uv_loop_t *loop, uint64_t max_held, struct pf_error **err);
+
+/* Response bytes the requests under way hold now (counted against max_held). */
+uint64_t egress_held_bytes(const struct egress *e);
 
 /* Ends every transfer still under way (each call's done gets a "connection" error frame
  * saying pyfenced is stopping), closes the engine's handles and frees it once the loop has

@@ -47,6 +47,7 @@ static const struct {
         {0x108, POLICY_LIMIT_MAX_CONNECTIONS_PER_UID, "--max-connections-per-uid"},
         {0x109, POLICY_LIMIT_MAX_BYTES_PER_UID, "--max-bytes-per-uid"},
         {0x10a, POLICY_LIMIT_MAX_BYTES, "--max-bytes"},
+        {0x10b, POLICY_LIMIT_EGRESS_MAX_BYTES_HELD, "--egress-max-bytes-held"},
 };
 
 /* Help text from the limits table, wrapped to 80 columns under the description column: the
@@ -268,6 +269,7 @@ parse_args(int argc, char **argv, struct options *o)
             {"max-connections-per-uid", required_argument, NULL, 0x108},
             {"max-bytes-per-uid", required_argument, NULL, 0x109},
             {"max-bytes", required_argument, NULL, 0x10a},
+            {"egress-max-bytes-held", required_argument, NULL, 0x10b},
             {"version", no_argument, NULL, 'V'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
@@ -483,6 +485,13 @@ main(int argc, char **argv)
     pf_log_init(o.d.log_level, "pyfenced");
     /* A peer that closes mid-reply must cost an EPIPE, not the daemon. */
     signal(SIGPIPE, SIG_IGN);
+    /* libuv's thread pool, sized before its first use: egress host-name lookups are all
+     * pyfenced runs there, half the pool at once (daemon/egress_lookup.h). 16 threads: 8
+     * lookups at once, 2 per peer uid. An administrator's own value is kept. */
+    if (setenv("UV_THREADPOOL_SIZE", "16", 0) < 0) {
+        pf_log_crit(MAIN, "setenv: out of memory");
+        return EXIT_FAILURE;
+    }
     if (fit_open_files(&o) < 0)
         return EXIT_FAILURE;
 

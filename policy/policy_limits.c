@@ -62,6 +62,15 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
                                     "memory pyfenced holds for all peer uids together, in bytes "
                                     "(what max_bytes_per_uid counts, summed); past it, every "
                                     "uid's new requests get busy with retry_after_ms"},
+        /* 64 egress responses at the default egress_max_bytes, about 150 MiB at their peak
+         * (daemon/egress.h): a fixed bound, not one derived from memory, so that what a
+         * snippet may count on does not change from host to host. */
+        [POLICY_LIMIT_EGRESS_MAX_BYTES_HELD] = {"egress_max_bytes_held", POLICY_SCOPE_DAEMON,
+                                                64 * MiB, 64 * KiB, 65536 * MiB,
+                                                "egress response bytes pyfenced holds at once, "
+                                                "for all http_request calls under way together; a "
+                                                "response that would pass it ends with a "
+                                                "ConnectionError naming this limit"},
         [POLICY_LIMIT_POOL_SIZE] = {"pool_size", POLICY_SCOPE_PROFILE, 0, 0, 64,
                                     "pre-forked, pre-hardened idle workers kept for the profile's "
                                     "ephemeral jobs (the shipped default profile sets 2)"},

@@ -25,6 +25,7 @@ enum policy_limit {
     POLICY_LIMIT_MAX_QUEUED_PER_UID,
     POLICY_LIMIT_MAX_BYTES_PER_UID,
     POLICY_LIMIT_MAX_BYTES,
+    POLICY_LIMIT_EGRESS_MAX_BYTES_HELD,
     /* per profile (profile files only; a request cannot change them) */
     POLICY_LIMIT_POOL_SIZE,
     /* per job (profile; a request may tighten them) */

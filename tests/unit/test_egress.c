@@ -103,7 +103,7 @@ answer(const char *request_json)
     assert_non_null(req);
     struct egress_limits limits = {.timeout_ms = 1000, .max_bytes = 4};
     struct egress_call *call = NULL;
-    struct egress *e = egress_new(uv_default_loop(), &err);
+    struct egress *e = egress_new(uv_default_loop(), 1 << 20, &err);
     assert_non_null(e);
     cJSON *frame = egress_start(e, &rules, &limits, req, never_called, NULL, &call);
     assert_null(call);
@@ -241,7 +241,7 @@ stalled_world_setup(void **state)
     assert_non_null(w);
     w->srv = silent_server(&w->port);
     _cleanup_pf_error_ struct pf_error *err = NULL;
-    w->e = egress_new(uv_default_loop(), &err);
+    w->e = egress_new(uv_default_loop(), 1 << 20, &err);
     assert_non_null(w->e);
     rule_for(w->port, &w->rules);
     *state = w;
@@ -322,7 +322,7 @@ lookup_child(void)
         return 77; /* s stays open, unread: the server that never answers */
 
     struct pf_error *err = NULL;
-    struct egress *e = egress_new(uv_default_loop(), &err);
+    struct egress *e = egress_new(uv_default_loop(), 1 << 20, &err);
     _cleanup_json_ cJSON *rules_json = cJSON_Parse("[{\"url\": \"http://slow.example/\"}]");
     struct policy_egress rules = {0};
     if (!e || policy_egress_parse(rules_json, "test", &rules, &err) < 0)
