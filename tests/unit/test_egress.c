@@ -180,7 +180,7 @@ struct ending {
     int calls;
     int status; /* of a reply */
     char type[32];
-    char message[160];
+    char message[320];
 };
 
 static void
@@ -434,12 +434,13 @@ count_threads(void)
 /* Starts GET url for owner with timeout_ms; false if it was answered at once. */
 static bool
 start_get(struct egress *e, const struct policy_egress *rules, const char *url, uint64_t owner,
-          uint64_t timeout_ms, struct ending *end)
+          uint64_t timeout_ms, uint64_t max_bytes, struct ending *end)
 {
     char json[256];
     snprintf(json, sizeof(json), "{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"%s\"}", url);
     _cleanup_json_ cJSON *req = cJSON_Parse(json);
-    struct egress_limits limits = {.timeout_ms = timeout_ms, .max_bytes = 1024, .owner = owner};
+    struct egress_limits limits = {
+            .timeout_ms = timeout_ms, .max_bytes = max_bytes, .owner = owner};
     struct egress_call *call = NULL;
     cJSON *now = egress_start(e, rules, &limits, req, record_end, end, &call);
     cJSON_Delete(now);
@@ -483,7 +484,7 @@ lookups_checks(int port)
     /* One owner's snippet, run after run: short timeouts, names that never resolve. */
     static struct ending hung[HUNG_LOOKUPS];
     for (int i = 0; i < HUNG_LOOKUPS; i++)
-        if (!start_get(e, &rules, "http://slow.example/x", 1000, 200, &hung[i]))
+        if (!start_get(e, &rules, "http://slow.example/x", 1000, 200, 1024, &hung[i]))
             return 3;
     double took = run_until_answered(hung, HUNG_LOOKUPS);
     int timeouts = 0;
@@ -499,7 +500,7 @@ lookups_checks(int port)
     char url[128];
     struct ending good = {0}, private = {0};
     snprintf(url, sizeof(url), "http://good.example:%d/x", port);
-    if (!start_get(e, &rules, url, 1001, 5000, &good))
+    if (!start_get(e, &rules, url, 1001, 5000, 1024, &good))
         return 5;
     took = run_until_answered(&good, 1);
     fprintf(stderr, "lookups child: good.example: %s %d (%s) in %.1f s\n", good.type, good.status,
@@ -508,7 +509,7 @@ lookups_checks(int port)
         return 6;
     /* A name the resolver answers with a private address is refused. */
     snprintf(url, sizeof(url), "http://private.example:%d/x", port);
-    if (!start_get(e, &rules, url, 1001, 5000, &private))
+    if (!start_get(e, &rules, url, 1001, 5000, 1024, &private))
         return 7;
     run_until_answered(&private, 1);
     fprintf(stderr, "lookups child: private.example: %s (%s)\n", private.type, private.message);
@@ -557,6 +558,76 @@ test_lookups_are_bounded_and_shared(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The server of test_response_bytes_held_are_capped, forked: the first request gets its
+ * headers and 4000 of its 5000 body bytes, the second all of its own; once the second's
+ * connection is closed, the first gets the rest. */
+static void
+two_responses_server(int srv)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n";
+    static char body[5000];
+    memset(body, 'x', sizeof(body));
+    char buf[4096];
+    int first = accept(srv, NULL, NULL);
+    if (first < 0 || read(first, buf, sizeof(buf)) <= 0 ||
+        write(first, head, sizeof(head) - 1) < 0 || write(first, body, 4000) < 0)
+        _exit(1);
+    int second = accept(srv, NULL, NULL);
+    if (second < 0 || read(second, buf, sizeof(buf)) <= 0 ||
+        write(second, head, sizeof(head) - 1) < 0 || write(second, body, sizeof(body)) < 0)
+        _exit(1);
+    while (read(second, buf, sizeof(buf)) > 0)
+        ; /* until the engine closes it */
+    if (write(first, body + 4000, sizeof(body) - 4000) < 0)
+        _exit(1);
+    _exit(0);
+}
+
+/* Two responses whose bytes together pass the engine's max_held: the one that would pass it
+ * ends with a connection error naming the daemon-wide limit, the other is served whole, and
+ * every byte is given back. */
+static void
+test_response_bytes_held_are_capped(void **state)
+{
+    (void) state;
+    int port;
+    int srv = silent_server(&port);
+    pid_t server = fork();
+    assert_true(server >= 0);
+    if (server == 0)
+        two_responses_server(srv);
+    struct policy_egress rules = {0};
+    rule_for(port, &rules);
+    _cleanup_pf_error_ struct pf_error *err = NULL;
+    struct egress *e = egress_new(uv_default_loop(), 6000, &err);
+    assert_non_null(e);
+    char url[64];
+    struct ending first = {0}, second = {0};
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/first", port);
+    assert_true(start_get(e, &rules, url, 1, 5000, 1 << 20, &first));
+    for (int i = 0; i < 1000 && egress_held_bytes(e) < 4000; i++) {
+        uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+        poll(NULL, 0, 5);
+    }
+    assert_true(egress_held_bytes(e) >= 4000);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/second", port);
+    assert_true(start_get(e, &rules, url, 2, 5000, 1 << 20, &second));
+    run_until_answered(&second, 1);
+    assert_string_equal(second.type, "connection");
+    if (!strstr(second.message, "daemon-wide limit, egress_max_bytes_held 6000"))
+        fail_msg("message '%s' does not name the limit", second.message);
+    run_until_answered(&first, 1);
+    assert_int_equal(first.status, 200);
+    assert_int_equal(egress_held_bytes(e), 0);
+    egress_close(e);
+    assert_int_equal(uv_run(uv_default_loop(), UV_RUN_DEFAULT), 0);
+    int status = 0;
+    assert_int_equal(waitpid(server, &status, 0), server);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    policy_egress_finish(&rules);
+    close(srv);
+}
+
 int
 main(void)
 {
@@ -570,6 +641,7 @@ main(void)
                                             stalled_world_setup, stalled_world_teardown),
             cmocka_unit_test(test_unanswered_lookup_holds_nobody),
             cmocka_unit_test(test_lookups_are_bounded_and_shared),
+            cmocka_unit_test(test_response_bytes_held_are_capped),
     };
     struct pf_error *err = NULL;
     if (egress_global_init(&err) < 0)
