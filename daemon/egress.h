@@ -23,9 +23,10 @@
  * Response bytes are counted when received, against the request's egress_max_bytes and
  * against the engine's daemon-wide max_held (pyfenced --egress-max-bytes-held): a response
  * that would pass the latter ends with a "connection" error naming it, and every request gives
- * its bytes back when it ends, however it ends. Memory held for one response at its peak is
- * about 2.3 times its bytes (the body, then its base64 in the worker's frame: response_frame),
- * plus the frame queued to the worker. */
+ * its bytes back when it ends, however it ends. The memory one response takes is at most about
+ * 3.3 times its bytes (its buffer, grown by doubling, beside its base64), then 2.7 times (the
+ * base64 and the worker's frame's copy of it: response_frame), then the frame queued to the
+ * worker, which is the job's and no longer counted here. */
 #ifndef DAEMON_EGRESS_H
 #define DAEMON_EGRESS_H
 
