@@ -101,11 +101,12 @@ static const char *const allowed_syscalls[] = {
         "renameat2",
         "readlink",
         "readlinkat",
-        "chmod",
+        /* Not chmod or fchmodat, and utimensat on an fd only (add_argument_rules): Landlock
+         * does not cover a file's mode or times, so by path they would reach any file of the
+         * worker's uid it can see, the daemon's socket included when the worker runs as the
+         * daemon's uid (not root). fchmod's fd passed Landlock and the mount view at open. */
         "fchmod",
-        "fchmodat",
         "umask",
-        "utimensat",
         /* memory */
         "brk",
         "mmap",
@@ -430,6 +431,10 @@ add_argument_rules(scmp_filter_ctx ctx, bool threads, struct pf_error **err)
     }
     if (add_sigaction_rules(ctx, err) < 0 || add_fcntl_rules(ctx, err) < 0)
         return -1;
+    /* futimens (utimensat with a NULL path): the times of a file the worker opened. */
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(utimensat), 1, SCMP_A1(SCMP_CMP_EQ, 0));
+    if (rc < 0)
+        return rule_error(rc, "fd-only", "utimensat", err);
     /* Reading limits is fine; raising a soft one up to its hard one is not. */
     rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     if (rc < 0)

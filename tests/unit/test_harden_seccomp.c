@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "harden_internal.h"
@@ -391,6 +392,103 @@ test_allowed_neighbours(void **state)
     assert_string_equal(r.out, "ok");
 }
 
+/* A file's mode and times by path: Landlock does not cover them, so a worker running as the
+ * daemon's uid could open the daemon's socket to everyone. */
+struct path_call {
+    const char *path;
+    long nr;
+};
+
+static int
+do_path_call(void *arg)
+{
+    const struct path_call *c = arg;
+    if (apply(16))
+        return 2;
+    child_say("ok");
+    if (c->nr == SYS_fchmodat)
+        syscall(SYS_fchmodat, AT_FDCWD, c->path, 0777, 0);
+    else if (c->nr == SYS_utimensat)
+        syscall(SYS_utimensat, AT_FDCWD, c->path, NULL, 0);
+    else
+        syscall(c->nr, c->path, 0777); /* chmod */
+    return 4;
+}
+
+static void
+expect_path_call_traps(long nr, const char *name)
+{
+    char path[] = "/tmp/pyfence-test-mode-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct path_call c = {.path = path, .nr = nr};
+    expect_trap_arg(do_path_call, &c, name);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    unlink(path);
+}
+
+static void
+test_chmod_by_path_traps(void **state)
+{
+#ifdef SYS_chmod
+    expect_path_call_traps(SYS_chmod, "chmod");
+#else
+    skip(); /* no chmod syscall on this architecture (arm64: fchmodat only) */
+#endif
+}
+
+static void
+test_fchmodat_traps(void **state)
+{
+    expect_path_call_traps(SYS_fchmodat, "fchmodat");
+}
+
+static void
+test_utimensat_by_path_traps(void **state)
+{
+    expect_path_call_traps(SYS_utimensat, "utimensat");
+}
+
+/* The neighbours: the mode and times of a file the worker opened (fchmod, futimens). */
+static int
+do_mode_by_fd(void *arg)
+{
+    int fd = open(arg, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return 3;
+    if (apply(16))
+        return 2;
+    const struct timespec times[2] = {{.tv_sec = 1000}, {.tv_sec = 2000}};
+    if (fchmod(fd, 0640) < 0)
+        return 5;
+    if (futimens(fd, times) < 0)
+        return 6;
+    child_say("ok");
+    return 0;
+}
+
+static void
+test_mode_by_fd_allowed(void **state)
+{
+    char path[] = "/tmp/pyfence-test-mode-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct child_result r;
+    assert_int_equal(run_child(do_mode_by_fd, path, &r), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    unlink(path);
+    assert_true(WIFEXITED(r.status));
+    assert_int_equal(WEXITSTATUS(r.status), 0);
+    assert_string_equal(r.out, "ok");
+    assert_int_equal(st.st_mode & 0777, 0640);
+    assert_int_equal(st.st_mtim.tv_sec, 2000);
+}
+
 #if defined(__x86_64__)
 static int
 do_int80(void *arg)
@@ -443,6 +541,10 @@ main(void)
         cmocka_unit_test(test_fcntl_allowed_neighbours),
         cmocka_unit_test(test_threads_only_when_allowed),
         cmocka_unit_test(test_allowed_neighbours),
+        cmocka_unit_test(test_chmod_by_path_traps),
+        cmocka_unit_test(test_fchmodat_traps),
+        cmocka_unit_test(test_utimensat_by_path_traps),
+        cmocka_unit_test(test_mode_by_fd_allowed),
 #if defined(__x86_64__)
         cmocka_unit_test(test_non_native_abi_killed),
 #endif
