@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -483,6 +484,13 @@ main(int argc, char **argv)
     if (r > 0)
         return r - 1;
     pf_log_init(o.d.log_level, "pyfenced");
+    /* Not dumpable: no process of the daemon's uid (a worker of a pyfenced that is not root,
+     * without namespaces) may ptrace it or read its /proc files, /proc/PID/mem and environ among
+     * them, which hold every client's requests. Its own /proc/self stays readable. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+        pf_log_crit(MAIN, "prctl(PR_SET_DUMPABLE, 0): %m");
+        return EXIT_FAILURE;
+    }
     /* A peer that closes mid-reply must cost an EPIPE, not the daemon. */
     signal(SIGPIPE, SIG_IGN);
     /* libuv's thread pool, sized before its first use: egress host-name lookups are all

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -618,6 +619,22 @@ lay_out_memory(struct zygote *z)
     return 0;
 }
 
+/* Not dumpable, from the point where the zygote no longer needs its own /proc/self files by
+ * path (the uid and gid maps harden_zygote_init wrote, the /proc/self/mem lay_out_memory wrote:
+ * non-dumpable, they are root's, and a zygote that is not root could no longer open them): no
+ * process of its uid (a worker without namespaces of a pyfenced that is not root) may ptrace it
+ * or write its /proc/PID/mem, and with it every later worker forked from it. Workers inherit
+ * the setting at fork (the privileges layer sets it again). */
+static int
+stop_being_dumpable(void)
+{
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+        pf_log_crit(ZYGOTE, "prctl(PR_SET_DUMPABLE, 0): %m");
+        return -1;
+    }
+    return 0;
+}
+
 static int
 send_ready(struct zygote *z)
 {
@@ -695,7 +712,7 @@ main(int argc, char **argv)
         return 1;
     }
     harden_expect_parent(getpid());
-    if (lay_out_memory(&z) < 0 || send_ready(&z) < 0) {
+    if (lay_out_memory(&z) < 0 || stop_being_dumpable() < 0 || send_ready(&z) < 0) {
         harden_zygote_finish();
         return 1;
     }

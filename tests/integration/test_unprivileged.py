@@ -10,13 +10,14 @@ request, exactly as the worker of the next job will be."""
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import (PYFENCED, Daemon, descendants, require_binary, settled_family,
-                      wait_for)
+from conftest import (PYFENCED, Daemon, as_uid, descendants, require_binary,
+                      settled_family, wait_for)
 
 NOBODY = 65534
 
@@ -85,6 +86,8 @@ def test_jobs_run(unprivileged):
     assert ("not root: in a user namespace of the zygote's own, network namespace ready; "
             "mount view ready") in logs, logs
     assert "will fail per job" not in logs, logs
+    # Not dumpable from start-up on, the zygote still laid out its memory through /proc/self/mem.
+    assert "cannot read /proc/self/maps or write /proc/self/mem" not in logs, logs
     assert f"worker ids the daemon's, {NOBODY} (not root)" in logs, logs
 
 
@@ -125,3 +128,31 @@ def test_workers_drop_every_capability_in_it(unprivileged):
         for caps in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
             assert int(st[caps][0], 16) == 0, (caps, st[caps])
         assert st["NoNewPrivs"] == ["1"] and st["Seccomp"] == ["2"], st
+
+
+def open_mem(pid):
+    try:
+        with open(f"/proc/{pid}/mem", "rb"):
+            return "opened"
+    except PermissionError:
+        return "refused"
+
+
+def test_daemon_and_zygotes_not_dumpable(unprivileged):
+    """A process of the daemon's uid (a worker without namespaces) cannot read or write the
+    memory of pyfenced, which holds every client's requests, or of a zygote, which every later
+    worker is forked from: both are not dumpable, their /proc files root's."""
+    with unprivileged.client() as c:
+        zygote = c.stats()["zygote"]
+    pids = [unprivileged.pid] + [p for p in (zygote["pid"], zygote.get("preload_pid")) if p]
+    for pid in pids:
+        assert status(pid)["Uid"] == [str(NOBODY)] * 4, status(pid)
+        assert os.stat(f"/proc/{pid}/mem").st_uid == 0, pid
+        assert as_uid(NOBODY, open_mem, pid) == "refused", pid
+    # Another process of that uid, dumpable, is open to it: the check above is not vacuous.
+    other = subprocess.Popen(["sleep", "30"], user=NOBODY, group=NOBODY, extra_groups=[])
+    try:
+        assert as_uid(NOBODY, open_mem, other.pid) == "opened"
+    finally:
+        other.kill()
+        other.wait()
