@@ -134,6 +134,23 @@ number_egress_rules(struct daemon *d, struct policy *next)
     }
 }
 
+/* Without root, each profile whose namespaces layer is off runs its workers as the daemon's uid
+ * in the host's mount and pid namespaces (op_exec.c raises best-effort to required otherwise):
+ * said once per load, since a reload may add one. */
+static void
+warn_namespaces_off(const struct daemon *d)
+{
+    for (size_t i = 0; !d->privileged && d->policy && i < d->policy->n; i++) {
+        const struct policy_profile *p = d->policy->profiles[i];
+        if (p->hardening[POLICY_LAYER_NAMESPACES] == POLICY_LEVEL_OFF)
+            pf_log_warning(POLICY,
+                           "profile '%s' sets \"namespaces\": \"off\" and pyfenced is not "
+                           "root: ITS WORKERS RUN AS UID %u, THE DAEMON'S, IN THE HOST'S MOUNT AND "
+                           "PID NAMESPACES, with every file of that uid that Landlock leaves them",
+                           p->name, (unsigned) geteuid());
+    }
+}
+
 int
 daemon_reload_policy(struct daemon *d, struct pf_error **err)
 {
@@ -156,6 +173,7 @@ daemon_reload_policy(struct daemon *d, struct pf_error **err)
     free(d->policy_error);
     d->policy_error = NULL;
     pf_log_notice(POLICY, "policy: %zu profiles from %s", next->n, next->source);
+    warn_namespaces_off(d);
     /* Queued execs were resolved at arrival under the old policy: one that the new policy
      * would refuse must not start under it (before anything can pump the queue). */
     size_t revoked = job_revoke_queued(d);
@@ -328,17 +346,29 @@ start_zygote(struct daemon *d, bool full, struct zygote **ret, struct pf_error *
     return 0;
 }
 
+static void
+warn_unprivileged(const struct daemon *d)
+{
+    pf_log_warning(MAIN,
+                   "running as uid %u, not root: workers keep this uid, so the identity and "
+                   "privileges layers are best-effort whatever the profiles say; the zygotes "
+                   "make their namespaces inside a user namespace of their own, and the "
+                   "namespaces layer is required for every profile that does not set it \"off\" "
+                   "(without it a worker would act as this uid on the host): a job that cannot "
+                   "get it is refused",
+                   (unsigned) geteuid());
+    if (d->opts.namespaces_off)
+        pf_log_warning(MAIN, "--namespaces off WITHOUT ROOT: EVERY JOB OF A PROFILE THAT DOES NOT "
+                             "SET \"namespaces\": \"off\" IS REFUSED");
+}
+
 int
 daemon_start(struct daemon *d, struct pf_error **err)
 {
     if (daemon_reload_policy(d, err) < 0)
         return -1;
     if (!d->privileged)
-        pf_log_warning(MAIN,
-                       "running as uid %u, not root: workers keep this uid, so the identity "
-                       "and privileges layers are best-effort whatever the profiles say; the "
-                       "zygotes make their namespaces inside a user namespace of their own",
-                       (unsigned) geteuid());
+        warn_unprivileged(d);
     if (!(d->egress = egress_new(d->loop,
                                  (uint64_t) d->limits.v[POLICY_LIMIT_EGRESS_MAX_BYTES_HELD], err)))
         return -1;

@@ -104,6 +104,24 @@ resolve_exec_fields(const struct policy_profile *p, const cJSON *requested, cJSO
     return 0;
 }
 
+/* Without root there is no other uid to become (the zygote's user namespace maps the daemon's
+ * alone): required, identity would fail every job. The privileges layer holds inside that
+ * namespace, but only if the kernel let the zygote make it: best-effort too. The mirror image:
+ * the namespaces layer is then all that keeps a worker, which runs as the daemon's uid, off the
+ * daemon's files, its socket and the other workers (host mount and pid namespaces, a shared
+ * /tmp), so best-effort is not enough: required, unless the profile turned it off, which says
+ * the operator accepts exactly that. daemon_start warned about both once. */
+static void
+unprivileged_levels(enum harden_level *levels)
+{
+    static const enum harden_layer need_root[] = {HARDEN_LAYER_IDENTITY, HARDEN_LAYER_PRIVILEGES};
+    for (size_t i = 0; i < PF_ELEMENTSOF(need_root); i++)
+        if (levels[need_root[i]] == HARDEN_REQUIRED)
+            levels[need_root[i]] = HARDEN_BEST_EFFORT;
+    if (levels[HARDEN_LAYER_NAMESPACES] == HARDEN_BEST_EFFORT)
+        levels[HARDEN_LAYER_NAMESPACES] = HARDEN_REQUIRED;
+}
+
 /* Limits and hardening from the profile (or, without a policy, the table's defaults with the
  * layers that hold everywhere), then the request may tighten the limits. */
 static int
@@ -123,17 +141,8 @@ resolve_spec(struct daemon *d, const struct policy_profile *p, const cJSON *req,
         spec->levels[HARDEN_LAYER_RLIMITS] = HARDEN_REQUIRED;
         spec->levels[HARDEN_LAYER_FDS] = HARDEN_REQUIRED;
     }
-    /* Without root there is no other uid to become (the zygote's user namespace maps the
-     * daemon's alone): required, identity would fail every job. The privileges layer holds
-     * inside that namespace, but only if the kernel let the zygote make it: best-effort too.
-     * daemon_start warned about it once. */
-    if (!d->privileged) {
-        static const enum harden_layer need_root[] = {HARDEN_LAYER_IDENTITY,
-                                                      HARDEN_LAYER_PRIVILEGES};
-        for (size_t i = 0; i < PF_ELEMENTSOF(need_root); i++)
-            if (spec->levels[need_root[i]] == HARDEN_REQUIRED)
-                spec->levels[need_root[i]] = HARDEN_BEST_EFFORT;
-    }
+    if (!d->privileged)
+        unprivileged_levels(spec->levels);
     if (policy_limits_tighten(&spec->limits, cJSON_GetObjectItemCaseSensitive(req, "limits"),
                               "limits", err) < 0)
         return -1;

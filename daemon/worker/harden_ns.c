@@ -34,9 +34,10 @@ static struct {
     int spare_ipcns_fd; /* a fresh ipc namespace that no process uses, made between jobs */
     int next_ipcns_fd;  /* the spare handed to the next fork: its worker's alone */
     bool children_in_new_pidns;
-    bool in_userns;       /* the zygote made a user namespace of its own (daemon not root) */
-    bool fork_new_pidns;  /* in a user namespace: the next fork makes the worker's pid namespace */
-    bool private_scratch; /* in the worker: /tmp is its own tmpfs */
+    bool in_userns;        /* the zygote made a user namespace of its own (daemon not root) */
+    bool fork_new_pidns;   /* in a user namespace: the next fork makes the worker's pid namespace */
+    bool private_scratch;  /* in the worker: /tmp is its own tmpfs */
+    char unavailable[256]; /* why the zygote has no namespaces to give, for the per-job error */
 } the_ns = {.netns_fd = -1,
             .utsns_fd = -1,
             .mntns_fd = -1,
@@ -272,6 +273,21 @@ enter_own_userns(struct pf_error **err)
     return write_proc_self("gid_map", map, err);
 }
 
+void
+harden_ns_set_off(void)
+{
+    snprintf(the_ns.unavailable, sizeof(the_ns.unavailable), "pyfenced runs with --namespaces off");
+}
+
+/* Keeps why the namespaces are missing (the per-job error says it): err's message, or what. */
+static int
+remember_failure(struct pf_error **err, const char *what)
+{
+    snprintf(the_ns.unavailable, sizeof(the_ns.unavailable), "%s",
+             err && *err ? (*err)->msg : what);
+    return -1;
+}
+
 int
 harden_ns_prepare(struct pf_error **err)
 {
@@ -279,7 +295,7 @@ harden_ns_prepare(struct pf_error **err)
         return 0;
     the_ns.prepared = true;
     if (geteuid() != 0 && enter_own_userns(err) < 0)
-        return -1;
+        return remember_failure(err, "the zygote could not make a user namespace");
     the_ns.own_pidns_fd = harden_fd_move_high(open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC));
     the_ns.own_ipcns_fd = harden_fd_move_high(open("/proc/self/ns/ipc", O_RDONLY | O_CLOEXEC));
     make_spare_ipcns();
@@ -288,7 +304,7 @@ harden_ns_prepare(struct pf_error **err)
         r = -1;
     if (prepare_mount_view(r < 0 ? NULL : err) < 0)
         r = -1;
-    return r;
+    return r < 0 ? remember_failure(err, "the zygote could not prepare them") : 0;
 }
 
 bool
@@ -401,16 +417,33 @@ mount_scratch_and_proc(const struct harden_params *p, struct pf_error **err)
     return 0;
 }
 
+/* The job's error when the zygote has no namespaces to give: why, and what to do. Without root
+ * the layer is required whatever the profile says but "off" (op_exec.c): a worker without it
+ * would run as the daemon's uid in the host's mount and pid namespaces. */
+static int
+unavailable_error(struct pf_error **err)
+{
+    const char *why =
+            the_ns.unavailable[0] ? the_ns.unavailable : "the zygote did not prepare them";
+    if (geteuid() == 0)
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "namespaces: unavailable (%s; see the zygote's start-up log and "
+                            "`pyfenced --check`)",
+                            why);
+    return pf_error_set(err, PF_E_INTERNAL,
+                        "namespaces: unavailable (%s). A pyfenced that is not root requires this "
+                        "layer, or its workers would run as its own uid %u in the host's mount "
+                        "and pid namespaces: let it make user namespaces (`pyfenced --check`), "
+                        "run it as root, or accept that with \"namespaces\": \"off\" in the "
+                        "profile",
+                        why, (unsigned) geteuid());
+}
+
 int
 harden_namespaces_apply(const struct harden_params *p, struct pf_error **err)
 {
     if (the_ns.netns_fd < 0 || the_ns.utsns_fd < 0 || the_ns.mntns_fd < 0)
-        return pf_error_set(err, PF_E_INTERNAL,
-                            "namespaces: the zygote could not prepare the %s (see its start-up "
-                            "log and `pyfenced --check`)",
-                            the_ns.netns_fd < 0   ? "network namespace"
-                            : the_ns.utsns_fd < 0 ? "uts namespace"
-                                                  : "mount view");
+        return unavailable_error(err);
     if (setns(the_ns.netns_fd, CLONE_NEWNET) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno,
                                   "namespaces: entering the network "

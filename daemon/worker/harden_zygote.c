@@ -62,12 +62,16 @@ harden_zygote_init(const struct harden_zygote_config *config, struct pf_error **
         return -1;
 
     struct pf_error *nerr = NULL;
-    if (the_zygote.config.namespaces_off)
+    if (the_zygote.config.namespaces_off) {
+        harden_ns_set_off();
         pf_log_warning(ZYGOTE,
                        "namespaces: off (--namespaces off). WORKERS SHARE THE HOST'S NETWORK, "
                        "PID, IPC, UTS AND MOUNT NAMESPACES: a profile that requires the layer "
-                       "refuses its jobs, best-effort ones run without it");
-    else if (harden_ns_prepare(&nerr) < 0) {
+                       "refuses its jobs, best-effort ones run without it%s",
+                       geteuid() == 0 ? ""
+                                      : " (not root: every profile requires it unless it sets it "
+                                        "off)");
+    } else if (harden_ns_prepare(&nerr) < 0) {
         pf_log_warning(ZYGOTE, "namespaces: %s; the namespaces layer will fail per job", nerr->msg);
         pf_error_free(nerr);
     }

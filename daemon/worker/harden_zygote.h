@@ -118,6 +118,8 @@ unsigned harden_seccomp_instructions(bool threads);
  * namespace of the zygote's own when it is not root; idempotent. Best effort: what cannot be
  * made is reported through ret_* and the namespaces layer fails later, per job. */
 int harden_ns_prepare(struct pf_error **err);
+/* --namespaces off: harden_ns_prepare is not called; the per-job error says why. */
+void harden_ns_set_off(void);
 /* Makes the next fork()ed child of the calling process the init of a fresh pid namespace (or,
  * with new_pid_ns false, a member of the caller's own), and hands it the fresh ipc namespace made
  * ahead of time; with new_pid_ns false (between jobs), makes that spare. Once per fork: two

@@ -8,6 +8,8 @@ get no /proc (the kernel mounts one in a user namespace only where one is fully 
 The checks look at the warm pool's idle workers from outside: they are hardened before any
 request, exactly as the worker of the next job will be."""
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -35,10 +37,11 @@ def status(pid):
     return out
 
 
-@pytest.fixture
-def unprivileged():
+@contextlib.contextmanager
+def unprivileged_daemon(extra_args=(), profiles=None):
     """pyfenced as uid 65534, from copies of the binaries in a directory that uid can reach (the
-    checkout may sit below a directory only root may enter)."""
+    checkout may sit below a directory only root may enter); profiles: {name: profile} for a
+    --policy directory instead of the built-in profiles."""
     if os.geteuid() != 0:
         pytest.skip("needs root to start pyfenced as another uid")
     pyfenced = require_binary(PYFENCED)
@@ -54,7 +57,14 @@ def unprivileged():
         run = top / "run"
         run.mkdir(mode=0o755)
         os.chown(run, NOBODY, NOBODY)
-        d = Daemon(run, binaries=copies, user=NOBODY)
+        args = list(extra_args)
+        if profiles:
+            policy = top / "policy"
+            policy.mkdir(mode=0o755)
+            for name, profile in profiles.items():
+                (policy / f"{name}.json").write_text(json.dumps(profile))
+            args += ["--policy", str(policy)]
+        d = Daemon(run, args, binaries=copies, user=NOBODY)
         try:
             yield d
         finally:
@@ -62,6 +72,12 @@ def unprivileged():
                 d.stop()
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture
+def unprivileged():
+    with unprivileged_daemon() as d:
+        yield d
 
 
 def idle_workers(d):
@@ -156,3 +172,54 @@ def test_daemon_and_zygotes_not_dumpable(unprivileged):
     finally:
         other.kill()
         other.wait()
+
+
+def profile(name, namespaces=None):
+    p = {"name": name, "access": {"everyone": True}}
+    if namespaces:
+        p["hardening"] = {"namespaces": namespaces}
+    return p
+
+
+def test_namespaces_required_without_root():
+    """Without root, a worker without namespaces would run as the daemon's uid in the host's
+    mount and pid namespaces: the layer is required unless the profile sets it off, so with
+    --namespaces off the jobs of a best-effort profile (the built-in default) are refused, with a
+    message naming the layer and what to do, and pyfenced says so at start-up. A profile that
+    sets it off is the operator accepting that: its jobs run, and pyfenced warns about it."""
+    profiles = {"default": profile("default", "best-effort"),
+                "bare": profile("bare", "off"),
+                "implicit": profile("implicit")}
+    with unprivileged_daemon(["--namespaces", "off"], profiles) as d:
+        logs = d.logs()
+        assert "--namespaces off WITHOUT ROOT: EVERY JOB OF A PROFILE THAT DOES NOT SET" in logs, logs
+        assert ("profile 'bare' sets \"namespaces\": \"off\" and pyfenced is not root: ITS "
+                f"WORKERS RUN AS UID {NOBODY}") in logs, logs
+        assert "profile 'default' sets" not in logs, logs
+        with d.client() as c:
+            for name in ("default", "implicit"):
+                r = c.exec("1 + 1", profile=name)
+                assert not r.ok, (name, r.reply)
+                message = r.error["message"]
+                assert "hardening layer 'namespaces'" in message, (name, r.error)
+                assert "pyfenced runs with --namespaces off" in message, r.error
+                assert '"namespaces": "off" in the profile' in message, r.error
+            r = c.exec("1 + 1", profile="bare")
+            assert r.ok and r.output == 2, (r.reply, d.logs())
+
+
+def test_namespaces_stay_best_effort_as_root(tmp_path):
+    """Under root the workers get uids of their own: best-effort stays best-effort."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    (tmp_path / "policy").mkdir()
+    (tmp_path / "policy" / "default.json").write_text(json.dumps(profile("default",
+                                                                         "best-effort")))
+    d = Daemon(tmp_path, ["--namespaces", "off", "--policy", str(tmp_path / "policy")])
+    try:
+        with d.client() as c:
+            r = c.exec("1 + 1")
+        assert r.ok and r.output == 2, (r.reply, d.logs())
+        assert "WITHOUT ROOT" not in d.logs()
+    finally:
+        d.stop()

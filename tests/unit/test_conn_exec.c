@@ -527,6 +527,7 @@ test_profile_sets_limits_levels_imports(void **state)
     assert_int_equal(hp->level[HARDEN_LAYER_SECCOMP], HARDEN_REQUIRED);
     assert_int_equal(hp->level[HARDEN_LAYER_IDENTITY], HARDEN_REQUIRED);
     assert_int_equal(hp->level[HARDEN_LAYER_CGROUP], HARDEN_BEST_EFFORT);
+    assert_int_equal(hp->level[HARDEN_LAYER_NAMESPACES], HARDEN_BEST_EFFORT);
     assert_int_equal(hp->uid, 0); /* the zygote picks a uid of its range */
     assert_int_equal(hp->pids, 16);
     assert_int_equal(hp->file_size_mb, 16);
@@ -567,12 +568,16 @@ test_profile_sets_limits_levels_imports(void **state)
             "is not allowed by profile 'default' (see its extra_imports)");
     cJSON_Delete(r);
 
-    /* Not root: the layers that need root are best-effort, the others stay required. */
+    /* Not root: the layers that need root are best-effort, the others stay required, and the
+     * namespaces layer (the profile's best-effort) becomes required: without it the worker would
+     * act as the daemon's uid on the host. */
     f->d.privileged = false;
     job = start_exec(f, "{\"id\":4,\"op\":\"exec\",\"code\":\"1\"}");
     assert_int_equal(hp->level[HARDEN_LAYER_IDENTITY], HARDEN_BEST_EFFORT);
     assert_int_equal(hp->level[HARDEN_LAYER_PRIVILEGES], HARDEN_BEST_EFFORT);
     assert_int_equal(hp->level[HARDEN_LAYER_SECCOMP], HARDEN_REQUIRED);
+    assert_int_equal(hp->level[HARDEN_LAYER_NAMESPACES], HARDEN_REQUIRED);
+    assert_int_equal(hp->level[HARDEN_LAYER_CGROUP], HARDEN_BEST_EFFORT);
     end_worker(f, job, 0, SIGKILL, false, 0);
     cJSON_Delete(expect_error(f, "4", "worker_crashed"));
 }
