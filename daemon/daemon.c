@@ -1,5 +1,6 @@
 #include "daemon.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,6 +347,50 @@ start_zygote(struct daemon *d, bool full, struct zygote **ret, struct pf_error *
     return 0;
 }
 
+/* Without root, workers keep the daemon's supplementary groups: the zygote's user namespace
+ * must deny setgroups to map its gid (harden_ns.c), so the identity layer cannot drop them, and
+ * each still counts on the host (a worker sees them as the overflow gid). Refused unless
+ * --keep-groups says the operator accepts it. The daemon's own gid does not count: workers keep
+ * that one anyway. */
+static int
+check_groups(const struct daemon *d, struct pf_error **err)
+{
+    int n = getgroups(0, NULL);
+    _cleanup_free_ gid_t *groups = n > 0 ? calloc((size_t) n, sizeof(*groups)) : NULL;
+    if (n > 0 && !groups)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    if (n < 0 || (n > 0 && (n = getgroups(n, groups)) < 0))
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "getgroups");
+    char list[256] = "";
+    size_t len = 0;
+    unsigned extra = 0;
+    for (int i = 0; i < n; i++) {
+        if (groups[i] == getegid())
+            continue;
+        extra++;
+        if (len < sizeof(list))
+            len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%u", len ? ", " : "",
+                                     (unsigned) groups[i]);
+    }
+    if (!extra)
+        return 0;
+    if (d->opts.keep_groups) {
+        pf_log_warning(MAIN,
+                       "--keep-groups: EVERY WORKER KEEPS THE SUPPLEMENTARY GROUPS %s of uid %u "
+                       "(not root: they cannot be dropped in the zygote's user namespace), with "
+                       "what they give on the host's files",
+                       list, (unsigned) geteuid());
+        return 0;
+    }
+    return pf_error_set(err, PF_E_CONFIG,
+                        "running as uid %u, not root, with supplementary groups %s: every worker "
+                        "would keep them (a user namespace cannot drop them) and act with them on "
+                        "the host's files. Start pyfenced without them (setpriv --clear-groups; "
+                        "systemd: a User= in no other group, no SupplementaryGroups=), or pass "
+                        "--keep-groups to accept that",
+                        (unsigned) geteuid(), list);
+}
+
 static void
 warn_unprivileged(const struct daemon *d)
 {
@@ -367,8 +412,11 @@ daemon_start(struct daemon *d, struct pf_error **err)
 {
     if (daemon_reload_policy(d, err) < 0)
         return -1;
-    if (!d->privileged)
+    if (!d->privileged) {
+        if (check_groups(d, err) < 0)
+            return -1;
         warn_unprivileged(d);
+    }
     if (!(d->egress = egress_new(d->loop,
                                  (uint64_t) d->limits.v[POLICY_LIMIT_EGRESS_MAX_BYTES_HELD], err)))
         return -1;

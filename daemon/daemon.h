@@ -44,6 +44,7 @@ struct daemon_options {
     const char *cgroup_mode; /* Not owned. NULL: auto. */
     bool namespaces_off;
     uint32_t uid_base, uid_count; /* --uid-range; 0: the zygote's default */
+    bool keep_groups;             /* --keep-groups: not root, start with supplementary groups */
 };
 
 struct daemon {

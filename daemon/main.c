@@ -99,7 +99,9 @@ help(void)
            "                         warning); default on\n"
            "  --uid-range START:COUNT  workers run as uid/gid START.. START+COUNT-1, one per\n"
            "                         concurrent worker; ids of no user or group (default\n"
-           "                         600000:65536)\n");
+           "                         600000:65536)\n"
+           "  --keep-groups          not root: start even with supplementary groups, which\n"
+           "                         every worker then keeps (a loud warning)\n");
     for (size_t i = 0; i < PF_ELEMENTSOF(limit_options); i++) {
         const struct policy_limit_def *def = policy_limit_def(limit_options[i].limit);
         char flag[40];
@@ -259,6 +261,7 @@ parse_args(int argc, char **argv, struct options *o)
             {"cgroup", required_argument, NULL, 'g'},
             {"namespaces", required_argument, NULL, 'n'},
             {"uid-range", required_argument, NULL, 'u'},
+            {"keep-groups", no_argument, NULL, 'G'},
             {"max-connections", required_argument, NULL, 0x100},
             {"max-inflight", required_argument, NULL, 0x101},
             {"max-frame-bytes", required_argument, NULL, 0x102},
@@ -318,6 +321,9 @@ parse_args(int argc, char **argv, struct options *o)
                 return EXIT_USAGE + 1;
             }
             o->d.namespaces_off = strcmp(optarg, "off") == 0;
+            break;
+        case 'G':
+            o->d.keep_groups = true;
             break;
         case 'u':
             if (parse_uid_range(optarg, &o->d.uid_base, &o->d.uid_count) < 0)

@@ -38,7 +38,7 @@ def status(pid):
 
 
 @contextlib.contextmanager
-def unprivileged_daemon(extra_args=(), profiles=None):
+def unprivileged_daemon(extra_args=(), profiles=None, groups=()):
     """pyfenced as uid 65534, from copies of the binaries in a directory that uid can reach (the
     checkout may sit below a directory only root may enter); profiles: {name: profile} for a
     --policy directory instead of the built-in profiles."""
@@ -64,7 +64,7 @@ def unprivileged_daemon(extra_args=(), profiles=None):
             for name, profile in profiles.items():
                 (policy / f"{name}.json").write_text(json.dumps(profile))
             args += ["--policy", str(policy)]
-        d = Daemon(run, args, binaries=copies, user=NOBODY)
+        d = Daemon(run, args, binaries=copies, user=NOBODY, groups=groups)
         try:
             yield d
         finally:
@@ -223,3 +223,24 @@ def test_namespaces_stay_best_effort_as_root(tmp_path):
         assert "WITHOUT ROOT" not in d.logs()
     finally:
         d.stop()
+
+
+def test_supplementary_groups_refused_without_root():
+    """Without root the workers cannot drop the daemon's supplementary groups (its zygotes' user
+    namespaces deny setgroups): pyfenced refuses to start with any, unless --keep-groups, which
+    it then warns about, and the workers do keep them on the host."""
+    group = 4  # adm on Debian: any gid but the daemon's own
+    with pytest.raises(AssertionError) as refused:
+        with unprivileged_daemon(groups=[group]):
+            pass
+    message = str(refused.value)
+    assert "exited early with 1" in message, message
+    assert f"running as uid {NOBODY}, not root, with supplementary groups {group}:" in message
+    assert "--keep-groups" in message and "setpriv --clear-groups" in message, message
+    with unprivileged_daemon(["--keep-groups"], groups=[group]) as d:
+        assert f"EVERY WORKER KEEPS THE SUPPLEMENTARY GROUPS {group} of uid {NOBODY}" in d.logs()
+        for w in idle_workers(d):
+            assert status(w)["Groups"] == [str(group)], status(w)
+    # The daemon's own gid among its groups is no supplementary group: it starts.
+    with unprivileged_daemon(groups=[NOBODY]) as d:
+        assert "supplementary groups" not in d.logs(), d.logs()
