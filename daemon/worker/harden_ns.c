@@ -60,13 +60,46 @@ pivot_root(const char *new_root, const char *put_old)
     return (int) syscall(SYS_pivot_root, new_root, put_old);
 }
 
+/* Whether a mount point lies strictly below dir, from /proc/self/mountinfo (its fifth field). */
+static bool
+has_submounts(const char *dir)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return true; /* unreadable: assume the worst */
+    size_t len = strlen(dir);
+    char line[4096], point[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 &&
+                strncmp(point, dir, len) == 0 && point[len] == '/';
+    fclose(f);
+    return found;
+}
+
+/* A bind of src at dst with every mount below it (MS_REC: /usr may hold others, a separate
+ * /usr/local say), then read-only, nosuid and nodev for all of them: a remount (MS_REMOUNT |
+ * MS_BIND) changes one mount only, and left the ones below writable in the view.
+ * mount_setattr(AT_RECURSIVE) sets the flags on the whole tree and clears none, so it also
+ * holds in the zygote's user namespace, where the host's flags of each mount are locked. */
 static int
 bind_ro(const char *src, const char *dst, struct pf_error **err)
 {
     if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: bind '%s'", src);
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+    if (mount_setattr(AT_FDCWD, dst, AT_RECURSIVE, &attr, sizeof(attr)) == 0)
+        return 0;
+    if (errno != ENOSYS)
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: read-only '%s'", dst);
+    /* Before Linux 5.12: one mount at a time, which is enough only without any below. */
     if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
         return pf_error_set_errno(err, PF_E_INTERNAL, errno, "namespaces: read-only '%s'", dst);
+    if (has_submounts(dst))
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "namespaces: '%s' has mounts below it, which this kernel (no "
+                            "mount_setattr, before 5.12) cannot make read-only with it",
+                            src);
     return 0;
 }
 

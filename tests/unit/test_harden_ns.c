@@ -13,7 +13,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -21,6 +23,11 @@
 #include "harden_internal.h"
 #include "harden_test_child.h"
 #include "harden_zygote.h"
+
+/* A writable mount below /usr, made in the test's own mount namespace before the view (see
+ * mount_below_usr): the view must show it read-only too. */
+#define SUBMOUNT "/usr/local"
+static bool have_submount;
 
 /* scratch_mb apart from file_size_mb: the tmpfs must take its size from the former. */
 static struct harden_params params = {.file_size_mb = 4, .scratch_mb = 3};
@@ -58,6 +65,10 @@ probe(void)
     say_errno("python", access("/usr/lib/python3.11/os.py", R_OK));
     say_errno("write_usr",
               open("/usr/pyfence-test", O_CREAT | O_WRONLY | O_CLOEXEC, 0600) < 0 ? -1 : 0);
+    if (have_submount)
+        say_errno("write_submount",
+                  open(SUBMOUNT "/pyfence-test", O_CREAT | O_WRONLY | O_CLOEXEC, 0600) < 0 ? -1
+                                                                                           : 0);
     int fd = open("/tmp/scratch-file", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
     say_errno("write_tmp", fd < 0 ? -1 : 0);
     if (fd >= 0) {
@@ -154,6 +165,9 @@ test_namespaces_alone(void **state)
     assert_non_null(strstr(r.out, "shadow=ENOENT;"));
     assert_non_null(strstr(r.out, "python=ok;"));
     assert_non_null(strstr(r.out, "write_usr=EROFS;"));
+    /* The host's mount below /usr (writable there) came into the view read-only. */
+    if (have_submount)
+        assert_non_null(strstr(r.out, "write_submount=EROFS;"));
     assert_non_null(strstr(r.out, "write_tmp=ok;"));
     assert_non_null(strstr(r.out, "tmp_mb=3;"));
     assert_non_null(strstr(r.out, "devnull=ok;"));
@@ -338,6 +352,21 @@ test_zygote_untouched(void **state)
     }
 }
 
+/* A writable tmpfs on SUBMOUNT, in a private mount namespace of the test's own (the host's stays
+ * as it is), as a host with a separate /usr/local has: harden_ns_prepare's view then holds it. */
+static void
+mount_below_usr(void)
+{
+    struct stat st;
+    if (stat(SUBMOUNT, &st) < 0 || !S_ISDIR(st.st_mode) || unshare(CLONE_NEWNS) < 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("pyfence-test", SUBMOUNT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") < 0) {
+        printf("# no writable mount below /usr for the view: %s\n", strerror(errno));
+        return;
+    }
+    have_submount = true;
+}
+
 int
 main(void)
 {
@@ -345,6 +374,7 @@ main(void)
         printf("namespaces need root here: skipping\n");
         return 77;
     }
+    mount_below_usr();
     struct pf_error *err = NULL;
     if (harden_ns_prepare(&err) < 0) {
         printf("# namespaces unavailable: %s\n", err->msg);
