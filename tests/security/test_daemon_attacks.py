@@ -294,3 +294,14 @@ def test_degraded_other_layers_hold(degraded):
     assert r.outcome == "memory_limit", (r, r.error)
     r = raw(degraded, "1")
     assert r.ok and "cgroup_cpu_ms" not in r.stats, r.stats
+
+
+def test_degraded_mode_and_times_by_path_trapped(degraded):
+    """Landlock does not cover a file's mode or times: without the view, chmod by path reached the
+    daemon's socket (its 0660 is the access control) and every file of the worker's uid. Seccomp
+    refuses them by path; fchmod and futimens on an fd the worker opened stay (unit tests)."""
+    sock = degraded.socket_path
+    before = os.stat(sock).st_mode
+    trapped(raw(degraded, attempt(f"os.chmod('{sock}', 0o777)")), "chmod", "fchmodat")
+    trapped(raw(degraded, attempt(f"os.utime('{sock}', (0, 0))")), "utimensat")
+    assert os.stat(sock).st_mode == before
