@@ -9,30 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 
+#include "egress_internal.h"
 #include "egress_lookup.h"
-#include "msg.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
-
-#define EGRESS_MAX_HEADERS      64
-#define EGRESS_MAX_HEADER_BYTES 8192
-/* Response header lines kept for one response: a server behind a rule decides how many it
- * sends, and they are handled on the loop thread every agent shares. */
-#define EGRESS_MAX_RESPONSE_HEADERS 256
-
-struct egress {
-    uv_loop_t *loop;
-    CURLM *multi;
-    uv_timer_t timer;          /* libcurl's next timeout (CURLMOPT_TIMERFUNCTION) */
-    struct egress_call *calls; /* under way, doubly linked */
-    struct egress_lookups *lookups;
-    uint64_t held;     /* response bytes received by the calls under way */
-    uint64_t max_held; /* the daemon-wide cap on held */
-    bool closing;
-};
 
 /* A socket libcurl asked to have watched (CURLMOPT_SOCKETFUNCTION), freed when its poll
  * handle is closed. */
@@ -40,47 +22,6 @@ struct egress_socket {
     uv_poll_t poll;
     struct egress *e;
     curl_socket_t fd;
-};
-
-struct egress_call {
-    struct egress *e;
-    struct egress_call *prev, *next;
-    CURL *easy;
-    egress_done_fn done;
-    void *ctx;
-    /* the request, owned copies: libcurl reads them while the transfer runs */
-    char *method;
-    char *url;
-    struct curl_slist *headers;
-    unsigned char *body;
-    size_t body_len;
-    bool host_is_ip; /* the rule names an IP literal: connect to it whatever it is */
-    struct egress_limits limits;
-    /* a host name, looked up by the engine (egress_lookup.h) before the transfer starts */
-    char *host;
-    unsigned port;
-    uint64_t started;             /* uv_now(): the lookup counts against the timeout */
-    struct egress_lookup *lookup; /* while it runs */
-    struct curl_slist *resolve;   /* CURLOPT_RESOLVE: the public addresses it gave */
-    CURLSH *share;                /* the transfer's own DNS cache, holding only those */
-    bool resolver_refused;        /* libcurl wanted to look a name up itself */
-    /* filled as the transfer runs */
-    CURLcode code;
-    long status;
-    char curl_msg[CURL_ERROR_SIZE];
-    char refused_address[INET6_ADDRSTRLEN]; /* a non-public address the name resolved to */
-    bool too_large;
-    bool over_held;  /* the daemon-wide max_held would have been passed */
-    size_t received; /* header and body bytes, counted in e->held until the call is freed */
-    struct egress_header {
-        char *name; /* lowercased UTF-8 */
-        char *value;
-        size_t value_len;
-    } * resp_headers; /* EGRESS_MAX_RESPONSE_HEADERS of them, joined by name in the reply */
-    size_t n_resp_headers;
-    bool too_many_headers;
-    unsigned char *resp_body;
-    size_t resp_len, resp_cap;
 };
 
 int
@@ -140,8 +81,8 @@ headers_clear(struct egress_call *c)
 }
 
 /* Takes c out of its engine's list and frees it; its transfer must be over or removed. */
-static void
-call_free(struct egress_call *c)
+void
+egress_call_free(struct egress_call *c)
 {
     if (c->e) {
         if (c->prev)
@@ -171,110 +112,10 @@ call_free(struct egress_call *c)
     free(c);
 }
 
-/* ---- the request, checked on the loop thread --------------------------------------------- */
-
-static const struct msg_field request_fields[] = {
-        {"event", MSG_T_STRING, true, 1, 16},
-        {"method", MSG_T_STRING, true, 1, 16},
-        {"url", MSG_T_STRING, true, 1, POLICY_EGRESS_MAX_URL},
-        {"headers", MSG_T_OBJECT, false, 0, 0},
-        {"body", MSG_T_STRING, false, 0, 64.0 * 1024 * 1024},
-};
-
-/* RFC 9110 token characters. */
-static bool
-is_token(const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              strchr("!#$%&'*+-.^_`|~", *s)))
-            return false;
-    return true;
-}
-
-/* Headers libcurl writes from the request itself: set by the snippet they could say another
- * host than the rule's, or frame the body differently from what is sent. */
-static const char *const reserved_headers[] = {
-        "host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"};
-
-static bool
-header_reserved(const char *name)
-{
-    for (size_t i = 0; i < PF_ELEMENTSOF(reserved_headers); i++)
-        if (strcasecmp(name, reserved_headers[i]) == 0)
-            return true;
-    return false;
-}
-
-static int
-read_headers(const cJSON *obj, struct curl_slist **ret, char *why, size_t why_size)
-{
-    if (cJSON_GetArraySize(obj) > EGRESS_MAX_HEADERS) {
-        snprintf(why, why_size, "headers: more than %d", EGRESS_MAX_HEADERS);
-        return -1;
-    }
-    const cJSON *h;
-    cJSON_ArrayForEach(h, obj) {
-        if (!is_token(h->string)) {
-            snprintf(why, why_size, "headers: '%.64s' is not a header name", h->string);
-            return -1;
-        }
-        if (header_reserved(h->string)) {
-            snprintf(why, why_size, "headers: %.64s is set by pyfence, not by the snippet",
-                     h->string);
-            return -1;
-        }
-        if (!cJSON_IsString(h) || strpbrk(h->valuestring, "\r\n") ||
-            strlen(h->valuestring) > EGRESS_MAX_HEADER_BYTES) {
-            snprintf(why, why_size,
-                     "headers: the value of %.64s must be a string of at most %d bytes without "
-                     "line breaks",
-                     h->string, EGRESS_MAX_HEADER_BYTES);
-            return -1;
-        }
-        /* "Name;" is libcurl's way to send a header with an empty value */
-        _cleanup_free_ char *line = NULL;
-        if (asprintf(&line, *h->valuestring ? "%s: %s" : "%s;", h->string, h->valuestring) < 0)
-            return -1;
-        struct curl_slist *l = curl_slist_append(*ret, line);
-        if (!l)
-            return -1;
-        *ret = l;
-    }
-    return 0;
-}
-
-/* Standard padded base64 (the worker's encoding of bytes), decoded into *ret. */
-static int
-decode_base64(const char *text, unsigned char **ret, size_t *ret_len)
-{
-    size_t n = strlen(text);
-    if (n % 4 != 0)
-        return -1;
-    unsigned char *out = malloc(n / 4 * 3 + 1);
-    if (!out)
-        return -1;
-    int len = n ? EVP_DecodeBlock(out, (const unsigned char *) text, (int) n) : 0;
-    if (len < 0) {
-        free(out);
-        return -1;
-    }
-    /* EVP_DecodeBlock counts the padding as zero bytes */
-    for (size_t i = n; i > 0 && text[i - 1] == '='; i--)
-        len--;
-    *ret = out;
-    *ret_len = (size_t) len;
-    return 0;
-}
-
-static int call_transfer(struct egress *e, struct egress_call *c);
 static cJSON *failure_frame(const struct egress_call *c);
-static int call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port);
 
-static void
-call_link(struct egress *e, struct egress_call *c)
+void
+egress_call_link(struct egress *e, struct egress_call *c)
 {
     c->e = e;
     c->next = e->calls;
@@ -283,73 +124,11 @@ call_link(struct egress *e, struct egress_call *c)
     e->calls = c;
 }
 
-cJSON *
-egress_start(struct egress *e, const struct policy_egress *rules,
-             const struct egress_limits *limits, const cJSON *request, egress_done_fn done,
-             void *ctx, struct egress_call **ret_call)
-{
-    *ret_call = NULL;
-    _cleanup_pf_error_ struct pf_error *err = NULL;
-    if (msg_check_fields(request, request_fields, PF_ELEMENTSOF(request_fields), "egress", &err) <
-        0)
-        return egress_error_frame("bad_request", err->msg);
-    const char *method = msg_get_string(request, "method", "");
-    const char *url = msg_get_string(request, "url", "");
-    const struct policy_egress_rule *rule = policy_egress_match(rules, method, url, &err);
-    if (!rule)
-        return egress_error_frame("refused", err ? err->msg : "out of memory");
-    struct egress_call *c = calloc(1, sizeof(*c));
-    if (!c || !(c->method = strdup(method)) || !(c->url = strdup(url))) {
-        if (c)
-            call_free(c);
-        return NULL;
-    }
-    c->host_is_ip = rule->host_is_ip;
-    c->limits = *limits;
-    char why[256] = "";
-    const cJSON *headers = cJSON_GetObjectItemCaseSensitive(request, "headers");
-    if (headers && read_headers(headers, &c->headers, why, sizeof(why)) < 0) {
-        call_free(c);
-        return why[0] ? egress_error_frame("bad_request", why) : NULL;
-    }
-    const char *body = msg_get_string(request, "body", NULL);
-    if (body && (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)) {
-        call_free(c);
-        return egress_error_frame("bad_request", "a GET or HEAD request has no body");
-    }
-    if (body && decode_base64(body, &c->body, &c->body_len) < 0) {
-        call_free(c);
-        return egress_error_frame("bad_request", "body: not standard padded base64");
-    }
-    if (c->body_len > limits->max_bytes) {
-        snprintf(why, sizeof(why), "the request body (%zu bytes) exceeds egress_max_bytes %llu",
-                 c->body_len, (unsigned long long) limits->max_bytes);
-        call_free(c);
-        return egress_error_frame("too_large", why);
-    }
-    c->done = done;
-    c->ctx = ctx;
-    if (e->closing) {
-        call_free(c);
-        return egress_error_frame("connection", "pyfenced is stopping");
-    }
-    call_link(e, c);
-    c->started = uv_now(e->loop);
-    /* An IP literal needs no lookup (libcurl takes it as it is, no thread). */
-    if ((c->host_is_ip ? call_transfer(e, c) : call_lookup(e, c, rule->host, rule->port)) < 0) {
-        call_free(c);
-        return egress_error_frame("connection",
-                                  "egress: cannot start the transfer (out of memory)");
-    }
-    *ret_call = c;
-    return NULL;
-}
-
 void
 egress_abandon(struct egress_call *call)
 {
     if (call)
-        call_free(call);
+        egress_call_free(call);
 }
 
 /* ---- the transfer, on a thread-pool thread ------------------------------------------------ */
@@ -628,7 +407,7 @@ call_end(struct egress_call *c, cJSON *frame)
 {
     egress_done_fn done = c->done;
     void *ctx = c->ctx;
-    call_free(c);
+    egress_call_free(c);
     done(ctx, frame);
 }
 
@@ -668,13 +447,14 @@ on_looked_up(void *ctx, int status, struct addrinfo *res)
         call_end(c, failure_frame(c));
         return;
     }
-    if (rc < 0 || !(c->resolve = curl_slist_append(NULL, entry)) || call_transfer(c->e, c) < 0)
+    if (rc < 0 || !(c->resolve = curl_slist_append(NULL, entry)) ||
+        egress_call_transfer(c->e, c) < 0)
         call_end(c, egress_error_frame("connection",
                                        "egress: cannot start the transfer (out of memory)"));
 }
 
-static int
-call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port)
+int
+egress_call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port)
 {
     if (!(c->host = strdup(host)))
         return -1;
@@ -685,8 +465,8 @@ call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned 
 }
 
 /* A new easy handle for c, added to e's multi handle: libcurl starts it at its next timeout. */
-static int
-call_transfer(struct egress *e, struct egress_call *c)
+int
+egress_call_transfer(struct egress *e, struct egress_call *c)
 {
     CURL *h = curl_easy_init();
     if (!h)
@@ -828,7 +608,7 @@ call_finish(struct egress_call *c, CURLcode code)
     egress_done_fn done = c->done;
     void *ctx = c->ctx;
     cJSON *frame = code == CURLE_OK ? response_frame(c) : failure_frame(c);
-    call_free(c);
+    egress_call_free(c);
     done(ctx, frame);
 }
 
@@ -970,7 +750,7 @@ egress_close(struct egress *e)
         struct egress_call *c = e->calls;
         egress_done_fn done = c->done;
         void *ctx = c->ctx;
-        call_free(c);
+        egress_call_free(c);
         done(ctx, egress_error_frame("connection", "pyfenced is stopping"));
     }
     curl_multi_cleanup(e->multi);

@@ -26,7 +26,11 @@
  * its bytes back when it ends, however it ends. The memory one response takes is at most about
  * 3.3 times its bytes (its buffer, grown by doubling, beside its base64), then 2.7 times (the
  * base64 and the worker's frame's copy of it: response_frame), then the frame queued to the
- * worker, which is the job's and no longer counted here. */
+ * worker, which is the job's and no longer counted here.
+ *
+ * egress_request.c checks the worker's request and starts its call (egress_start); egress.c is
+ * the engine that runs the call (lookup, transfer, reply); egress_lookup.c the lookups;
+ * egress_internal.h what the first two share. */
 #ifndef DAEMON_EGRESS_H
 #define DAEMON_EGRESS_H
 

@@ -1,6 +1,6 @@
-/* daemon/egress.c: which addresses a host name may be connected to, the checks a worker's
- * request passes before any transfer starts, and how the engine ends transfers it was not
- * let finish (the transfers themselves: integration.egress). */
+/* daemon/egress.c and egress_request.c: which addresses a host name may be connected to, the
+ * checks a worker's request passes before any transfer starts, and how the engine ends
+ * transfers it was not let finish (the transfers themselves: integration.egress). */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <net/if.h>
