@@ -14,10 +14,12 @@
 /* clang-format on */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -234,15 +236,16 @@ parent_check_in_own_pidns(bool zygote_dies, char *out, size_t out_len)
     if (zygote == 0) {
         close(report[0]);
         harden_expect_parent(getpid());
-        int life[2]; /* the worker reads EOF on it once the zygote is gone */
+        /* The worker waits on the zygote's pidfd, readable once it has exited: EOF on a pipe
+         * it held would come earlier, when its files are closed, while it still lives. */
+        int life = pidfd_open(getpid(), 0);
         bool placed;
-        if (pipe2(life, O_CLOEXEC) < 0)
+        if (life < 0)
             _exit(2);
         pid_t worker = harden_fork_into_cgroup(-1, CLONE_NEWPID, &placed);
         if (worker == 0) {
-            close(life[1]);
-            char c;
-            while (zygote_dies && read(life[0], &c, 1) != 0)
+            struct pollfd gone = {.fd = life, .events = POLLIN};
+            while (zygote_dies && poll(&gone, 1, -1) < 0 && errno == EINTR)
                 ;
             struct pf_error *err = NULL;
             const char *said = harden_fds_die_with_parent(&err) < 0 ? err->msg : "ok";
