@@ -20,9 +20,11 @@ workers_rows(FILE *out, const cJSON *st)
     if (cJSON_IsNumber(get(st, "sessions")))
         fprintf(out, "  %-14s %.0f\n", "sessions", cli_num(st, "sessions"));
     if (cJSON_IsObject(w))
-        fprintf(out, "  %-14s %.0f live: %.0f idle, %.0f busy (max %.0f, %.0f for sessions)\n",
+        fprintf(out,
+                "  %-14s %.0f live: %.0f idle, %.0f busy (max %.0f, %.0f for sessions, %.0f of "
+                "them per uid)\n",
                 "workers", cli_num(w, "live"), cli_num(w, "idle"), cli_num(w, "busy"),
-                cli_num(w, "max"), cli_num(w, "session_max"));
+                cli_num(w, "max"), cli_num(w, "session_max"), cli_num(w, "session_max_per_uid"));
     if (cJSON_IsObject(q))
         fprintf(out,
                 "  %-14s %.0f waiting, %.0f running (max %.0f waiting, %.0f per uid; %.0f "

@@ -49,6 +49,7 @@ static const struct {
         {0x109, POLICY_LIMIT_MAX_BYTES_PER_UID, "--max-bytes-per-uid"},
         {0x10a, POLICY_LIMIT_MAX_BYTES, "--max-bytes"},
         {0x10b, POLICY_LIMIT_EGRESS_MAX_BYTES_HELD, "--egress-max-bytes-held"},
+        {0x10c, POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID, "--max-session-workers-per-uid"},
 };
 
 /* Help text from the limits table, wrapped to 80 columns under the description column: the
@@ -274,6 +275,7 @@ parse_args(int argc, char **argv, struct options *o)
             {"max-bytes-per-uid", required_argument, NULL, 0x109},
             {"max-bytes", required_argument, NULL, 0x10a},
             {"egress-max-bytes-held", required_argument, NULL, 0x10b},
+            {"max-session-workers-per-uid", required_argument, NULL, 0x10c},
             {"version", no_argument, NULL, 'V'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},

@@ -39,6 +39,13 @@ sched_session_capacity(unsigned max_workers)
     return max_workers - (reserve ? reserve : 1);
 }
 
+unsigned
+sched_session_share(unsigned max_workers)
+{
+    unsigned capacity = sched_session_capacity(max_workers);
+    return capacity > 1 ? (capacity + 1) / 2 : 1;
+}
+
 void
 sched_derive_limits(struct policy_limits *limits)
 {
@@ -52,6 +59,12 @@ sched_derive_limits(struct policy_limits *limits)
     if (limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID] == 0 ||
         limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID] > limits->v[POLICY_LIMIT_MAX_WORKERS])
         limits->v[POLICY_LIMIT_MAX_JOBS_PER_UID] = limits->v[POLICY_LIMIT_MAX_WORKERS];
+    unsigned workers = (unsigned) limits->v[POLICY_LIMIT_MAX_WORKERS];
+    int64_t *share = &limits->v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID];
+    if (*share == 0)
+        *share = sched_session_share(workers);
+    else if (*share > sched_session_capacity(workers))
+        *share = sched_session_capacity(workers);
 }
 
 void
@@ -71,6 +84,9 @@ sched_init(struct sched *s, const struct policy_limits *limits, sched_start_cb s
         s->max_workers = 1;
     if (s->max_running_uid == 0)
         s->max_running_uid = s->max_workers;
+    s->max_session_workers_uid = (unsigned) limits->v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID];
+    if (s->max_session_workers_uid == 0)
+        s->max_session_workers_uid = sched_session_share(s->max_workers);
     s->avg_run_ms = AVG_START_MS;
     dlist_init(&s->ready);
     for (size_t i = 0; i < SCHED_HASH_BUCKETS; i++)

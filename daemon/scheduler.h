@@ -87,14 +87,15 @@ typedef enum sched_start (*sched_start_cb)(void *ctx, struct sched_entry *e);
 
 struct sched {
     sched_start_cb start_cb;
-    void *ctx;                /* Not owned. */
-    unsigned max_queued;      /* all uids together */
-    unsigned max_queued_uid;  /* per uid */
-    unsigned max_running_uid; /* per uid */
-    unsigned max_workers;     /* for retry_after_ms */
-    unsigned max_conns_uid;   /* per uid: max_connections_per_uid */
-    uint64_t max_bytes_uid;   /* per uid: max_bytes_per_uid */
-    uint64_t max_bytes;       /* all uids together: max_bytes */
+    void *ctx;                        /* Not owned. */
+    unsigned max_queued;              /* all uids together */
+    unsigned max_queued_uid;          /* per uid */
+    unsigned max_running_uid;         /* per uid */
+    unsigned max_workers;             /* for retry_after_ms */
+    unsigned max_conns_uid;           /* per uid: max_connections_per_uid */
+    unsigned max_session_workers_uid; /* per uid: max_session_workers_per_uid (session.c) */
+    uint64_t max_bytes_uid;           /* per uid: max_bytes_per_uid */
+    uint64_t max_bytes;               /* all uids together: max_bytes */
     unsigned queued, running;
     uint64_t admitted;      /* entries ever admitted (sched_submit) */
     uint64_t bytes;         /* held for all uids together (the sum of their records' bytes) */
@@ -107,14 +108,19 @@ struct sched {
     bool pumping;
 };
 
-/* max_workers (0: derived from cores and memory) and max_jobs_per_uid (0: max_workers) become
- * concrete values. */
+/* max_workers (0: derived from cores and memory), max_jobs_per_uid (0: max_workers) and
+ * max_session_workers_per_uid (0: sched_session_share) become concrete values; the last two are
+ * lowered to max_workers and sched_session_capacity, which bound them anyway. */
 void sched_derive_limits(struct policy_limits *limits);
 /* The derivation on its own: clamp(4 x cores, 4, 2 x memory GiB). */
 unsigned sched_default_workers(unsigned cores, uint64_t memory_bytes);
 /* How many of max_workers workers sessions may hold together: all but a quarter (at least one)
  * kept for ephemeral jobs; a lone worker goes to whoever asks first. */
 unsigned sched_session_capacity(unsigned max_workers);
+/* The default of max_session_workers_per_uid: half of sched_session_capacity, rounded up, at
+ * least 1, so that one uid's sessions leave room for another uid's (but with a lone session
+ * worker, which goes to whoever asks first). */
+unsigned sched_session_share(unsigned max_workers);
 
 void sched_init(struct sched *s, const struct policy_limits *limits, sched_start_cb start_cb,
                 void *ctx);

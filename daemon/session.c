@@ -84,19 +84,41 @@ session_count_uid(const struct session_table *t, uid_t uid)
     return u ? u->sessions : 0;
 }
 
+/* A session holds a worker, or waits for one, unless it is lost. */
+static bool
+holds_worker(const struct session *s)
+{
+    return s->state != SESSION_LOST;
+}
+
 size_t
 session_count_holding(const struct session_table *t)
 {
     size_t n = 0;
     for (const struct dlist *pos = t->all.next; pos != &t->all; pos = pos->next)
-        if (pf_container_of(pos, const struct session, link)->state != SESSION_LOST)
+        if (holds_worker(pf_container_of(pos, const struct session, link)))
             n++;
     return n;
 }
 
-/* Past max_sessions_per_uid (a profile's bound), or past what sessions may hold of the
- * daemon's workers (sched_session_capacity): busy, not a wait in the queue, since a session
- * frees its worker only when it ends, which may be minutes away. */
+size_t
+session_count_holding_uid(const struct session_table *t, uid_t uid)
+{
+    size_t n = 0;
+    for (const struct dlist *pos = t->all.next; pos != &t->all; pos = pos->next) {
+        const struct session *s = pf_container_of(pos, const struct session, link);
+        if (s->uid == uid && holds_worker(s))
+            n++;
+    }
+    return n;
+}
+
+/* Past max_sessions_per_uid (a profile's bound), past the uid's share of the session workers
+ * (max_session_workers_per_uid), or past what sessions of all uids may hold of the daemon's
+ * workers (sched_session_capacity): busy, not a wait in the queue, since a session frees its
+ * worker only when it ends, which may be hours away. The uid's share comes before the total,
+ * so that one uid's sessions, detached and renewed by an exec now and then, cannot keep every
+ * other uid from opening one. */
 static int
 check_room(struct session_table *t, uid_t uid, const char *profile,
            const struct policy_limits *limits, struct pf_error **err)
@@ -109,12 +131,21 @@ check_room(struct session_table *t, uid_t uid, const char *profile,
                                 "profile '%s' allows no sessions (max_sessions_per_uid 0)",
                                 profile);
         return pf_error_set(err, PF_E_BUSY,
-                            "uid %u already has %zu open sessions (max_sessions_per_uid); close "
-                            "one first",
-                            (unsigned) uid, have);
+                            "uid %u already has %zu open sessions (max_sessions_per_uid %lld); "
+                            "close one first",
+                            (unsigned) uid, have, (long long) max);
     }
     unsigned workers = t->sched->max_workers;
     unsigned capacity = sched_session_capacity(workers);
+    /* A share of all of it (a lone session worker) bounds nothing the total does not. */
+    unsigned share = t->sched->max_session_workers_uid;
+    size_t mine = session_count_holding_uid(t, uid);
+    if (share < capacity && mine >= share)
+        return pf_error_set(err, PF_E_BUSY,
+                            "the sessions of uid %u already hold %zu of the session workers "
+                            "(max_session_workers_per_uid %u; the others are left for other "
+                            "uids); close one first",
+                            (unsigned) uid, mine, share);
     size_t holding = session_count_holding(t);
     if (holding >= capacity)
         return pf_error_set(err, PF_E_BUSY,

@@ -7,11 +7,12 @@
  * else.
  *
  * Sessions together hold at most sched_session_capacity(max_workers) workers: the rest are
- * kept for ephemeral execs, served round-robin across uids. Within that, a session.open that
- * cannot have a worker at once waits in the scheduler's queue like an ephemeral exec (scheduler.h;
- * pools_start_job calls session_launch). Requests to one session run one at a time on its worker;
- * later ones wait in the session's own queue, in arrival order, at most the session's
- * max_pending_per_session.
+ * kept for ephemeral execs, served round-robin across uids. One uid's sessions hold at most
+ * max_session_workers_per_uid of them (by default half), so that other uids find room. Within that,
+ * a session.open that cannot have a worker at once waits in the scheduler's queue like an ephemeral
+ * exec (scheduler.h; pools_start_job calls session_launch). Requests to one session run one at a
+ * time on its worker; later ones wait in the session's own queue, in arrival order, at most the
+ * session's max_pending_per_session.
  *
  * session.c keeps the table (ids, ownership, expiry); session_worker.c runs the worker's life
  * and session_channel.c its frames (CHANNEL.md, "Session worker"); session_queue.c keeps the
@@ -167,9 +168,10 @@ void session_table_init(struct session_table *t, uv_loop_t *loop, struct sched *
 
 /* A new session of peer->uid in the table, with a fresh random id, in state STARTING, its timers
  * running (peer's groups are copied). Fails with busy past max_sessions_per_uid (limits is the
- * session's, and its max_sessions_per_uid is the bound), or when the sessions of all uids already
- * hold as many workers as sched_session_capacity allows. The caller gives it a worker, or ends it.
- */
+ * session's, and its max_sessions_per_uid is the bound), when the uid's sessions already hold
+ * max_session_workers_per_uid workers (the scheduler's max_session_workers_uid), or when the
+ * sessions of all uids already hold as many workers as sched_session_capacity allows. The caller
+ * gives it a worker, or ends it. */
 struct session *session_new(struct session_table *t, const struct policy_peer *peer,
                             const char *profile, const struct policy_limits *limits,
                             struct pf_error **err);
@@ -183,6 +185,8 @@ struct session *session_find(struct session_table *t, const char *id, uid_t uid,
 size_t session_count_uid(const struct session_table *t, uid_t uid);
 /* The sessions, of every uid, that hold a worker or wait for one (all but the lost). */
 size_t session_count_holding(const struct session_table *t);
+/* Those of them that uid opened (what max_session_workers_per_uid bounds). */
+size_t session_count_holding_uid(const struct session_table *t, uid_t uid);
 
 /* A request starts (the idle timer stops) or ends (it restarts from now). */
 void session_touch_busy(struct session *s);

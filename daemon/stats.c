@@ -24,7 +24,8 @@ workers_json(const struct daemon *d)
     if (o && cJSON_AddNumberToObject(o, "live", live) && cJSON_AddNumberToObject(o, "idle", idle) &&
         cJSON_AddNumberToObject(o, "busy", live > idle ? live - idle : 0) &&
         cJSON_AddNumberToObject(o, "max", (double) d->limits.v[POLICY_LIMIT_MAX_WORKERS]) &&
-        cJSON_AddNumberToObject(o, "session_max", sched_session_capacity(d->sched.max_workers)))
+        cJSON_AddNumberToObject(o, "session_max", sched_session_capacity(d->sched.max_workers)) &&
+        cJSON_AddNumberToObject(o, "session_max_per_uid", d->sched.max_session_workers_uid))
         return o;
     cJSON_Delete(o);
     return NULL;

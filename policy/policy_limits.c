@@ -40,6 +40,15 @@ static const struct policy_limit_def limit_defs[_POLICY_LIMIT_MAX] = {
         [POLICY_LIMIT_MAX_JOBS_PER_UID] = {"max_jobs_per_uid", POLICY_SCOPE_DAEMON, 0, 0, 4096,
                                            "running jobs of one peer uid at once; its others wait. "
                                            "0: max_workers"},
+        /* A session holds its worker until it ends, hours later perhaps: without a share of
+         * its own, one uid's idle sessions would take every session's place from every other
+         * uid. 0 is derived (sched_derive_limits) from what sessions may hold together. */
+        [POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID] =
+                {"max_session_workers_per_uid", POLICY_SCOPE_DAEMON, 0, 0, 4096,
+                 "workers the sessions of one peer uid may hold or wait for at once; past it, its "
+                 "session.open is busy. 0: half, rounded up, of what the sessions of all uids "
+                 "may hold (all but a quarter of max_workers), so that another uid always finds "
+                 "room"},
         [POLICY_LIMIT_MAX_QUEUED] = {"max_queued", POLICY_SCOPE_DAEMON, 4096, 0, 1048576,
                                      "jobs waiting for a worker, all peers together; more get busy "
                                      "with retry_after_ms"},

@@ -293,7 +293,8 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
         status_row("peers (uids)", 1),
         status_row("sessions", 1),
         status_row("workers", f"{w['live']} live: 2 idle, 1 busy (max {w['max']}, "
-                               f"{w['session_max']} for sessions)"),
+                               f"{w['session_max']} for sessions, "
+                               f"{w['session_max_per_uid']} of them per uid)"),
         status_row("queue", f"0 waiting, 0 running (max {q['max_queued']} waiting, "
                             f"{q['max_queued_per_uid']} per uid; {q['max_jobs_per_uid']} "
                             "running per uid)"),

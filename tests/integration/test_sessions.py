@@ -589,7 +589,8 @@ def test_open_waits_for_a_free_worker(daemon_factory):
     """At max_workers, an idle pool worker makes way for a session's worker; with none left
     (jobs hold them), session.open waits in the queue (it is not refused) and gets the worker
     that a job's end frees; its reply says how long it waited."""
-    d = daemon_factory("--max-workers", "3")  # sessions may hold 2, one is kept for execs
+    # sessions may hold 2, one is kept for execs; this one uid may hold both
+    d = daemon_factory("--max-workers", "3", "--max-session-workers-per-uid", "2")
     with d.client() as c:
         assert wait_for(lambda: sum(p.get("idle", 0) for p in c.stats()["pools"].values()) >= 2)
         a = c.open_session()  # the free slot
@@ -613,7 +614,7 @@ def test_open_waits_for_a_free_worker(daemon_factory):
 def test_open_evicts_one_idle_worker_not_all(daemon_factory):
     """A session.open at max_workers makes one idle pool worker go, and waits for its slot:
     the loop turns before that worker is reaped must not kill the other idle ones."""
-    d = daemon_factory("--max-workers", "3")
+    d = daemon_factory("--max-workers", "3", "--max-session-workers-per-uid", "2")
     with d.client() as c:
         pool = lambda: c.stats()["pools"]["default"]  # noqa: E731
         assert wait_for(lambda: pool()["idle"] >= 2), pool()
@@ -786,43 +787,52 @@ def test_uids_cannot_see_each_other(shared_daemon):
 
 def test_sessions_leave_workers_for_every_uids_execs(daemon_factory, tmpdir_short):
     """Sessions hold their workers outside the round-robin: with --max-workers 4 they may hold
-    3 together, whoever opened them, and the fourth stays for ephemeral execs. uid A's idle
-    sessions fill their share; another session.open (A's or B's) is busy at once, naming the
-    bound, and B's ephemeral execs still run."""
+    3 together, and the fourth stays for ephemeral execs; one uid's sessions may hold 2 of the
+    3 (max_session_workers_per_uid, half rounded up). uid A opens detached sessions until
+    refused: it gets its 2, and is told which bound; uid B still opens one (the 3rd), and
+    another session.open, B's, is busy at once, naming the total; B's ephemeral execs still
+    run."""
     if os.geteuid() != 0:
         pytest.skip("needs root to run clients as two other uids")
     os.chmod(tmpdir_short, 0o755)
     d = daemon_factory("--socket-mode", "0666", "--max-workers", "4")
     sock = d.socket_path
     with d.client() as c:
-        assert c.stats()["workers"]["session_max"] == 3
+        workers = c.stats()["workers"]
+        assert (workers["session_max"], workers["session_max_per_uid"]) == (3, 2), workers
+        assert c.hello()["limits"]["max_session_workers_per_uid"] == 2
 
-    def open_three():
+    def open_all():
         with pyfence.Client(sock) as a:
-            ids = [a.open_session(detach=True).id for _ in range(3)]
-            try:
-                a.open_session(detach=True)
-            except pyfence.PyfenceError as e:
-                return ids, e.code, e.message
+            ids = []
+            for _ in range(3):
+                try:
+                    ids.append(a.open_session(detach=True).id)
+                except pyfence.PyfenceError as e:
+                    return ids, e.code, e.message
             return ids, None, None
 
-    ids, code, message = as_uid(UID_A, open_three)
-    assert code == "busy", (code, message)
-    assert message == ("sessions already hold their share of the workers: 3 of max_workers 4 "
-                       "(1 kept for ephemeral execs); try again when a session ends")
+    ids, code, message = as_uid(UID_A, open_all)
+    assert len(ids) == 2 and code == "busy", (ids, code, message)
+    assert message == (f"the sessions of uid {UID_A} already hold 2 of the session workers "
+                       "(max_session_workers_per_uid 2; the others are left for other uids); "
+                       "close one first")
 
     def use_b():
         signal.alarm(60)  # a starved exec would wait for A's idle timeout: fail, not hang
         with pyfence.Client(sock) as b:
+            mine = b.open_session(detach=True)
             outputs = [b.exec(f"{i} * 2").output for i in range(20)]
             try:
                 b.open_session()
             except pyfence.PyfenceError as e:
-                return outputs, e.code
-            return outputs, None
+                return mine.id, outputs, e.code, e.message
+            return mine.id, outputs, None, None
 
-    outputs, code = as_uid(UID_B, use_b)
+    b_id, outputs, code, message = as_uid(UID_B, use_b)
     assert outputs == [i * 2 for i in range(20)] and code == "busy", (outputs, code)
+    assert message == ("sessions already hold their share of the workers: 3 of max_workers 4 "
+                       "(1 kept for ephemeral execs); try again when a session ends")
 
     def close_one():
         with pyfence.Client(sock) as a:
@@ -881,7 +891,9 @@ def test_cli_session_open_with_a_profile(daemon_factory, tmpdir_short):
                 extra_imports=["base64"], builtins_remove=["print"])
     calc["limits"]["timeout_ms"] = 2000
     (policy / "calc.json").write_text(json.dumps(calc))
-    d = daemon_factory("--policy", str(policy))
+    # five sessions of one uid: past the default share (half of what sessions may hold), so
+    # this uid may take all of it (a value past that is lowered to it)
+    d = daemon_factory("--policy", str(policy), "--max-session-workers-per-uid", "4096")
 
     def open_session(*args):
         r = d.cli("session", "open", *args)

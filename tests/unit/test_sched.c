@@ -587,6 +587,20 @@ test_session_capacity(void **state)
                      sched_session_capacity(want[i][0]), want[i][1]);
 }
 
+/* One uid's sessions may hold half of the session workers, rounded up, at least 1: another
+ * uid always finds room, but for a lone session worker. */
+static void
+test_session_share(void **state)
+{
+    (void) state;
+    static const unsigned want[][2] = {{1, 1}, {2, 1}, {3, 1},  {4, 2},
+                                       {7, 3}, {8, 3}, {16, 6}, {4096, 1536}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        if (sched_session_share(want[i][0]) != want[i][1])
+            fail_msg("max_workers %u: one uid's sessions may hold %u, want %u", want[i][0],
+                     sched_session_share(want[i][0]), want[i][1]);
+}
+
 static void
 test_derived_limits(void **state)
 {
@@ -602,11 +616,22 @@ test_derived_limits(void **state)
     sched_derive_limits(&l);
     assert_true(l.v[POLICY_LIMIT_MAX_WORKERS] >= 4);
     assert_int_equal(l.v[POLICY_LIMIT_MAX_JOBS_PER_UID], l.v[POLICY_LIMIT_MAX_WORKERS]);
+    assert_int_equal(l.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID],
+                     sched_session_share((unsigned) l.v[POLICY_LIMIT_MAX_WORKERS]));
     l.v[POLICY_LIMIT_MAX_WORKERS] = 6;
     l.v[POLICY_LIMIT_MAX_JOBS_PER_UID] = 2;
+    l.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID] = 4;
     sched_derive_limits(&l);
     assert_int_equal(l.v[POLICY_LIMIT_MAX_WORKERS], 6);
     assert_int_equal(l.v[POLICY_LIMIT_MAX_JOBS_PER_UID], 2);
+    assert_int_equal(l.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID], 4);
+    /* Past what sessions may hold together (5 of 6), it is that. */
+    l.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID] = 6;
+    sched_derive_limits(&l);
+    assert_int_equal(l.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID], 5);
+    l.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID] = 0;
+    sched_derive_limits(&l);
+    assert_int_equal(l.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID], 3);
 }
 
 int
@@ -627,6 +652,7 @@ main(void)
             cmocka_unit_test(test_queued_bytes_all_uids),
             cmocka_unit_test(test_session_keeps_the_uid_record),
             cmocka_unit_test(test_session_capacity),
+            cmocka_unit_test(test_session_share),
             cmocka_unit_test(test_derived_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -263,8 +263,8 @@ test_max_per_uid(void **state)
     assert_null(
             session_new(&f->t, &(struct policy_peer){.uid = 1000}, "default", &f->limits, &err));
     assert_int_equal(err->code, PF_E_BUSY);
-    assert_string_equal(err->msg, "uid 1000 already has 2 open sessions (max_sessions_per_uid); "
-                                  "close one first");
+    assert_string_equal(err->msg, "uid 1000 already has 2 open sessions (max_sessions_per_uid "
+                                  "2); close one first");
     err = pf_error_free(err);
     /* Another uid has its own count. */
     new_session(f, 1001);
@@ -324,6 +324,55 @@ test_session_capacity(void **state)
     pf_error_free(err);
 }
 
+/* One uid's sessions hold at most max_session_workers_per_uid workers (by default half of what
+ * sessions may hold): the review's attack, one uid opening detached sessions until refused,
+ * leaves room for another uid's session.open. A lost session of the uid holds none. */
+static void
+test_session_share_per_uid(void **state)
+{
+    struct table_fx *f = *state;
+    /* The daemon's defaults on 2 cores: 8 workers, 6 for sessions, 3 of them per uid. */
+    sched_finish(&f->sched);
+    f->limits.v[POLICY_LIMIT_MAX_WORKERS] = 8;
+    f->limits.v[POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID] = 0;
+    sched_init(&f->sched, &f->limits, no_start, NULL);
+    assert_int_equal(f->sched.max_session_workers_uid, 3);
+    struct session *a[6] = {NULL};
+    struct pf_error *err = NULL;
+    unsigned opened = 0;
+    for (unsigned i = 0; i < 6; i++) {
+        a[i] = session_new(&f->t, &(struct policy_peer){.uid = 1001}, "default", &f->limits, &err);
+        if (a[i])
+            opened++;
+    }
+    assert_int_equal(opened, 3);
+    assert_int_equal(err->code, PF_E_BUSY);
+    assert_string_equal(err->msg, "the sessions of uid 1001 already hold 3 of the session "
+                                  "workers (max_session_workers_per_uid 3; the others are left "
+                                  "for other uids); close one first");
+    err = pf_error_free(err);
+    assert_int_equal(session_count_holding_uid(&f->t, 1001), 3);
+    /* Another uid still opens one. */
+    struct session *b = new_session(f, 1002);
+    assert_int_equal(session_count_holding_uid(&f->t, 1002), 1);
+    assert_int_equal(session_count_holding(&f->t), 4);
+    /* A lost session's worker is gone: the uid may open another in its place. */
+    a[0]->state = SESSION_LOST;
+    assert_int_equal(session_count_holding_uid(&f->t, 1001), 2);
+    new_session(f, 1001);
+    /* An operator's explicit value is the bound. */
+    f->sched.max_session_workers_uid = 1;
+    assert_null(
+            session_new(&f->t, &(struct policy_peer){.uid = 1002}, "default", &f->limits, &err));
+    assert_string_equal(err->msg, "the sessions of uid 1002 already hold 1 of the session "
+                                  "workers (max_session_workers_per_uid 1; the others are left "
+                                  "for other uids); close one first");
+    err = pf_error_free(err);
+    session_unlink(b, SESSION_END_CLOSE);
+    session_maybe_release(b);
+    new_session(f, 1002);
+}
+
 static void
 test_list_own_only(void **state)
 {
@@ -359,6 +408,8 @@ main(void)
                                             table_teardown),
             cmocka_unit_test_setup_teardown(test_max_per_uid, table_setup, table_teardown),
             cmocka_unit_test_setup_teardown(test_session_capacity, table_setup, table_teardown),
+            cmocka_unit_test_setup_teardown(test_session_share_per_uid, table_setup,
+                                            table_teardown),
             cmocka_unit_test_setup_teardown(test_list_own_only, table_setup, table_teardown),
     };
     return cmocka_run_group_tests_name("session table", table, NULL, NULL);
