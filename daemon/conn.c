@@ -52,6 +52,11 @@ conn_close(struct conn *c)
     if (c->closing)
         return;
     c->closing = true;
+    /* Its unsent replies go with it (libuv cancels their writes in this loop iteration's close
+     * phase): they stop counting for the uid now, so that closing a slow reader makes room at
+     * once for the next reply's check (conn_send), and on_write does not release them again. */
+    if (c->outbuf_bytes)
+        sched_bytes_release(&c->d->sched, c->uid, c->outbuf_bytes);
     if (c->counted) {
         c->d->n_conns--;
         c->counted = false;
@@ -169,7 +174,8 @@ on_write(uv_write_t *req, int status)
     struct conn_write *w = (struct conn_write *) req;
     struct conn *c = w->c;
     c->outbuf_bytes -= w->len;
-    sched_bytes_release(&c->d->sched, c->uid, w->len);
+    if (!c->closing) /* else released by conn_close */
+        sched_bytes_release(&c->d->sched, c->uid, w->len);
     free(w->buf);
     free(w);
     if (status < 0 && status != UV_ECANCELED) {
@@ -206,6 +212,34 @@ encode_or_substitute(struct conn *c, const cJSON *msg, char **ret_buf, size_t *r
     cJSON_Delete(sub);
     err = pf_error_free(err);
     return r;
+}
+
+/* max_outbuf_bytes bounds one connection's unread replies; these bound a uid's. A peer that
+ * does not read, and has more than CONN_PAUSE_BYTES of replies unsent (those of requests it
+ * sent before it stopped reading keep coming), is disconnected as a slow reader when a reply
+ * for it comes while its uid holds more than max_bytes_per_uid, or more than its even part of
+ * max_bytes while all uids together hold more than that (sched_bytes_over). Otherwise a uid's
+ * connections, each under max_outbuf_bytes, would together hold what they like: those bounds
+ * refuse new requests, not the replies of requests taken. A client that reads its replies as
+ * they come keeps under CONN_PAUSE_BYTES unsent, and is never closed by this. */
+static bool
+unread_over_budget(struct conn *c, size_t queued)
+{
+    struct sched *s = &c->d->sched;
+    const char *why = sched_bytes_over(s, c->uid);
+    if (!why)
+        return false;
+    bool all = strcmp(why, "max_bytes") == 0;
+    char whom[32];
+    snprintf(whom, sizeof(whom), all ? "all uids together" : "uid %u", (unsigned) c->uid);
+    pf_log_warning(CONN,
+                   "connection #%llu (uid %u, pid %d) does not read its replies: %zu bytes "
+                   "queued while pyfenced holds %llu bytes for %s, over %s %llu; disconnecting",
+                   (unsigned long long) c->serial, (unsigned) c->uid, (int) c->pid, queued,
+                   (unsigned long long) (all ? s->bytes : sched_bytes_of(s, c->uid)), whom, why,
+                   (unsigned long long) (all ? s->max_bytes : s->max_bytes_uid));
+    conn_close(c);
+    return true;
 }
 
 int
@@ -257,6 +291,8 @@ conn_send(struct conn *c, const cJSON *msg)
         conn_close(c);
         return -1;
     }
+    if (queued > CONN_PAUSE_BYTES && unread_over_budget(c, queued))
+        return -1;
     return 0;
 }
 

@@ -7,7 +7,9 @@
  * does not read them), it is not read either, so it sends no new request, until its writes
  * drain below that; what was read but not parsed yet waits in `held`. A peer that keeps not
  * reading while replies of requests already taken pile up is still disconnected past
- * max_outbuf_bytes. */
+ * max_outbuf_bytes, or with more than CONN_PAUSE_BYTES unsent while its uid is past its share of
+ * memory (sched_bytes_over): so a uid's unread replies, over however many connections, stay
+ * near max_bytes_per_uid. Its unsent bytes stop counting for the uid when it closes. */
 #ifndef DAEMON_CONN_H
 #define DAEMON_CONN_H
 

@@ -271,6 +271,17 @@ sched_bytes_bound(struct sched *s, uid_t uid, uint64_t n)
     return bytes_bound(s, sched_bytes_of(s, uid), n);
 }
 
+const char *
+sched_bytes_over(struct sched *s, uid_t uid)
+{
+    uint64_t held = sched_bytes_of(s, uid);
+    if (held > s->max_bytes_uid)
+        return "max_bytes_per_uid";
+    if (s->bytes > s->max_bytes && s->n_uids > 0 && held > s->max_bytes / s->n_uids)
+        return "max_bytes";
+    return NULL;
+}
+
 uint32_t
 sched_retry_after(const struct sched *s, const char *why)
 {

@@ -4,7 +4,8 @@
  * back-pressure on a peer that does not read its replies, and max_bytes_per_uid — the bytes of
  * a uid's unread replies, queued execs, waiting session.open and requests waiting for their
  * session, each released on its way out (started, cancelled, connection closed, session closed),
- * and busy with retry_after_ms past it; and max_inflight, which like max_bytes_per_uid never
+ * and busy with retry_after_ms past it; unread replies kept near it (and max_bytes) by closing
+ * the connections that do not read them; and max_inflight, which like max_bytes_per_uid never
  * refuses cancel or session.close. Teardown checks every count is back to zero. */
 #include <setjmp.h>
 #include <signal.h>
@@ -204,6 +205,109 @@ test_not_read_while_replies_unread(void **state)
 }
 
 /* ---- max_bytes_per_uid ---------------------------------------------------------------------- */
+
+/* An output event of about 64 KiB, as the worker sends it. */
+static char *
+big_output_event(void)
+{
+    enum { N = 64 * 1024 };
+    char *ev = malloc(N + 64);
+    assert_non_null(ev);
+    int n = snprintf(ev, 64, "{\"event\":\"output\",\"data\":\"");
+    memset(ev + n, 'x', N);
+    snprintf(ev + n + N, 64, "\"}");
+    return ev;
+}
+
+/* The client's connection stops reading (a tiny receive buffer) and sends an exec, whose
+ * output is streamed to it. */
+static void
+start_unread_exec(struct fx *f)
+{
+    int small = 4096;
+    setsockopt(f->client.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    start_exec(f, "{\"id\":1,\"op\":\"exec\",\"code\":\"x\",\"stream\":true}");
+}
+
+/* The exec's worker sends 64 KiB output events, one by one, up to `max` of them, until the
+ * daemon closes the client's connection; returns how many it sent. */
+static int
+stream_until_closed(struct fx *f, int max)
+{
+    char *ev = big_output_event();
+    int sent = 0;
+    while (sent < max && f->d.n_conns > 0) {
+        send_frame(f->worker.fd, ev);
+        sent++;
+        pump(f, 5);
+    }
+    free(ev);
+    return sent;
+}
+
+/* Unread replies are bounded per uid, not only per connection (max_outbuf_bytes): a peer that
+ * does not read while the replies of what it asked keep coming (a streamed exec's output here;
+ * in the review's attack, 15 execs' replies on each of 72 connections) is disconnected as a slow
+ * reader once its uid holds more than max_bytes_per_uid with more than CONN_PAUSE_BYTES unsent
+ * on it; what it held is released at once, and the uid is served again. */
+static void
+test_unread_replies_bounded_per_uid(void **state)
+{
+    struct fx *f = *state;
+    f->d.sched.max_bytes_uid = 512 * 1024;
+    start_unread_exec(f);
+    /* Up to 16 events (1 MiB, the exec's max_output_bytes; far under max_outbuf_bytes, 16 MiB):
+     * the uid's bound closes it before. */
+    int sent = stream_until_closed(f, 16);
+    if (f->d.n_conns > 0)
+        fail_msg("%d output events (%llu bytes held for the uid) and still connected", sent,
+                 (unsigned long long) sched_bytes_of(&f->d.sched, getuid()));
+    /* Closed once past the bound: by the event that took it over (the socket holds some). */
+    assert_true(sent >= 8 && sent < 16);
+    assert_int_equal(sched_bytes_of(&f->d.sched, getuid()), 0);
+    /* The peer reads what reached its socket, then the end. */
+    for (cJSON *r; (r = recv_frame(f, &f->client, 3000));)
+        cJSON_Delete(r);
+    assert_true(f->client.eof);
+    /* The uid is served again, on a new connection. */
+    struct peer *other = calloc(1, sizeof(*other));
+    connect_again(f, &other->fd);
+    send_frame(other->fd, "{\"id\":2,\"op\":\"ping\"}");
+    cJSON *r = recv_frame(f, other, 3000);
+    assert_non_null(r);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+    cJSON_Delete(r);
+    close(other->fd);
+    free(other);
+}
+
+/* All uids together past max_bytes: the uid that holds more than an even part of it gives way
+ * (its slow connection is closed), one that holds less does not, though its peer reads slowly
+ * too: another uid's excess is not its to pay. */
+static void
+test_unread_replies_bounded_all_uids(void **state)
+{
+    struct fx *f = *state;
+    uid_t other_uid = getuid() + 1;
+    f->d.sched.max_bytes = 1024 * 1024;
+    start_unread_exec(f);
+    /* The other uid holds past max_bytes on its own: two uids, an even part is 512 KiB. */
+    assert_int_equal(sched_bytes_charge(&f->d.sched, other_uid, 1100 * 1024), 0);
+    /* 7 events: more than 256 KiB unsent (the socket takes about 200 KiB), under 512 KiB. */
+    assert_int_equal(stream_until_closed(f, 7), 7);
+    assert_int_equal(f->d.n_conns, 1);
+    uint64_t mine = sched_bytes_of(&f->d.sched, getuid());
+    if (mine <= CONN_PAUSE_BYTES || mine >= 512 * 1024)
+        fail_msg("%llu bytes held: not what this test needs", (unsigned long long) mine);
+    /* Now the other uid holds little, and this one (past 512 KiB) gives way. */
+    sched_bytes_release(&f->d.sched, other_uid, 1100 * 1024);
+    assert_int_equal(sched_bytes_charge(&f->d.sched, other_uid, 400 * 1024), 0);
+    int sent = stream_until_closed(f, 8);
+    assert_true(sent < 8);
+    assert_int_equal(f->d.n_conns, 0);
+    assert_int_equal(sched_bytes_of(&f->d.sched, getuid()), 0);
+    sched_bytes_release(&f->d.sched, other_uid, 400 * 1024);
+}
 
 /* A frame's header, announcing n bytes of payload. */
 static void
@@ -617,6 +721,8 @@ main(void)
             TW(test_queued_exec_counts_until_it_starts, one_worker),
             TW(test_busy_past_max_bytes_per_uid, one_worker),
             T(test_busy_past_max_bytes_all_uids),
+            T(test_unread_replies_bounded_per_uid),
+            T(test_unread_replies_bounded_all_uids),
             TW(test_waiting_open_counts_until_it_starts, one_worker),
             T(test_waiting_session_requests_count),
             TW(test_cancel_and_close_past_max_inflight, three_inflight),
