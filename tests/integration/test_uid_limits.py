@@ -277,6 +277,55 @@ def test_unread_replies_do_not_pile_up(daemon_factory):
     assert "still counted for peer uids" not in d.log_path.read_text(), d.log_path.read_text()
 
 
+def exec_unread(path, n, per):
+    """n connections that each send `per` execs printing 400 KB (1.2 MB of replies each, under
+    max_outbuf_bytes) and never read: the review's attack, scaled down."""
+    req = lambda k: frame({"id": k, "op": "exec", "code": "print('x' * 400000)"})  # noqa: E731
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(path)
+        s.sendall(b"".join(req(k) for k in range(per)))
+        socks.append(s)
+    return socks, n
+
+
+def test_unread_replies_bounded_over_many_connections(daemon_factory, tmpdir_short):
+    """The review's attack: one uid's connections each ask for replies under max_outbuf_bytes
+    and never read them, so that together they hold far more than max_bytes_per_uid (replies
+    were charged, never refused). Now its connections past the bound with more than 256 KiB
+    unsent are closed as slow readers: what pyfenced holds for the uid stays near its bound,
+    and another uid is served meanwhile."""
+    need_root()
+    os.chmod(tmpdir_short, 0o755)
+    bound = 1024 * 1024
+    d = daemon_factory("--socket-mode", "0666", "--max-bytes-per-uid", str(bound))
+    holder = Holder(A, lambda path: exec_unread(path, 12, 3), d.socket_path)
+    try:
+        n = holder.report
+        # every exec ran, or was cancelled with its connection (with all of them closed and
+        # nothing held, the uid has no record left)
+        idle = {"conns": 0, "bytes": 0, "running": 0, "queued": 0}
+        assert wait_for(lambda: (uid_entry(d, A) or idle)["running"] == 0
+                        and (uid_entry(d, A) or idle)["queued"] == 0, timeout=60), uid_entry(d, A)
+        a = uid_entry(d, A) or idle
+        # 12 x 1.2 MB asked: near the bound, plus 256 KiB per connection and one reply
+        assert a["bytes"] <= bound + n * 256 * 1024 + 512 * 1024, a
+        assert a["conns"] < n, a
+        assert "does not read its replies: " in d.logs() and "max_bytes_per_uid 1048576" in d.logs()
+
+        def served(path):
+            with pyfence.Client(path) as c:
+                return c.exec("6 * 7").output
+
+        assert as_uid(B, served, d.socket_path) == 42
+        d.assert_serving()
+    finally:
+        holder.stop()
+    assert wait_for(lambda: (uid_entry(d, A) or {}).get("bytes", 0) == 0)
+
+
 def queue_until_busy(c, code, most):
     """Two sleeping jobs take both workers, then execs of code are queued one at a time until
     one is refused busy (at most `most` tries): (the sleepers, the queued, the refused reply)."""
