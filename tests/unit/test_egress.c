@@ -368,22 +368,29 @@ lookup_child(void)
     return end.calls == 1 && strcmp(end.type, "timeout") == 0 && took_s < 10 ? 0 : 4;
 }
 
-/* A request whose host name is still being looked up when it ends (its timeout, its job
- * killed) does not hold the loop, which every agent shares, until the lookup gives up. */
+/* child() runs in a forked process (it makes namespaces of its own): 0 passes, 77 skips. */
 static void
-test_unanswered_lookup_holds_nobody(void **state)
+run_in_namespaces(int (*child)(void))
 {
-    (void) state;
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(lookup_child());
+        _exit(child());
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     if (WEXITSTATUS(status) == 77)
         skip(); /* no namespaces here (not root): nothing to test with */
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* A request whose host name is still being looked up when it ends (its timeout, its job
+ * killed) does not hold the loop, which every agent shares, until the lookup gives up. */
+static void
+test_unanswered_lookup_holds_nobody(void **state)
+{
+    (void) state;
+    run_in_namespaces(lookup_child);
 }
 
 /* 11.0.0.1, a public address, on lo, and a forked HTTP server there answering every
@@ -546,16 +553,7 @@ static void
 test_lookups_are_bounded_and_shared(void **state)
 {
     (void) state;
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(lookups_child());
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 77)
-        skip(); /* no namespaces here (not root): nothing to test with */
-    assert_int_equal(WEXITSTATUS(status), 0);
+    run_in_namespaces(lookups_child);
 }
 
 /* The server of test_response_bytes_held_are_capped, forked: the first request gets its
