@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "conn_internal.h"
 #include "daemon.h"
 #include "job.h"
 #include "msg.h"
@@ -15,14 +16,6 @@
 
 /* How often a half-closed connection with requests in flight is checked for a full close. */
 #define CONN_HANGUP_CHECK_MS 100
-
-/* A write request embeds uv_write_t first and owns its buffer until on_write. */
-struct conn_write {
-    uv_write_t req;
-    struct conn *c;
-    char *buf;
-    size_t len;
-};
 
 static void release_partial(struct conn *c);
 
@@ -73,8 +66,6 @@ conn_close(struct conn *c)
     uv_close((uv_handle_t *) &c->idle, on_handle_closed);
 }
 
-static void restart_idle(struct conn *c, uint64_t timeout_ms);
-
 /* True when the peer closed its socket altogether (or shut down its reading side): nobody will
  * read what we write. After shutdown(SHUT_WR) alone the socket is only at end-of-file. */
 static bool
@@ -112,11 +103,11 @@ on_idle(uv_timer_t *timer)
             conn_close(c);
             return;
         }
-        restart_idle(c, 0);
+        conn_restart_idle(c, 0);
         return;
     }
     if (c->inflight > 0) {
-        restart_idle(c, 0);
+        conn_restart_idle(c, 0);
         return;
     }
     pf_log_debug(CONN, "connection #%llu idle for %lld ms, closing", (unsigned long long) c->serial,
@@ -124,8 +115,8 @@ on_idle(uv_timer_t *timer)
     conn_close(c);
 }
 
-static void
-restart_idle(struct conn *c, uint64_t timeout_ms)
+void
+conn_restart_idle(struct conn *c, uint64_t timeout_ms)
 {
     if (c->closing)
         return;
@@ -157,155 +148,6 @@ conn_drain(struct conn *c)
         return;
     }
     uv_timer_start(&c->idle, on_idle, DAEMON_FLUSH_TIMEOUT_MS, 0);
-}
-
-static void resume(struct conn *c);
-
-/* Reply bytes written to nobody yet: what the peer has not read. */
-static size_t
-unsent(struct conn *c)
-{
-    return uv_stream_get_write_queue_size((uv_stream_t *) &c->pipe);
-}
-
-static void
-on_write(uv_write_t *req, int status)
-{
-    struct conn_write *w = (struct conn_write *) req;
-    struct conn *c = w->c;
-    c->outbuf_bytes -= w->len;
-    if (!c->closing) /* else released by conn_close */
-        sched_bytes_release(&c->d->sched, c->uid, w->len);
-    free(w->buf);
-    free(w);
-    if (status < 0 && status != UV_ECANCELED) {
-        pf_log_debug(CONN, "connection #%llu: write failed: %s", (unsigned long long) c->serial,
-                     uv_strerror(status));
-        conn_close(c);
-        return;
-    }
-    if (!c->draining)
-        restart_idle(c, 0);
-    if (c->paused && !c->closing && !c->draining && unsent(c) <= CONN_PAUSE_BYTES)
-        resume(c);
-}
-
-static int
-encode_or_substitute(struct conn *c, const cJSON *msg, char **ret_buf, size_t *ret_len)
-{
-    uint32_t max = (uint32_t) c->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES];
-    struct pf_error *err = NULL;
-    if (msg_encode(msg, max, ret_buf, ret_len, &err) == 0)
-        return 0;
-    pf_log_warning(CONN, "connection #%llu: cannot send a message: %s",
-                   (unsigned long long) c->serial, err->msg);
-    err = pf_error_free(err);
-    /* A reply must still end its request: send an error in its place. Events are dropped. */
-    if (!cJSON_HasObjectItem(msg, "ok"))
-        return -1;
-    cJSON *sub = msg_reply_error(cJSON_GetObjectItemCaseSensitive(msg, "id"), PF_E_TOO_LARGE,
-                                 "the reply exceeds max_frame_bytes; ask for less (fewer "
-                                 "session.get names, smaller values)");
-    if (!sub)
-        return -1;
-    int r = msg_encode(sub, max, ret_buf, ret_len, &err);
-    cJSON_Delete(sub);
-    err = pf_error_free(err);
-    return r;
-}
-
-/* max_outbuf_bytes bounds one connection's unread replies; these bound a uid's. A peer that
- * does not read, and has more than CONN_PAUSE_BYTES of replies unsent (those of requests it
- * sent before it stopped reading keep coming), is disconnected as a slow reader when a reply
- * for it comes while its uid holds more than max_bytes_per_uid, or more than its even part of
- * max_bytes while all uids together hold more than that (sched_bytes_over). Otherwise a uid's
- * connections, each under max_outbuf_bytes, would together hold what they like: those bounds
- * refuse new requests, not the replies of requests taken. A client that reads its replies as
- * they come keeps under CONN_PAUSE_BYTES unsent, and is never closed by this. */
-static bool
-unread_over_budget(struct conn *c, size_t queued)
-{
-    struct sched *s = &c->d->sched;
-    const char *why = sched_bytes_over(s, c->uid);
-    if (!why)
-        return false;
-    bool all = strcmp(why, "max_bytes") == 0;
-    char whom[32];
-    snprintf(whom, sizeof(whom), all ? "all uids together" : "uid %u", (unsigned) c->uid);
-    pf_log_warning(CONN,
-                   "connection #%llu (uid %u, pid %d) does not read its replies: %zu bytes "
-                   "queued while pyfenced holds %llu bytes for %s, over %s %llu; disconnecting",
-                   (unsigned long long) c->serial, (unsigned) c->uid, (int) c->pid, queued,
-                   (unsigned long long) (all ? s->bytes : sched_bytes_of(s, c->uid)), whom, why,
-                   (unsigned long long) (all ? s->max_bytes : s->max_bytes_uid));
-    conn_close(c);
-    return true;
-}
-
-int
-conn_send(struct conn *c, const cJSON *msg)
-{
-    if (c->closing || c->draining)
-        return -1;
-    char *buf;
-    size_t len;
-    if (encode_or_substitute(c, msg, &buf, &len) < 0)
-        return 0; /* dropped, the connection itself is fine */
-    struct conn_write *w = calloc(1, sizeof(*w));
-    if (!w) {
-        free(buf);
-        conn_close(c);
-        return -1;
-    }
-    w->c = c;
-    w->buf = buf;
-    w->len = len;
-    /* Held for the peer's uid until on_write: max_bytes_per_uid counts it. */
-    if (sched_bytes_charge(&c->d->sched, c->uid, len) < 0) {
-        free(buf);
-        free(w);
-        conn_close(c);
-        return -1;
-    }
-    uv_buf_t b = uv_buf_init(buf, (unsigned) len);
-    int r = uv_write(&w->req, (uv_stream_t *) &c->pipe, &b, 1, on_write);
-    if (r < 0) {
-        sched_bytes_release(&c->d->sched, c->uid, len);
-        free(buf);
-        free(w);
-        pf_log_debug(CONN, "connection #%llu: write: %s", (unsigned long long) c->serial,
-                     uv_strerror(r));
-        conn_close(c);
-        return -1;
-    }
-    c->outbuf_bytes += len;
-    /* libuv writes what it can at once; the rest is what the peer has not read. */
-    size_t queued = uv_stream_get_write_queue_size((uv_stream_t *) &c->pipe);
-    int64_t max = c->d->limits.v[POLICY_LIMIT_MAX_OUTBUF_BYTES];
-    if ((int64_t) queued > max) {
-        pf_log_warning(CONN,
-                       "connection #%llu (uid %u, pid %d) does not read its replies: %zu bytes "
-                       "queued, over max_outbuf_bytes %lld; disconnecting",
-                       (unsigned long long) c->serial, (unsigned) c->uid, (int) c->pid, queued,
-                       (long long) max);
-        conn_close(c);
-        return -1;
-    }
-    if (queued > CONN_PAUSE_BYTES && unread_over_budget(c, queued))
-        return -1;
-    return 0;
-}
-
-void
-conn_send_error(struct conn *c, const cJSON *id, int code, const char *message)
-{
-    cJSON *reply = msg_reply_error(id, code, message);
-    if (!reply) {
-        conn_close(c);
-        return;
-    }
-    conn_send(c, reply);
-    cJSON_Delete(reply);
 }
 
 /* Ids are compared exactly (cJSON_Compare treats close large numbers as equal); a string id
@@ -369,7 +211,7 @@ conn_finish_request(struct conn *c, const cJSON *reply)
      * the connection right after the reply it was waiting for. (Draining, the timer bounds the
      * flush instead.) */
     if (!c->draining)
-        restart_idle(c, 0);
+        conn_restart_idle(c, 0);
     if (conn_send(c, reply) < 0)
         return;
     /* Half-closed: no request can follow; once the last reply is queued, flush and close. */
@@ -544,7 +386,7 @@ on_frame(void *userdata, char *payload, size_t len)
     if (c->closing || c->draining)
         return -1;
     /* Back-pressure: no more requests from a peer that does not read the replies. */
-    if (unsent(c) > CONN_PAUSE_BYTES) {
+    if (conn_unsent(c) > CONN_PAUSE_BYTES) {
         c->pausing = true;
         return -1;
     }
@@ -562,7 +404,7 @@ pause_reading(struct conn *c, const char *rest, size_t len, bool from_held)
     c->paused = true;
     uv_read_stop((uv_stream_t *) &c->pipe);
     pf_log_debug(CONN, "connection #%llu: %zu reply bytes unread, not reading it until it does",
-                 (unsigned long long) c->serial, unsent(c));
+                 (unsigned long long) c->serial, conn_unsent(c));
     if (from_held) {
         c->held_off = c->held_len - len;
         return;
@@ -579,7 +421,7 @@ pause_reading(struct conn *c, const char *rest, size_t len, bool from_held)
 }
 
 /* Gives the decoder len bytes of input, request by request; a request that leaves the
- * connection paused stops it, and the rest waits for resume(). */
+ * connection paused stops it, and the rest waits for conn_resume(). */
 static void
 feed(struct conn *c, const char *data, size_t len, bool from_held)
 {
@@ -602,8 +444,8 @@ feed(struct conn *c, const char *data, size_t len, bool from_held)
 
 /* The peer read enough of its replies: the input held at the pause goes first, then reading
  * starts again (unless that input paused it once more). */
-static void
-resume(struct conn *c)
+void
+conn_resume(struct conn *c)
 {
     c->paused = false;
     if (c->held) {
@@ -643,7 +485,7 @@ on_read_eof(struct conn *c)
     }
     pf_log_debug(CONN, "connection #%llu half-closed with %u requests in flight",
                  (unsigned long long) c->serial, c->inflight);
-    restart_idle(c, 0);
+    conn_restart_idle(c, 0);
 }
 
 static void
@@ -652,7 +494,7 @@ on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     struct conn *c = stream->data;
     struct daemon *d = c->d;
     if (nread > 0) {
-        restart_idle(c, 0);
+        conn_restart_idle(c, 0);
         feed(c, buf->base, (size_t) nread, false);
         daemon_release_buf(d, buf);
         return;
@@ -764,7 +606,7 @@ refuse(struct conn *c, int code, const char *msg)
 {
     log_refusal(c, msg);
     conn_send_error(c, NULL, code, msg);
-    if (!c->closing && unsent(c) == 0)
+    if (!c->closing && conn_unsent(c) == 0)
         conn_close(c);
     else
         conn_drain(c);
@@ -828,7 +670,7 @@ conn_setup(struct conn *c)
         conn_close(c);
         return;
     }
-    restart_idle(c, 0);
+    conn_restart_idle(c, 0);
 }
 
 void

@@ -9,7 +9,11 @@
  * reading while replies of requests already taken pile up is still disconnected past
  * max_outbuf_bytes, or with more than CONN_PAUSE_BYTES unsent while its uid is past its share of
  * memory (sched_bytes_over): so a uid's unread replies, over however many connections, stay
- * near max_bytes_per_uid. Its unsent bytes stop counting for the uid when it closes. */
+ * near max_bytes_per_uid. Its unsent bytes stop counting for the uid when it closes.
+ *
+ * conn.c is a connection's life (accept, admission, reading and dispatching requests,
+ * back-pressure, idleness, closing); conn_send.c its output side (conn_send, the write callback,
+ * the slow-reader closes above). */
 #ifndef DAEMON_CONN_H
 #define DAEMON_CONN_H
 

@@ -148,11 +148,11 @@ uint64_t sched_bytes_of(struct sched *s, uid_t uid);
 /* The bound holding n more bytes for uid would pass: "max_bytes_per_uid" (uid's own),
  * "max_bytes" (all uids together), or NULL within both. */
 const char *sched_bytes_bound(struct sched *s, uid_t uid, uint64_t n);
-/* Whether uid's unread replies must give way (conn.c closes its connections that do not read
- * them): "max_bytes_per_uid" while uid holds more than that; "max_bytes" while all uids together
- * hold more than max_bytes and uid more than an even part of it (max_bytes over the uids with a
- * record: one of them always does), so that the uids holding the most give way, not whichever
- * uid's reply comes next; else NULL. */
+/* Whether uid's unread replies must give way (conn_send.c closes its connections that do not
+ * read them): "max_bytes_per_uid" while uid holds more than that; "max_bytes" while all uids
+ * together hold more than max_bytes and uid more than an even part of it (max_bytes over the uids
+ * with a record: one of them always does), so that the uids holding the most give way, not
+ * whichever uid's reply comes next; else NULL. */
 const char *sched_bytes_over(struct sched *s, uid_t uid);
 /* When a client refused by `why` (a bound sched_submit or sched_bytes_bound names) should try
  * again: once about one queued job of its own (per-uid bounds, with every ready uid taking its
