@@ -15,7 +15,8 @@
  * that lookups left hanging by a DNS server that does not answer cannot pile up threads (libcurl
  * makes one per lookup). Only the public addresses of the answer are handed to libcurl
  * (CURLOPT_RESOLVE, in a DNS cache of the transfer's own), and libcurl is refused any lookup of
- * its own (CURLOPT_RESOLVER_START_FUNCTION); the address is checked again at connect. An IP
+ * its own (CURLOPT_RESOLVER_START_FUNCTION); the address is checked again at connect.
+ * "localhost" and names under it are loopback by definition (RFC 6761): refused, unlooked-up. An IP
  * literal rule connects to exactly its address, whatever it is. The lookup counts against the
  * request's egress_timeout_ms; a request that ends mid-lookup leaves the lookup to end in the
  * pool, where it keeps its place until getaddrinfo returns.

@@ -98,7 +98,8 @@ answer(const char *request_json)
 {
     _cleanup_pf_error_ struct pf_error *err = NULL;
     _cleanup_json_ cJSON *rules_json = cJSON_Parse(
-            "[{\"url\": \"http://127.0.0.1:9/api/\", \"methods\": [\"GET\", \"POST\"]}]");
+            "[{\"url\": \"http://127.0.0.1:9/api/\", \"methods\": [\"GET\", \"POST\"]},"
+            " {\"url\": \"http://localhost:9/\"}, {\"url\": \"http://db.LocalHost./\"}]");
     struct policy_egress rules = {0};
     assert_int_equal(policy_egress_parse(rules_json, "test", &rules, &err), 0);
     _cleanup_json_ cJSON *req = cJSON_Parse(request_json);
@@ -136,6 +137,11 @@ test_requests_checked_before_any_transfer(void **state)
                  "refused", "matches no egress rule");
     expect_error("{\"event\":\"egress\",\"method\":\"PUT\",\"url\":\"http://127.0.0.1:9/api/x\"}",
                  "refused", "matches no egress rule");
+    /* loopback names are refused without a lookup (RFC 6761) */
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://localhost:9/x\"}",
+                 "refused", "a loopback name (RFC 6761), which is not a public address");
+    expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://db.LocalHost./x\"}",
+                 "refused", "a loopback name");
     expect_error("{\"event\":\"egress\",\"method\":\"GET\"}", "bad_request", "url");
     expect_error("{\"event\":\"egress\",\"method\":\"GET\",\"url\":\"http://127.0.0.1:9/api/\","
                  "\"extra\":1}",
