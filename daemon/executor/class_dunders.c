@@ -297,24 +297,35 @@ checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
     return real_type_new(metatype, args, kwds);
 }
 
-/* t and its subclasses that inherited type.__new__ before now (abc.ABCMeta is made while
- * CPython starts); the others call type.__new__, which calls type's slot. */
-static int
-patch_type_new(PyTypeObject *t)
+int
+exec_type_tree_apply(PyTypeObject *t, void (*fn)(PyTypeObject *))
 {
-    if (t->tp_new == real_type_new)
-        t->tp_new = checked_type_new;
-    PyObject *d = PyDict_GetItemString(PyType_Type.tp_dict, "__subclasses__"); /* borrowed */
-    PyObject *subs = d ? PyObject_CallOneArg(d, (PyObject *) t) : NULL;
+    fn(t);
+    /* type's own method: a snippet metaclass's lookup is not asked */
+    PyObject *f = PyDict_GetItemString(PyType_Type.tp_dict, "__subclasses__"); /* borrowed */
+    if (!f) {
+        PyErr_SetString(PyExc_RuntimeError, "type has no __subclasses__ to walk classes by");
+        return -1;
+    }
+    PyObject *subs = PyObject_CallOneArg(f, (PyObject *) t);
     if (!subs)
         return -1;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++)
-        if (patch_type_new((PyTypeObject *) PyList_GET_ITEM(subs, i)) < 0) {
+        if (exec_type_tree_apply((PyTypeObject *) PyList_GET_ITEM(subs, i), fn) < 0) {
             Py_DECREF(subs);
             return -1;
         }
     Py_DECREF(subs);
     return 0;
+}
+
+/* t, if it inherited type.__new__ before now (abc.ABCMeta is made while CPython starts); the
+ * others call type.__new__, which calls type's slot. */
+static void
+patch_type_new(PyTypeObject *t)
+{
+    if (t->tp_new == real_type_new)
+        t->tp_new = checked_type_new;
 }
 
 int
@@ -323,5 +334,6 @@ exec_class_dunders_install(void)
     if (real_type_new)
         return 0;
     real_type_new = PyType_Type.tp_new;
-    return patch_type_new(&PyType_Type) < 0 ? -1 : exec_class_getattr_install();
+    return exec_type_tree_apply(&PyType_Type, patch_type_new) < 0 ? -1
+                                                                  : exec_class_getattr_install();
 }

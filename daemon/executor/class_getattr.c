@@ -62,23 +62,7 @@ exec_class_getattr_guard(PyTypeObject *t)
 int
 exec_class_getattr_guard_tree(PyTypeObject *t)
 {
-    exec_class_getattr_guard(t);
-    /* type's own method: a snippet metaclass's lookup is not asked */
-    PyObject *f = PyDict_GetItemString(PyType_Type.tp_dict, "__subclasses__"); /* borrowed */
-    if (!f) {
-        PyErr_SetString(PyExc_RuntimeError, "type has no __subclasses__ to guard __getattr__ by");
-        return -1;
-    }
-    PyObject *subs = PyObject_CallOneArg(f, (PyObject *) t);
-    if (!subs)
-        return -1;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++)
-        if (exec_class_getattr_guard_tree((PyTypeObject *) PyList_GET_ITEM(subs, i)) < 0) {
-            Py_DECREF(subs);
-            return -1;
-        }
-    Py_DECREF(subs);
-    return 0;
+    return exec_type_tree_apply(t, exec_class_getattr_guard);
 }
 
 int

@@ -360,6 +360,9 @@ int exec_check_class_namespace(struct exec_run *r, PyObject *ns, PyObject *clsna
 /* Replaces type.__new__ (once, before any library is imported) by a version checking the
  * namespaces library code makes classes from while a snippet runs. */
 int exec_class_dunders_install(void);
+/* fn(t), then the same for every subclass of t, found through type's own __subclasses__.
+ * Returns 0, or -1 with an exception set. */
+int exec_type_tree_apply(PyTypeObject *t, void (*fn)(PyTypeObject *));
 
 /* dunder_read.c: dunders read but never set or deleted (__class__, __bases__, __mro__,
  * __members__, __init_subclass__). The read check (exec_check_attr_name) lets them pass. */
