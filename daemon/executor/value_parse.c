@@ -97,8 +97,11 @@ bad_from_exception(struct path *p, struct pf_error **err, const char *what)
     const char *tname = type && PyType_Check(type) ? ((PyTypeObject *) type)->tp_name : "error";
     if (type && PyErr_GivenExceptionMatches(type, PyExc_MemoryError))
         pf_error_set(err, PF_E_MEMORY_LIMIT, "%s: out of memory", p->buf);
-    else
-        bad(p, err, "%s: %s: %s", what, tname, text ? text : "?");
+    else if (!text)
+        bad(p, err, "%s: %s", what, tname);
+    else /* Python's message repeats the client's value: quoted as any other echo of it */
+        bad(p, err, "%s: %s: %.*s%s", what, tname, pf_quote_len(text), text,
+            text[pf_quote_len(text)] ? "..." : "");
     Py_XDECREF(type);
     Py_XDECREF(value);
     Py_XDECREF(tb);
@@ -159,7 +162,7 @@ int_from_text(const char *s, struct path *p, struct pf_error **err)
     const char *d = hex ? digits + 2 : digits;
     const char *allowed = hex ? "0123456789abcdefABCDEF" : "0123456789";
     if (!*d || strspn(d, allowed) != strlen(d))
-        return bad(p, err, "\"%.40s\" is not a decimal or 0x-hex integer", s);
+        return bad(p, err, "\"%.*s\" is not a decimal or 0x-hex integer", pf_quote_len(s), s);
     if (!hex && strlen(d) > INT_MAX_DECIMAL_DIGITS)
         return bad(p, err,
                    "an int of %zu decimal digits exceeds the limit of %d digits: send it in hex "
@@ -177,7 +180,8 @@ float_from_text(const char *s, struct path *p, struct pf_error **err)
     if (v == -1.0 && PyErr_Occurred())
         return bad_from_exception(p, err, "bad float");
     if (!*s || !end || *end)
-        return bad(p, err, "\"%.40s\" is not a float (a number, \"nan\", \"inf\" or \"-inf\")", s);
+        return bad(p, err, "\"%.*s\" is not a float (a number, \"nan\", \"inf\" or \"-inf\")",
+                   pf_quote_len(s), s);
     return PyFloat_FromDouble(v);
 }
 
@@ -400,9 +404,9 @@ tagged_from_json(const cJSON *o, const cJSON *type, int depth, struct path *p,
                    "that has no JSON form");
     if (!rule)
         return bad(p, err,
-                   "unknown $type \"%.40s\" (expected int, float, dict, tuple, set, frozenset, "
+                   "unknown $type \"%.*s\" (expected int, float, dict, tuple, set, frozenset, "
                    "bytes, bytearray, complex, datetime, date, time or timedelta)",
-                   type->valuestring);
+                   pf_quote_len(type->valuestring), type->valuestring);
     if (check_fields(o, rule->tag, rule->fields, p, err) < 0)
         return NULL;
     if (rule->read == datetime_from_tag || rule->read == timedelta_from_tag)

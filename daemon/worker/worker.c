@@ -92,9 +92,27 @@ worker_run_end(void)
     cancel_requested = 0;
 }
 
+/* message with every byte that is not part of well-formed UTF-8 made '?': a message that
+ * quotes a client's value cut mid-character must still make a frame (the wire refuses bad
+ * UTF-8), or the worker could only exit and a session would be lost over a bad request. */
+static char *
+utf8_repaired(const char *message)
+{
+    char *copy = strdup(message);
+    if (!copy)
+        return NULL;
+    size_t len = strlen(copy), done = 0, bad;
+    while (done < len && !msg_utf8_valid(copy + done, len - done, &bad)) {
+        copy[done + bad] = '?';
+        done += bad + 1;
+    }
+    return copy;
+}
+
 cJSON *
 worker_failure_result(int code, const char *message)
 {
+    _cleanup_free_ char *text = message ? utf8_repaired(message) : NULL;
     cJSON *r = cJSON_CreateObject();
     cJSON *e = cJSON_CreateObject();
     if (!r || !e)
@@ -106,7 +124,7 @@ worker_failure_result(int code, const char *message)
     cJSON_AddStringToObject(r, "logs", "");
     cJSON_AddBoolToObject(r, "is_final_answer", false);
     cJSON_AddNullToObject(e, "type");
-    cJSON_AddStringToObject(e, "message", message ? message : "out of memory");
+    cJSON_AddStringToObject(e, "message", text ? text : "out of memory");
     cJSON_AddNullToObject(e, "line");
     cJSON_AddNullToObject(e, "source");
     cJSON_AddItemToObject(r, "error", e);

@@ -104,3 +104,28 @@ def test_cli_output_repr_and_json(daemon):
     out = pyfence.decode_value(json.loads(r.stdout)["output"])
     for got, want in zip(out, VALUES):
         assert same(got, want), (got, want)
+
+
+# Each refusal quotes the bad text; cut inside a multi-byte character it once made a message the
+# worker could not send, so the worker exited and a session lost its state over a bad request.
+BAD_TAGGED = [{"$type": "int", "value": "a" + "é" * 50},
+              {"$type": "float", "value": "1" + "é" * 50},
+              {"$type": "a" + "é" * 30, "value": "1"},
+              {"$type": "date", "value": "2024-" + "é" * 60}]
+
+
+def test_bad_tagged_values_keep_the_session(daemon):
+    with daemon.raw() as s:
+        send(s, {"id": 1, "op": "session.open", "variables": {"kept": 41}})
+        r = read_reply(s)
+        assert r["ok"], r
+        sid = r["session"]
+        for i, bad in enumerate(BAD_TAGGED, start=2):
+            send(s, {"id": i, "op": "exec", "session": sid, "code": "x", "variables": {"x": bad}})
+            r = read_reply(s)
+            assert not r["ok"] and r["error"]["code"] == "bad_request", r
+            msg = r["error"]["message"]
+            assert "variables.x" in msg and len(msg.encode()) < 400, msg
+        send(s, {"id": 99, "op": "exec", "session": sid, "code": "kept + 1"})
+        r = read_reply(s)
+        assert r["ok"] and r["output"] == 42, r
