@@ -129,3 +129,25 @@ def test_bad_tagged_values_keep_the_session(daemon):
         send(s, {"id": 99, "op": "exec", "session": sid, "code": "kept + 1"})
         r = read_reply(s)
         assert r["ok"] and r["output"] == 42, r
+
+
+def test_exec_reply_shapes(daemon):
+    """PROTOCOL.md "exec": an exec the daemon accepted is answered with outcome, logs and stats
+    whatever ends it; one refused on arrival gets the plain error reply of any request."""
+    with daemon.raw() as s:
+        send(s, {"id": 1, "op": "exec", "code": "print('a')\n1/0"})
+        r = read_reply(s)
+        assert r["outcome"] == "error" == r["error"]["code"] and r["logs"] == "a\n", r
+        assert "queue_ms" in r["stats"] and "run_ms" in r["stats"], r
+        send(s, {"id": 2, "op": "exec", "code": "import socket"})
+        r = read_reply(s)
+        assert r["outcome"] == "error" and "stats" in r, r
+        refused = [{"id": 3, "op": "exec", "code": "1", "imports": ["socket"]},
+                   {"id": 4, "op": "exec", "code": "1", "profile": "no-such-profile"},
+                   {"id": 5, "op": "exec", "code": "1", "session": "0" * 32},
+                   {"id": 6, "op": "exec", "code": 1}]
+        for req in refused:
+            send(s, req)
+            r = read_reply(s)
+            assert set(r) == {"id", "ok", "error"} and not r["ok"], r
+            assert r["error"]["code"] in ("bad_request", "not_found"), r
