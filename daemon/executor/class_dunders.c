@@ -290,8 +290,11 @@ checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
         if ((r ? exec_check_class_namespace(r, ns, name) : check_library_namespace(ns, name)) < 0)
             return NULL;
         PyObject *cls = real_type_new(metatype, args, kwds);
-        if (cls && PyType_Check(cls))
-            exec_class_getattr_guard((PyTypeObject *) cls); /* class_getattr.c */
+        if (cls && PyType_Check(cls)) {
+            exec_class_getattr_guard((PyTypeObject *) cls);      /* class_getattr.c */
+            if (exec_class_maker_note((PyTypeObject *) cls) < 0) /* class_maker.c */
+                Py_CLEAR(cls);
+        }
         return cls;
     }
     return real_type_new(metatype, args, kwds);
@@ -334,6 +337,7 @@ exec_class_dunders_install(void)
     if (real_type_new)
         return 0;
     real_type_new = PyType_Type.tp_new;
-    return exec_type_tree_apply(&PyType_Type, patch_type_new) < 0 ? -1
-                                                                  : exec_class_getattr_install();
+    return exec_class_maker_install() < 0 || exec_type_tree_apply(&PyType_Type, patch_type_new) < 0
+                   ? -1
+                   : exec_class_getattr_install();
 }

@@ -375,10 +375,21 @@ int exec_check_attr_store_name(struct exec_run *r, PyObject *name);
 int exec_check_read_only_dunder_value(struct exec_run *r, PyObject *name, PyObject *v);
 
 /* new_class.c: types.new_class replaced, once, before any library is imported. A class it made
- * while a snippet runs, named after types, counts as its caller's module's: that module's
- * name (borrowed from the record, valid while t lives), or NULL. */
+ * while a snippet runs, named after types, is recorded as its caller's (class_maker.c). */
 int exec_new_class_install(void);
-const char *exec_new_class_maker(PyTypeObject *t);
+
+/* class_maker.c: which module's code made each class made while a snippet ran (outside
+ * imports). install makes the record, once, before any library is imported. now answers the
+ * module of the code running now (new reference: "__main__" for the snippet's frame), or NULL
+ * without an exception (code of no module). note records now's answer as t's maker, remember
+ * records maker (a str) over what is there; both return 0, or -1 with an exception set.
+ * exec_class_maker answers t's maker (borrowed from the record, valid while t lives), or NULL:
+ * not made while a snippet ran, or by code of no module. */
+int exec_class_maker_install(void);
+PyObject *exec_class_maker_now(void);
+int exec_class_maker_note(PyTypeObject *t);
+int exec_class_maker_remember(PyTypeObject *t, PyObject *maker);
+const char *exec_class_maker(PyTypeObject *t);
 
 /* class_getattr.c: a snippet's __getattr__ is not asked for dunders its class may not define */
 /* Gives t (a class made while a snippet runs) the checking __getattr__ dispatcher, if CPython

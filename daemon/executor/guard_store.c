@@ -11,9 +11,17 @@
  *   - on a module: only that module's own code (the current frame's globals are its dict),
  *     and not with the module handed to it as an argument (queue.Queue.__init__(queue, 5));
  *   - on a class: the snippet's own classes, and a library's class only from code of the
- *     library's own package (namedtuple setting its class's __module__, enum building a class),
- *     not as a plain method of the class run with the class itself as self
- *     (JSONEncoder.__init__(JSONEncoder)).
+ *     package that made the class while a snippet ran (class_maker.c) and that the class still
+ *     names: namedtuple setting its new class's __module__, dataclasses decorating
+ *     make_dataclass's. Never a class a library made at import, whatever code stores: the store's
+ *     maker being the class's own package says nothing about who chose target, name and value.
+ *     typing's aliases forward setattr to their origin from typing's code
+ *     (typing.IO[str].x = 1 sets typing.IO.x), typing.final(typing.IO) sets __final__ on its
+ *     argument, numpy's set_module('__main__')(numpy.poly1d) rewrote the module a numpy class
+ *     is judged by, pandas' register_dataframe_accessor(name)(K) puts K's objects under any
+ *     name of DataFrame (copy's __reduce_ex__ among them). A store the class's own package
+ *     needs at run time is on a class it is making for the snippet; one it made at import is
+ *     what the rest of its code trusts.
  * copy's state written through y.__dict__ is no attribute store: copy._reconstruct is
  * replaced by a version that refuses a module as the object it rebuilds. */
 #include "exec_internal.h"
@@ -66,10 +74,9 @@ frame_arg(PyObject *locals, PyCodeObject *co, int i)
     return v;
 }
 
-/* obj is one of the arguments f's code was called with, or its first is obj and `name` names a
- * plain method of obj's class along obj's MRO with f's code: a method run on a foreign self. */
+/* obj is one of the arguments f's code was called with. */
 static bool
-frame_has_arg(PyFrameObject *f, PyObject *obj, bool first_only)
+frame_has_arg(PyFrameObject *f, PyObject *obj)
 {
     PyCodeObject *co = PyFrame_GetCode(f);
     PyObject *locals = PyFrame_GetLocals(f);
@@ -79,27 +86,12 @@ frame_has_arg(PyFrameObject *f, PyObject *obj, bool first_only)
         Py_DECREF(co);
         return true; /* unknown: fail closed */
     }
-    int n = first_only ? (co->co_argcount > 0) : co->co_argcount + co->co_kwonlyargcount;
+    int n = co->co_argcount + co->co_kwonlyargcount;
     for (int i = 0; i < n && !found; i++)
         found = frame_arg(locals, co, i) == obj;
     Py_DECREF(locals);
     Py_DECREF(co);
     return found;
-}
-
-/* f runs a plain method of class t (t's attribute of the code's name is a function with f's
- * code) with t itself as self: a classmethod's cls is t too, but its attribute is a
- * classmethod, not a function. */
-static bool
-runs_method_on_own_class(PyFrameObject *f, PyTypeObject *t)
-{
-    if (!frame_has_arg(f, (PyObject *) t, true))
-        return false;
-    PyCodeObject *co = PyFrame_GetCode(f);
-    PyObject *attr = _PyType_Lookup(t, co->co_name); /* borrowed */
-    bool method = attr && PyFunction_Check(attr) && PyFunction_GET_CODE(attr) == (PyObject *) co;
-    Py_DECREF(co);
-    return method;
 }
 
 /* f runs code of module m itself (its globals are m's dict). */
@@ -119,32 +111,12 @@ checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
         return real_module_setattro(m, name, value);
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
     PyObject *writer = f ? frame_module_name(f) : NULL;
-    if (writer && !exec_audit_snippet_run() && frame_in(f, m) && !frame_has_arg(f, m, false))
+    if (writer && !exec_audit_snippet_run() && frame_in(f, m) && !frame_has_arg(f, m))
         return real_module_setattro(m, name, value);
     const char *target = PyModule_Check(m) ? PyModule_GetName(m) : NULL;
     if (!target)
         PyErr_Clear();
     refuse_store(writer, "module", target ? target : "?", name);
-    return -1;
-}
-
-/* A class still named after types (new_class.c knows no caller for it): made by type() from a
- * namespace that says types, as dataclasses' slots=True rebuild of make_dataclass's class
- * does. The snippet can name the module itself. */
-static int
-refuse_types_class(PyObject *writer, PyTypeObject *t, PyObject *name)
-{
-    PyObject *who = writer ? Py_NewRef(writer) : PyUnicode_FromString("no module");
-    if (!who)
-        return -1;
-    PyErr_Format(exec_InterpreterError,
-                 "Forbidden while a snippet runs: %U's code setting attribute %R of class "
-                 "types.%s, a class of no known maker (a library class's attributes are changed "
-                 "only by its own code); to make such a class the snippet's, give its namespace "
-                 "'__module__': '__main__' (make_dataclass(..., namespace={'__module__': "
-                 "'__main__'})), or use a class statement",
-                 who, name, t->tp_name);
-    Py_DECREF(who);
     return -1;
 }
 
@@ -159,6 +131,23 @@ top_package(const char *module, char *buf, size_t size)
     buf[len] = '\0';
 }
 
+/* Library code of module w may change class t, which names module `module`: a library made t
+ * while a snippet ran, and w is of that library's top-level package, and so is the module t
+ * names (a namedtuple made with module='json' is json's, which collections' code no longer
+ * finishes). */
+static bool
+made_by_writer(PyTypeObject *t, const char *module, const char *w)
+{
+    const char *maker = exec_class_maker(t);
+    char writers[256], makers[256], own[256];
+    if (!maker)
+        return false;
+    top_package(w, writers, sizeof(writers));
+    top_package(maker, makers, sizeof(makers));
+    top_package(module, own, sizeof(own));
+    return strcmp(writers, makers) == 0 && strcmp(writers, own) == 0;
+}
+
 static int
 checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
 {
@@ -170,21 +159,15 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
         int rc = real_type_setattro(obj, name, value);
         return rc < 0 ? rc : exec_class_getattr_guard_tree(t);
     }
-    char module[256], own[256], writers[256];
+    char module[256];
     if (!exec_class_module(t, module, sizeof(module)))
         snprintf(module, sizeof(module), "?");
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
     PyObject *writer = f ? frame_module_name(f) : NULL;
     const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
-    if (w && !exec_audit_snippet_run()) {
-        top_package(module, own, sizeof(own));
-        top_package(w, writers, sizeof(writers));
-        if (strcmp(own, writers) == 0 && !runs_method_on_own_class(f, t))
-            return real_type_setattro(obj, name, value);
-    }
+    if (w && !exec_audit_snippet_run() && made_by_writer(t, module, w))
+        return real_type_setattro(obj, name, value);
     PyErr_Clear();
-    if (strcmp(module, "types") == 0)
-        return refuse_types_class(writer, t, name);
     char target[512];
     snprintf(target, sizeof(target), "%s.%s", module,
              strrchr(t->tp_name, '.') ? strrchr(t->tp_name, '.') + 1 : t->tp_name);

@@ -7,51 +7,18 @@
  * class it had just made, was refused; and the snippet could hold it only with types allowed.
  * But types' code never changes a class after making it: the one that made it is new_class's
  * caller. So types.new_class is replaced, once, before any library is imported, by a version
- * that remembers, for a class it made while a snippet runs (outside imports) without a
- * __module__ of its caller's choosing, which module called it: the snippet (its run's frame
- * is current: the class is the snippet's, __main__'s) or a library whose own code the current
- * frame runs (make_dataclass: dataclasses'). policy_class.c judges the class by that module,
- * for holding it and for who may change it; __module__ itself still says 'types', as in
- * CPython. A caller that is neither (code exec'd with globals of its own) is not remembered:
- * the class stays types'. Classes made while no snippet runs (a library's, at import) stay
- * types' too: the rule that only a library's own code changes its classes keeps holding for
- * them. */
+ * that records, for a class it made while a snippet runs (outside imports) without a
+ * __module__ of its caller's choosing, which module called it (class_maker.c, over the
+ * record type.__new__ made of types' frame): the snippet (its run's frame is current: the
+ * class is the snippet's, __main__'s) or a library whose own code the current frame runs
+ * (make_dataclass: dataclasses'). policy_class.c judges the class by that module, for holding
+ * it and for who may change it; __module__ itself still says 'types', as in CPython. A caller
+ * that is neither (code exec'd with globals of its own) is not recorded: the class stays
+ * types'. Classes made while no snippet runs (a library's, at import) stay types' too: the
+ * rule that only a library's own code changes its classes keeps holding for them. */
 #include "exec_internal.h"
 
-static PyObject *makers; /* {weakref to a class: its maker's module name} */
 static PyObject *real_new_class;
-static PyObject *forget_fn; /* the weakrefs' callback: drops a dead class's entry */
-
-static PyObject *
-forget(PyObject *self, PyObject *wr)
-{
-    (void) self;
-    if (PyDict_DelItem(makers, wr) < 0)
-        PyErr_Clear(); /* already gone */
-    return Py_NewRef(Py_None);
-}
-
-static PyMethodDef forget_def = {"forget_class_maker", forget, METH_O, NULL};
-
-/* The module of the code calling new_class now (new reference), or NULL without an
- * exception: the snippet's run's frame is __main__'s; a library frame's globals are its
- * module's own dict, decided by identity as the audit hook does. */
-static PyObject *
-caller_module(void)
-{
-    if (exec_audit_snippet_run())
-        return PyUnicode_FromString("__main__");
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    PyObject *globals = f ? PyFrame_GetGlobals(f) : NULL;
-    PyObject *name = globals ? PyDict_GetItemString(globals, "__name__") : NULL; /* borrowed */
-    PyObject *mod = name && PyUnicode_CheckExact(name) ? PyImport_GetModule(name) : NULL;
-    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
-    PyObject *res = own ? Py_NewRef(name) : NULL;
-    Py_XDECREF(mod);
-    Py_XDECREF(globals);
-    PyErr_Clear();
-    return res;
-}
 
 /* cls's own __module__ is exactly "types": type.__new__ named it after new_class's frame. */
 static bool
@@ -59,15 +26,6 @@ named_after_types(PyObject *cls)
 {
     PyObject *m = PyDict_GetItemString(((PyTypeObject *) cls)->tp_dict, "__module__");
     return m && PyUnicode_CheckExact(m) && PyUnicode_CompareWithASCIIString(m, "types") == 0;
-}
-
-static int
-remember(PyObject *cls, PyObject *maker)
-{
-    PyObject *wr = PyWeakref_NewRef(cls, forget_fn);
-    int rc = wr ? PyDict_SetItem(makers, wr, maker) : -1;
-    Py_XDECREF(wr);
-    return rc;
 }
 
 static PyObject *
@@ -78,8 +36,8 @@ checked_new_class(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyOb
     if (!cls || !exec_audit_stores_checked() || !PyType_Check(cls) ||
         !(((PyTypeObject *) cls)->tp_flags & Py_TPFLAGS_HEAPTYPE) || !named_after_types(cls))
         return cls;
-    PyObject *maker = caller_module();
-    if (maker && remember(cls, maker) < 0)
+    PyObject *maker = exec_class_maker_now();
+    if (maker && exec_class_maker_remember((PyTypeObject *) cls, maker) < 0)
         Py_CLEAR(cls);
     Py_XDECREF(maker);
     return cls;
@@ -90,22 +48,10 @@ static PyMethodDef checked_new_class_def = {
         METH_FASTCALL | METH_KEYWORDS,
         "types.new_class; a class it makes while a snippet runs counts as its caller's"};
 
-const char *
-exec_new_class_maker(PyTypeObject *t)
-{
-    if (!makers)
-        return NULL;
-    PyObject *wr = PyWeakref_NewRef((PyObject *) t, NULL);
-    PyObject *maker = wr ? PyDict_GetItemWithError(makers, wr) : NULL; /* borrowed */
-    Py_XDECREF(wr);
-    PyErr_Clear();
-    return maker ? PyUnicode_AsUTF8(maker) : NULL;
-}
-
 int
 exec_new_class_install(void)
 {
-    if (makers)
+    if (real_new_class)
         return 0;
     PyObject *types = PyImport_ImportModule("types");
     if (!types)
@@ -116,8 +62,7 @@ exec_new_class_install(void)
     int rc = -1;
     if (!real || !PyFunction_Check(real))
         PyErr_SetString(PyExc_RuntimeError, "types.new_class is not the function expected");
-    else if (checked && (forget_fn = PyCFunction_New(&forget_def, NULL)) &&
-             (makers = PyDict_New())) {
+    else if (checked) {
         real_new_class = Py_NewRef(real);
         rc = PyDict_SetItemString(ns, "new_class", checked);
     }

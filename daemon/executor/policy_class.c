@@ -75,8 +75,8 @@ class_module(PyTypeObject *t, char *buf, size_t size)
     }
     Py_ssize_t len;
     const char *s = m && PyUnicode_Check(m) ? PyUnicode_AsUTF8AndSize(m, &len) : NULL;
-    /* made by types.new_class for a caller while a snippet ran: the caller's (new_class.c) */
-    const char *maker = s && strcmp(s, "types") == 0 ? exec_new_class_maker(t) : NULL;
+    /* named after types by type.__new__ while a snippet ran: its maker's (class_maker.c) */
+    const char *maker = s && strcmp(s, "types") == 0 ? exec_class_maker(t) : NULL;
     if (maker) {
         s = maker;
         len = (Py_ssize_t) strlen(maker);
