@@ -1,5 +1,6 @@
 #include "egress.h"
 
+#include <ares.h>
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <netdb.h>
@@ -31,6 +32,12 @@ egress_global_init(struct pf_error **err)
     if (c != CURLE_OK)
         return pf_error_set(err, PF_E_INTERNAL, "egress: curl_global_init: %s",
                             curl_easy_strerror(c));
+    /* (Nothing to do on Linux in c-ares 1.18; its contract asks for it all the same.) */
+    int rc = ares_library_init(ARES_LIB_INIT_ALL);
+    if (rc != ARES_SUCCESS) {
+        curl_global_cleanup();
+        return pf_error_set(err, PF_E_INTERNAL, "egress: ares_library_init: %s", ares_strerror(rc));
+    }
     const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
     if (!(v->features & CURL_VERSION_ASYNCHDNS))
         pf_log_warning(EGRESS,
@@ -50,6 +57,7 @@ egress_global_init(struct pf_error **err)
 void
 egress_global_cleanup(void)
 {
+    ares_library_cleanup();
     curl_global_cleanup();
 }
 
@@ -367,28 +375,24 @@ refuse_lookup(void *resolver_state, void *reserved, void *userdata)
 /* The most addresses of one name handed to libcurl. */
 #define EGRESS_MAX_ADDRESSES 16
 
-/* "host:port:a,b,[c]" for CURLOPT_RESOLVE, the public addresses of res only (up to
+/* "host:port:a,b,[c]" for CURLOPT_RESOLVE, the public addresses of addrs only (up to
  * EGRESS_MAX_ADDRESSES); -1 with c->refused_address when there is none. */
 static int
-resolve_entry(struct egress_call *c, const struct addrinfo *res, char **ret)
+resolve_entry(struct egress_call *c, const struct egress_address *addrs, size_t n_addrs, char **ret)
 {
     char list[EGRESS_MAX_ADDRESSES * (INET6_ADDRSTRLEN + 3)] = "";
     size_t at = 0, n = 0;
-    for (const struct addrinfo *a = res; a && n < EGRESS_MAX_ADDRESSES; a = a->ai_next) {
-        const void *addr = NULL;
-        if (a->ai_family == AF_INET)
-            addr = &((const struct sockaddr_in *) a->ai_addr)->sin_addr;
-        else if (a->ai_family == AF_INET6)
-            addr = &((const struct sockaddr_in6 *) a->ai_addr)->sin6_addr;
+    for (size_t i = 0; i < n_addrs && n < EGRESS_MAX_ADDRESSES; i++) {
+        const struct egress_address *a = &addrs[i];
         char text[INET6_ADDRSTRLEN];
-        if (!addr || !inet_ntop(a->ai_family, addr, text, sizeof(text)))
+        if (!inet_ntop(a->family, &a->addr, text, sizeof(text)))
             continue;
-        if (!egress_address_public(a->ai_family, addr)) {
+        if (!egress_address_public(a->family, &a->addr)) {
             if (!c->refused_address[0])
                 snprintf(c->refused_address, sizeof(c->refused_address), "%s", text);
             continue;
         }
-        bool v6 = a->ai_family == AF_INET6;
+        bool v6 = a->family == AF_INET6;
         at += (size_t) snprintf(list + at, sizeof(list) - at, "%s%s%s%s", n ? "," : "",
                                 v6 ? "[" : "", text, v6 ? "]" : "");
         n++;
@@ -412,7 +416,7 @@ call_end(struct egress_call *c, cJSON *frame)
 }
 
 static cJSON *
-lookup_failure_frame(const struct egress_call *c, int status)
+lookup_failure_frame(const struct egress_call *c, int status, const char *why)
 {
     char msg[512];
     if (status == UV_ETIMEDOUT) {
@@ -422,27 +426,25 @@ lookup_failure_frame(const struct egress_call *c, int status)
         return egress_error_frame("timeout", msg);
     }
     snprintf(msg, sizeof(msg), "%s %s: cannot look up host name '%s': %s", c->method, c->url,
-             c->host, uv_strerror(status));
+             c->host, why ? why : uv_strerror(status));
     return egress_error_frame("connection", msg);
 }
 
 /* The engine's lookup answered: the transfer starts with its public addresses only, in the
  * time left. */
 static void
-on_looked_up(void *ctx, int status, struct addrinfo *res)
+on_looked_up(void *ctx, int status, const struct egress_address *addrs, size_t n, const char *why)
 {
     struct egress_call *c = ctx;
     c->lookup = NULL; /* gone with its answer */
     if (status == 0 && uv_now(c->e->loop) - c->started >= c->limits.timeout_ms)
         status = UV_ETIMEDOUT;
     if (status < 0) {
-        uv_freeaddrinfo(res);
-        call_end(c, lookup_failure_frame(c, status));
+        call_end(c, lookup_failure_frame(c, status, why));
         return;
     }
     _cleanup_free_ char *entry = NULL;
-    int rc = resolve_entry(c, res, &entry);
-    uv_freeaddrinfo(res);
+    int rc = resolve_entry(c, addrs, n, &entry);
     if (rc == -1) {
         call_end(c, failure_frame(c));
         return;
@@ -454,13 +456,14 @@ on_looked_up(void *ctx, int status, struct addrinfo *res)
 }
 
 int
-egress_call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port)
+egress_call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port,
+                   struct pf_error **err)
 {
     if (!(c->host = strdup(host)))
-        return -1;
+        return pf_error_set(err, PF_E_INTERNAL, "egress: out of memory");
     c->port = port;
-    c->lookup = egress_lookup_start(e->lookups, host, port, c->limits.owner, c->limits.timeout_ms,
-                                    on_looked_up, c);
+    c->lookup = egress_lookup_start(e->lookups, host, c->limits.owner, c->limits.timeout_ms,
+                                    on_looked_up, c, err);
     return c->lookup ? 0 : -1;
 }
 
@@ -715,11 +718,14 @@ struct egress *
 egress_new(uv_loop_t *loop, uint64_t max_held, struct pf_error **err)
 {
     struct egress *e = calloc(1, sizeof(*e));
-    if (!e || !(e->multi = curl_multi_init()) || !(e->lookups = egress_lookups_new(loop))) {
-        if (e && e->multi)
-            curl_multi_cleanup(e->multi);
+    if (!e || !(e->multi = curl_multi_init())) {
         free(e);
         return pf_error_set(err, PF_E_INTERNAL, "egress: out of memory"), NULL;
+    }
+    if (!(e->lookups = egress_lookups_new(loop, err))) {
+        curl_multi_cleanup(e->multi);
+        free(e);
+        return NULL;
     }
     e->loop = loop;
     e->max_held = max_held;

@@ -78,8 +78,10 @@ void egress_call_link(struct egress *e, struct egress_call *c);
  * lookup cancelled, its transfer removed). */
 void egress_call_free(struct egress_call *c);
 /* Has the engine look host up for c; the transfer starts once it answers with a public
- * address, else c ends with a failure frame. -1 when out of memory. */
-int egress_call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port);
+ * address, else c ends with a failure frame. -1 with *err: PF_E_BUSY past a bound on lookups
+ * (egress_lookup.h), else out of memory. */
+int egress_call_lookup(struct egress *e, struct egress_call *c, const char *host, unsigned port,
+                       struct pf_error **err);
 /* Starts c's transfer on e (an IP literal rule's, or one whose lookup answered). -1 when out
  * of memory. */
 int egress_call_transfer(struct egress *e, struct egress_call *c);

@@ -161,7 +161,7 @@ egress_start(struct egress *e, const struct policy_egress *rules,
     }
     c->host_is_ip = rule->host_is_ip;
     c->limits = *limits;
-    char why[256] = "";
+    char why[512] = "";
     const cJSON *headers = cJSON_GetObjectItemCaseSensitive(request, "headers");
     if (headers && read_headers(headers, &c->headers, why, sizeof(why)) < 0) {
         egress_call_free(c);
@@ -191,11 +191,12 @@ egress_start(struct egress *e, const struct policy_egress *rules,
     egress_call_link(e, c);
     c->started = uv_now(e->loop);
     /* An IP literal needs no lookup (libcurl takes it as it is, no thread). */
-    if ((c->host_is_ip ? egress_call_transfer(e, c)
-                       : egress_call_lookup(e, c, rule->host, rule->port)) < 0) {
+    if (c->host_is_ip ? egress_call_transfer(e, c) < 0
+                      : egress_call_lookup(e, c, rule->host, rule->port, &err) < 0) {
         egress_call_free(c);
-        return egress_error_frame("connection",
-                                  "egress: cannot start the transfer (out of memory)");
+        snprintf(why, sizeof(why), "%s %s: %s", method, url,
+                 err ? err->msg : "egress: cannot start the transfer (out of memory)");
+        return egress_error_frame("connection", why);
     }
     *ret_call = c;
     return NULL;
