@@ -10,16 +10,17 @@
  * environment are not used, and the response (headers and body) is cut off at
  * egress_max_bytes. The reply goes back to the worker as one frame.
  *
- * Host names are looked up by the engine, not by libcurl (egress_lookup.h): on libuv's thread
- * pool, a bounded number at once, each owner (the peer uid) with a bounded share of them, so
- * that lookups left hanging by a DNS server that does not answer cannot pile up threads (libcurl
- * makes one per lookup). Only the public addresses of the answer are handed to libcurl
- * (CURLOPT_RESOLVE, in a DNS cache of the transfer's own), and libcurl is refused any lookup of
- * its own (CURLOPT_RESOLVER_START_FUNCTION); the address is checked again at connect.
- * "localhost" and names under it are loopback by definition (RFC 6761): refused, unlooked-up. An IP
- * literal rule connects to exactly its address, whatever it is. The lookup counts against the
- * request's egress_timeout_ms; a request that ends mid-lookup leaves the lookup to end in the
- * pool, where it keeps its place until getaddrinfo returns.
+ * Host names are looked up by the engine, not by libcurl (egress_lookup.h): with c-ares on the
+ * daemon's own loop, no thread, so that lookups left hanging by a DNS server that does not
+ * answer cost a few bytes each, not a thread (libcurl's threaded resolver makes one per
+ * lookup; libuv's pool had a few for everyone); their number in flight is bounded, per owner
+ * (the peer uid) and in all. Only the public addresses of the answer (A and AAAA) are handed
+ * to libcurl (CURLOPT_RESOLVE, in a DNS cache of the transfer's own), and libcurl is refused
+ * any lookup of its own (CURLOPT_RESOLVER_START_FUNCTION); the address is checked again at
+ * connect. "localhost" and names under it are loopback by definition (RFC 6761): refused,
+ * unlooked-up. An IP literal rule connects to exactly its address, whatever it is. The lookup
+ * counts against the request's egress_timeout_ms; a request that ends mid-lookup forgets it
+ * (c-ares ends its queries within its own bound), and stopping ends every lookup at once.
  *
  * Response bytes are counted when received, against the request's egress_max_bytes and
  * against the engine's daemon-wide max_held (pyfenced --egress-max-bytes-held): a response
@@ -45,7 +46,7 @@
 struct egress_limits {
     uint64_t timeout_ms; /* the whole transfer, connection included */
     uint64_t max_bytes;  /* request body; response headers plus body */
-    uint64_t owner;      /* whose request (the peer uid): its share of the name lookups */
+    uint64_t owner;      /* whose request (the peer uid): its bound on name lookups */
 };
 
 struct egress;      /* the transfers under way on one loop: the daemon owns one */

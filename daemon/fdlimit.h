@@ -10,8 +10,10 @@
  *   signal pipes, its async eventfd and its EMFILE reserve (/dev/null) (7); libcurl's multi
  *   handle's wake-up socketpair (2, egress.c); the listening socket (1): 13 — counted at start
  *   in /proc/PID/fd. Rounded up to 32 for what lives a moment: a spawn's second socketpair end
- *   until it is passed on (zygote_client.c), a /proc file read, a zygote start's pipes, the
- *   resolver's socket of getaddrinfo.
+ *   until it is passed on (zygote_client.c), a /proc file read, a zygote start's pipes, and
+ *   egress's c-ares channel (egress_lookup.h): a UDP socket per name server it is waiting
+ *   for (a TCP one too for a truncated answer), /etc/hosts while it is read: however many
+ *   lookups are in flight.
  * - a zygote, FDLIMIT_ZYGOTE_FDS: its control socket, and while it restarts the new one's too:
  *   2. There are at most FDLIMIT_ZYGOTES: the lean one and, when a profile preloads, the
  *   preload one.

@@ -501,13 +501,6 @@ main(int argc, char **argv)
     }
     /* A peer that closes mid-reply must cost an EPIPE, not the daemon. */
     signal(SIGPIPE, SIG_IGN);
-    /* libuv's thread pool, sized before its first use: egress host-name lookups are all
-     * pyfenced runs there, half the pool at once (daemon/egress_lookup.h). 16 threads: 8
-     * lookups at once, 2 per peer uid. An administrator's own value is kept. */
-    if (setenv("UV_THREADPOOL_SIZE", "16", 0) < 0) {
-        pf_log_crit(MAIN, "setenv: out of memory");
-        return EXIT_FAILURE;
-    }
     if (fit_open_files(&o) < 0)
         return EXIT_FAILURE;
 
