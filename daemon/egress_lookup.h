@@ -7,12 +7,15 @@
  *
  * All lookups share one c-ares channel: one UDP socket per name server while queries are in
  * flight (TCP only for a truncated answer), whatever the number of lookups, rather than a
- * channel, a socket and a read of resolv.conf each. A lookup cancelled or past its deadline is
- * forgotten (its callback is never called), but its queries run on in c-ares until they end:
- * ares_cancel would end every lookup of the channel. c-ares gives a name server that does not
- * answer up after EGRESS_LOOKUP_TRY_MS, then tries it again (and each other one) once, waiting
- * twice as long: at most 3 x EGRESS_LOOKUP_TRY_MS per name server (c-ares uses each one
- * resolv.conf lists; glibc reads at most 3), whatever resolv.conf's timeout and attempts say.
+ * channel each: that would cost ~115 us of the loop per lookup (ares_init_options reads
+ * resolv.conf and friends; measured on this project's build machine) and an fd per lookup
+ * until c-ares gives it up, up to EGRESS_LOOKUPS_MAX of them to fit beside the workers'
+ * (fdlimit.h). The price: one source port for a server's queries in flight. A lookup cancelled or
+ * past its deadline is forgotten (its callback is never called), but its queries run on in c-ares
+ * until they end: ares_cancel would end every lookup of the channel. c-ares gives a name server
+ * that does not answer up after EGRESS_LOOKUP_TRY_MS, then tries it again (and each other one)
+ * once, waiting twice as long: at most 3 x EGRESS_LOOKUP_TRY_MS per name server (c-ares uses each
+ * one resolv.conf lists; glibc reads at most 3), whatever resolv.conf's timeout and attempts say.
  * Until then such a lookup still counts against the bounds below.
  *
  * Bounds: at most EGRESS_LOOKUPS_MAX lookups are in c-ares at once, and at most
