@@ -38,6 +38,7 @@ import datetime
 import json
 import math
 import os
+import re
 import select
 import socket
 import struct
@@ -70,6 +71,13 @@ MAX_REQUEST_DEPTH = 256
 # Ints within ±(2**53 - 1) travel as plain numbers; from 2**53 on the daemon, which keeps only
 # the double it parsed, cannot tell 2**53 from 2**53 + 1 and refuses them: they go tagged.
 _INT_LIMIT = 2**53 - 1
+# A tagged int is decimal text up to CPython's default int_max_str_digits (4300); pyfenced
+# refuses longer decimal text and takes "0x..." hex (sign first: "-0x1f"), which has no such
+# limit, and sends such ints as hex itself. Below 2**14285 an int has at most 4301 digits, so
+# str() is cheap there and its length decides; past it, hex without trying.
+_INT_MAX_DECIMAL_DIGITS = 4300
+_INT_DECIMAL_BITS = 14285
+_INT_TEXT = re.compile(r"-?(?:0x[0-9a-fA-F]+|[0-9]+)")
 
 
 class PyfenceError(Exception):
@@ -137,6 +145,27 @@ def _decode_float_text(text):
     return float(text)
 
 
+def _encode_int_text(i):
+    """The text of a tagged int: decimal when pyfenced takes it, else hex. str() is not tried
+    on a longer int: it raises ValueError past this interpreter's int_max_str_digits, and
+    pyfenced refuses more than 4300 digits whatever this interpreter allows."""
+    if i.bit_length() <= _INT_DECIMAL_BITS:
+        try:
+            text = str(i)
+            if len(text.lstrip("-")) <= _INT_MAX_DECIMAL_DIGITS:
+                return text
+        except ValueError:  # sys.set_int_max_str_digits() set lower here
+            pass
+    return ("-" if i < 0 else "") + hex(abs(i))
+
+
+def _decode_int_text(text):
+    # int() also takes " 1", "1_0" and "+1": hold the daemon to the documented forms.
+    if not _INT_TEXT.fullmatch(text):
+        raise ValueError(f"{text[:40]!r} is not a decimal or 0x-hex integer")
+    return int(text, 16) if "x" in text else int(text)
+
+
 def encode_value(value, _depth=0):
     """Python value -> tagged JSON-compatible value (PROTOCOL.md "Values")."""
     if _depth > MAX_DEPTH:
@@ -145,7 +174,9 @@ def encode_value(value, _depth=0):
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return int(value) if -_INT_LIMIT <= value <= _INT_LIMIT else {"$type": "int", "value": str(value)}
+        if -_INT_LIMIT <= value <= _INT_LIMIT:
+            return int(value)
+        return {"$type": "int", "value": _encode_int_text(int(value))}
     if isinstance(value, float):
         return _encode_float(float(value))
     if isinstance(value, list):
@@ -184,7 +215,7 @@ def _decode_tagged(obj):
     tag = obj["$type"]
     try:
         if tag == "int":
-            return int(_tagged_field(obj, "value", str))
+            return _decode_int_text(_tagged_field(obj, "value", str))
         if tag == "float":
             return _decode_float_text(_tagged_field(obj, "value", str))
         if tag in ("tuple", "set", "frozenset"):

@@ -78,6 +78,19 @@ def test_variables_round_trip(client):
     assert r.output == tuple(values.values())
 
 
+def test_ints_past_int_max_str_digits_both_ways(client):
+    """pyfenced sends ints past 4300 decimal digits as "0x..." hex and takes them only so: exec
+    results, variables and session.get all carry them, negative ones too."""
+    big = 10**5000
+    r = client.exec("10**5000")
+    assert r.ok and r.output == big, r.error
+    r = client.exec("(a, b, a + b, -a)", variables={"a": big, "b": -(2**20000) - 1})
+    assert r.ok and r.output == (big, -(2**20000) - 1, big - 2**20000 - 1, -big), r.error
+    with client.open_session(variables={"v": -big}) as s:
+        assert s.exec("w = v * 3").ok
+        assert s.get("v", "w") == {"v": -big, "w": -3 * big}
+
+
 def test_final_answer(client):
     r = client.exec("x = 5\nfinal_answer(x * 2)\nprint('not reached')")
     assert r.ok and r.is_final_answer and r.output == 10 and r.logs == ""

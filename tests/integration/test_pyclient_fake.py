@@ -409,3 +409,26 @@ def test_smolagents_adapter(fake):
     req = srv.requests[0]
     assert req["variables"] == {"x": 3} and req["imports"] == ["numpy"]
     assert req["limits"] == {"timeout_ms": 2000}
+
+
+def test_big_ints_past_int_max_str_digits_both_ways(fake):
+    """Past 4300 decimal digits (CPython's int_max_str_digits) pyfenced sends an int as "0x..."
+    hex, sign first, and takes only hex: the client decodes and encodes that form."""
+    big = 10**5000
+    srv = fake(lambda conn, req: conn.send(ok_exec_reply(req["id"], [
+        {"$type": "int", "value": "0x" + format(big, "x")},
+        {"$type": "int", "value": "-0x" + format(big, "X")}])))
+    with pyfence.Client(srv.path) as c:
+        assert c.exec("x", variables={"a": big, "b": -big, "c": 10**4300 - 1, "d": 2**60}).output == [big, -big]
+    sent = srv.requests[0]["variables"]
+    assert sent["a"] == {"$type": "int", "value": hex(big)}
+    assert sent["b"] == {"$type": "int", "value": "-" + hex(big)}
+    assert sent["c"] == {"$type": "int", "value": "9" * 4300}  # decimal while pyfenced takes it
+    assert sent["d"] == {"$type": "int", "value": str(2**60)}
+
+
+@pytest.mark.parametrize("text", ["0x", "-0x", "0X1f", "+1", " 1", "1_0", "0x1g", "", "--1", "0b1"])
+def test_malformed_int_text_is_protocol_error(text):
+    with pytest.raises(pyfence.PyfenceError, match="not a decimal or 0x-hex integer") as e:
+        pyfence.decode_value({"$type": "int", "value": text})
+    assert e.value.code == "protocol"
