@@ -113,6 +113,52 @@ fail_pf(struct pyfence_error *err, struct pf_error *pe, int fallback_code, const
     return r;
 }
 
+int
+libpyfence_check_text(const char *text, const char *what, struct pyfence_error *err)
+{
+    if (!text)
+        return fail(err, PYFENCE_E_BAD_REQUEST, "%s: NULL", what);
+    /* pyfenced refuses a frame that is not UTF-8 without being able to name its request. */
+    size_t bad;
+    if (!msg_utf8_valid(text, strlen(text), &bad))
+        return fail(err, PYFENCE_E_BAD_REQUEST, "%s: not valid UTF-8 (byte %zu)", what, bad);
+    return 0;
+}
+
+int
+libpyfence_check_texts(const char *const *texts, size_t n, const char *what,
+                       struct pyfence_error *err)
+{
+    if (n > 0 && !texts)
+        return fail(err, PYFENCE_E_BAD_REQUEST, "%s: NULL array of %zu", what, n);
+    for (size_t i = 0; i < n; i++) {
+        char item[96];
+        snprintf(item, sizeof(item), "%s[%zu]", what, i);
+        int r = libpyfence_check_text(texts[i], item, err);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+int
+libpyfence_parse_object(const char *text, const char *what, cJSON **ret, struct pyfence_error *err)
+{
+    struct pf_error *pe = NULL;
+    cJSON *obj = NULL;
+    /* The option sits one level down in the request, which may nest MSG_MAX_DEPTH levels:
+     * catch a too-deep value here rather than have the daemon refuse the whole frame. */
+    if (msg_parse(text, strlen(text), MSG_MAX_DEPTH - 1, &obj, &pe) < 0) {
+        /* The caller's mistake, not the wire's: bad_request rather than msg_parse's bad_frame. */
+        int r = fail(err, PYFENCE_E_BAD_REQUEST, "%s: %s", what,
+                     pe && pe->msg ? pe->msg : "out of memory");
+        pf_error_free(pe);
+        return r;
+    }
+    *ret = obj;
+    return 0;
+}
+
 char *
 libpyfence_exact_json(const cJSON *item)
 {
@@ -445,14 +491,27 @@ read_more(struct pyfence_conn *conn, int flags)
     return conn->broken_code ? -1 : 1;
 }
 
+/* The server's message, without the "OP request: " it starts with when it refused the fields
+ * of request op (NULL: none): the caller's prefix, "OP refused: ", names the op already. */
+static const char *
+strip_op_prefix(const char *message, const char *op)
+{
+    static const char suffix[] = " request: ";
+    size_t n = op ? strlen(op) : 0;
+    if (n && strncmp(message, op, n) == 0 && strncmp(message + n, suffix, sizeof(suffix) - 1) == 0)
+        return message + n + sizeof(suffix) - 1;
+    return message;
+}
+
 static int
-fail_from_error_obj(struct pyfence_error *err, const cJSON *reply, const char *what)
+fail_from_error_obj(struct pyfence_error *err, const cJSON *reply, const char *what, const char *op)
 {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
     const char *message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
     return libpyfence_fail_named(err, pyfence_code_from_name(name), name ? name : "internal",
-                                 "%s: %s", what, message ? message : "(no message)");
+                                 "%s: %s", what,
+                                 message ? strip_op_prefix(message, op) : "(no message)");
 }
 
 /* Turns the daemon's error without an id (a refusal of the whole connection) into the error of
@@ -464,7 +523,7 @@ take_orphan(struct pyfence_conn *conn, struct pyfence_error *err)
     char what[300];
     snprintf(what, sizeof(what), "pyfenced at '%s'", conn->path);
     struct pyfence_error local;
-    int r = fail_from_error_obj(err ? err : &local, orphan, what);
+    int r = fail_from_error_obj(err ? err : &local, orphan, what, NULL);
     mark_broken(conn, -r, "%s", err ? err->message : local.message);
     return r;
 }
@@ -569,7 +628,7 @@ libpyfence_request_signal(struct pyfence_conn *conn, cJSON *req, int signo, uint
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok"))) {
         char what[64];
         snprintf(what, sizeof(what), "%s refused", op ? op : "request");
-        return fail_from_error_obj(err, reply, what);
+        return fail_from_error_obj(err, reply, what, op);
     }
     *ret_reply = TAKE_PTR(reply);
     return 0;
@@ -611,6 +670,11 @@ pyfence_hello(struct pyfence_conn *conn, const char *client_name,
 {
     if (ret_info) {
         int r = libpyfence_struct_check(ret_info->size, "pyfence_server_info", err);
+        if (r < 0)
+            return r;
+    }
+    if (client_name) {
+        int r = libpyfence_check_text(client_name, "hello: client name", err);
         if (r < 0)
             return r;
     }

@@ -16,25 +16,6 @@
 /* As in libpyfence.c: the error is named after its code. */
 #define fail(err, code, ...) libpyfence_fail_named(err, code, NULL, __VA_ARGS__)
 
-/* Parses caller-supplied JSON text that must be an object, naming the option on failure. */
-static int
-parse_object_option(const char *text, const char *name, cJSON **ret, struct pyfence_error *err)
-{
-    struct pf_error *pe = NULL;
-    cJSON *obj = NULL;
-    /* The option sits one level down in the request, which may nest MSG_MAX_DEPTH levels:
-     * catch a too-deep value here rather than have the daemon refuse the whole frame. */
-    if (msg_parse(text, strlen(text), MSG_MAX_DEPTH - 1, &obj, &pe) < 0) {
-        /* The caller's mistake, not the wire's: bad_request rather than msg_parse's bad_frame. */
-        int r = fail(err, PYFENCE_E_BAD_REQUEST, "exec option %s: %s", name,
-                     pe && pe->msg ? pe->msg : "out of memory");
-        pf_error_free(pe);
-        return r;
-    }
-    *ret = obj;
-    return 0;
-}
-
 static int
 build_exec_request(const char *code, const struct pyfence_exec_options *opts, cJSON **ret,
                    struct pyfence_error *err)
@@ -53,7 +34,7 @@ build_exec_request(const char *code, const struct pyfence_exec_options *opts, cJ
     }
     cJSON *limits = NULL;
     if (opts->limits_json) {
-        int r = parse_object_option(opts->limits_json, "limits_json", &limits, err);
+        int r = libpyfence_parse_object(opts->limits_json, "exec option limits_json", &limits, err);
         if (r < 0)
             return r;
         cJSON_AddItemToObject(req, "limits", limits);
@@ -67,7 +48,8 @@ build_exec_request(const char *code, const struct pyfence_exec_options *opts, cJ
     }
     if (opts->variables_json) {
         cJSON *vars = NULL;
-        int r = parse_object_option(opts->variables_json, "variables_json", &vars, err);
+        int r = libpyfence_parse_object(opts->variables_json, "exec option variables_json", &vars,
+                                        err);
         if (r < 0)
             return r;
         cJSON_AddItemToObject(req, "variables", vars);
@@ -98,6 +80,10 @@ pyfence_submit(struct pyfence_conn *conn, const char *code, const struct pyfence
     if (!msg_utf8_valid(code, strlen(code), &bad))
         return fail(err, PYFENCE_E_BAD_REQUEST, "exec: the code is not valid UTF-8 (byte %zu)",
                     bad);
+    if ((r = libpyfence_check_texts(o.imports, o.n_imports, "exec option imports", err)) < 0 ||
+        (o.profile && (r = libpyfence_check_text(o.profile, "exec option profile", err)) < 0) ||
+        (o.session && (r = libpyfence_check_text(o.session, "exec option session", err)) < 0))
+        return r;
     _cleanup_json_ cJSON *req = NULL;
     r = build_exec_request(code, &o, &req, err);
     if (r < 0)

@@ -36,6 +36,24 @@ int libpyfence_send_request(struct pyfence_conn *conn, cJSON *req, uint64_t *ret
 int libpyfence_wait_reply(struct pyfence_conn *conn, uint64_t id, int signo, pyfence_output_cb cb,
                           void *userdata, cJSON **ret_reply, struct pyfence_error *err);
 
+/* 0 when text, a string of the caller's to send, is valid UTF-8; else PYFENCE_E_BAD_REQUEST
+ * naming `what` ("exec option profile") and the first bad byte, or saying it is NULL. Checked
+ * before sending: pyfenced refuses a frame that is not UTF-8 as a whole, without an id. */
+int libpyfence_check_text(const char *text, const char *what, struct pyfence_error *err);
+
+/* libpyfence_check_text for texts[0..n), each named `what[i]`. */
+int libpyfence_check_texts(const char *const *texts, size_t n, const char *what,
+                           struct pyfence_error *err);
+
+/* Parses caller-supplied JSON text (an option such as limits_json) that must be an object, as
+ * strictly as pyfenced parses a frame (msg_parse: UTF-8, no duplicate keys, no \u0000, numbers
+ * within a double, one value and nothing after it), one level shallower than a request since
+ * it goes one level down in one. Failures are PYFENCE_E_BAD_REQUEST, prefixed with `what`
+ * ("exec option limits_json"): refused here, they cannot become a refusal of the whole frame
+ * that the daemon could not attribute to a request. */
+int libpyfence_parse_object(const char *text, const char *what, cJSON **ret,
+                            struct pyfence_error *err);
+
 /* JSON text of a parsed reply, numbers exact: cJSON_Print* would turn 0.30000000000000004 into
  * 0.3 and 10**16 into 1e+16. NULL on OOM (a parsed reply is valid UTF-8, so nothing else). */
 char *libpyfence_exact_json(const cJSON *item);

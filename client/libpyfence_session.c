@@ -63,18 +63,18 @@ add_strings(cJSON *obj, const char *name, const char *const *items, size_t n)
     return arr != NULL;
 }
 
-/* Adds caller-supplied JSON object text under name; messages name the option, name_json. */
+/* Adds caller-supplied JSON object text under name, parsed as strictly as the exec options
+ * are (libpyfence_parse_object); messages name the option, name_json. */
 static int
 add_json_object(cJSON *obj, const char *name, const char *text, cJSON **ret_item,
                 struct pyfence_error *err)
 {
-    cJSON *item = cJSON_Parse(text);
-    if (!cJSON_IsObject(item)) {
-        cJSON_Delete(item);
-        char msg[128];
-        snprintf(msg, sizeof(msg), "session option %s_json: not a JSON object", name);
-        return set_error(err, PYFENCE_E_BAD_REQUEST, msg);
-    }
+    char what[64];
+    snprintf(what, sizeof(what), "session option %s_json", name);
+    cJSON *item = NULL;
+    int r = libpyfence_parse_object(text, what, &item, err);
+    if (r < 0)
+        return r;
     cJSON_AddItemToObject(obj, name, item);
     if (ret_item)
         *ret_item = item;
@@ -84,12 +84,15 @@ add_json_object(cJSON *obj, const char *name, const char *text, cJSON **ret_item
 static int
 build_open(const struct pyfence_session_options *o, cJSON *req, struct pyfence_error *err)
 {
+    int r;
+    if ((r = libpyfence_check_texts(o->imports, o->n_imports, "session option imports", err)) < 0 ||
+        (o->profile && (r = libpyfence_check_text(o->profile, "session option profile", err)) < 0))
+        return r;
     if ((o->profile && !cJSON_AddStringToObject(req, "profile", o->profile)) ||
         (o->n_imports && !add_strings(req, "imports", o->imports, o->n_imports)) ||
         (o->detach && !cJSON_AddTrueToObject(req, "detach")))
         return set_error(err, PYFENCE_E_INTERNAL, "out of memory");
     cJSON *limits = NULL;
-    int r;
     if (o->limits_json && (r = add_json_object(req, "limits", o->limits_json, &limits, err)) < 0)
         return r;
     if (o->timeout_ms) {
@@ -193,32 +196,46 @@ pyfence_session_open(struct pyfence_conn *conn, const struct pyfence_session_opt
     return pyfence_session_open_signal(conn, opts, 0, ret_id, err);
 }
 
-/* {"op": op, "session": id} */
-static cJSON *
-session_request(const char *op, const char *session_id)
+/* Builds {"op": op, "session": id} into *ret_req; a NULL, empty or non-UTF-8 id is refused
+ * here: pyfenced would answer "" with a schema error, and bad UTF-8 with a frame refusal. */
+static int
+session_request(const char *op, const char *session_id, cJSON **ret_req, struct pyfence_error *err)
 {
+    char what[48];
+    snprintf(what, sizeof(what), "%s: session id", op);
+    if (session_id && !*session_id)
+        return libpyfence_fail_named(err, PYFENCE_E_BAD_REQUEST, NULL, "%s: empty", what);
+    int r = libpyfence_check_text(session_id, what, err);
+    if (r < 0)
+        return r;
     cJSON *req = cJSON_CreateObject();
-    if (req && cJSON_AddStringToObject(req, "op", op) &&
-        cJSON_AddStringToObject(req, "session", session_id ? session_id : ""))
-        return req;
-    cJSON_Delete(req);
-    return NULL;
+    if (!req || !cJSON_AddStringToObject(req, "op", op) ||
+        !cJSON_AddStringToObject(req, "session", session_id)) {
+        cJSON_Delete(req);
+        return set_error(err, PYFENCE_E_INTERNAL, "out of memory");
+    }
+    *ret_req = req;
+    return 0;
 }
 
 int
 pyfence_session_close(struct pyfence_conn *conn, const char *session_id, struct pyfence_error *err)
 {
-    _cleanup_json_ cJSON *req = session_request("session.close", session_id);
-    return request_obj(conn, req, NULL, err);
+    _cleanup_json_ cJSON *req = NULL;
+    int r = session_request("session.close", session_id, &req, err);
+    return r < 0 ? r : request_obj(conn, req, NULL, err);
 }
 
 int
 pyfence_session_get(struct pyfence_conn *conn, const char *session_id, const char *const *names,
                     size_t n_names, char **ret_json, struct pyfence_error *err)
 {
-    _cleanup_json_ cJSON *req = session_request("session.get", session_id);
-    if (req && !add_strings(req, "names", names, n_names))
-        return set_error(err, PYFENCE_E_BAD_REQUEST, "session.get: a name is NULL");
+    _cleanup_json_ cJSON *req = NULL;
+    int r = session_request("session.get", session_id, &req, err);
+    if (r < 0 || (r = libpyfence_check_texts(names, n_names, "session.get: name", err)) < 0)
+        return r;
+    if (!add_strings(req, "names", names, n_names))
+        return set_error(err, PYFENCE_E_INTERNAL, "out of memory");
     return request_text(conn, req, ret_json, err);
 }
 

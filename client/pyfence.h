@@ -8,6 +8,10 @@
  * success and a negative `enum pyfence_code` (-PYFENCE_E_...) on failure, and fills the
  * caller's `struct pyfence_error` when one is passed (it may be NULL). The message names what a
  * user can act on: the socket path and errno, the request id, the server's own message.
+ * What the caller passes is checked before anything is sent: a string that is not UTF-8 (code,
+ * imports, profile, session id, names, client name), a NULL where a string is due, or JSON
+ * option text pyfenced would refuse fails with PYFENCE_E_BAD_REQUEST naming the field, and the
+ * connection stays usable (sent, pyfenced would refuse the whole frame, without an id).
  *
  * Several requests may be in flight on one connection: pyfence_submit() sends an exec and
  * returns its id; pyfence_wait() collects the reply of one id, keeping replies and events of
@@ -120,7 +124,10 @@ struct pyfence_exec_options {
     const char *const *imports; /* modules allowed on top of the defaults ("pkg", "pkg.*") */
     size_t n_imports;
     const char *limits_json;    /* JSON object text of per-job limits to tighten, or NULL */
-    const char *variables_json; /* JSON object text of name → tagged value, or NULL */
+    const char *variables_json; /* JSON object text of name → tagged value, or NULL. Both are
+                                 * parsed as strictly as pyfenced parses a frame (UTF-8, one
+                                 * object, no duplicate key, no \u0000, no number beyond a
+                                 * double, nesting under 256 levels): else BAD_REQUEST */
     bool stream;                /* ask for output events (pyfence_exec_options_init: true) */
     const char *session;        /* run in this session (pyfence_session_open), or NULL; the
                                  * session fixed its profile, imports and limits: leave them
@@ -214,7 +221,8 @@ struct pyfence_session_options {
     const char *const *imports; /* modules allowed on top of the profile's */
     size_t n_imports;
     const char *limits_json;    /* JSON object text of job limits to tighten, or NULL */
-    const char *variables_json; /* JSON object text of name → tagged value, or NULL */
+    const char *variables_json; /* JSON object text of name → tagged value, or NULL; both
+                                 * parsed as strictly as pyfence_exec_options' */
     bool detach;                /* keep the session when this connection closes */
 };
 
@@ -236,7 +244,8 @@ int pyfence_session_open_signal(struct pyfence_conn *conn,
                                 const struct pyfence_session_options *opts, int signo,
                                 char ret_id[PYFENCE_SESSION_ID_LEN + 1], struct pyfence_error *err);
 /* Ends a session and kills its worker. PYFENCE_E_NOT_FOUND when there is no such session of
- * this uid. */
+ * this uid; PYFENCE_E_BAD_REQUEST, without sending, for a NULL or empty session_id (as for
+ * pyfence_session_get). */
 int pyfence_session_close(struct pyfence_conn *conn, const char *session_id,
                           struct pyfence_error *err);
 /* Reads variables: *ret_json receives the reply as JSON text (malloc'd; free() it), with
@@ -244,7 +253,9 @@ int pyfence_session_close(struct pyfence_conn *conn, const char *session_id,
 int pyfence_session_get(struct pyfence_conn *conn, const char *session_id, const char *const *names,
                         size_t n_names, char **ret_json, struct pyfence_error *err);
 /* This uid's sessions: *ret_json receives the reply as JSON text (malloc'd), whose "sessions"
- * is [{"id", "profile", "created", "last_used", "execs", "detached", "state"}]. */
+ * is [{"id", "profile", "created", "last_used", "execs", "detached", "state", "pending"}]
+ * (PROTOCOL.md "session.list"; pending: requests waiting behind the running one). A JSON
+ * reply grows by fields, not the ABI: a caller ignores the fields it does not know. */
 int pyfence_session_list(struct pyfence_conn *conn, char **ret_json, struct pyfence_error *err);
 
 /* Cancels request `id` (from pyfence_submit) of this connection: a queued exec ends at once and

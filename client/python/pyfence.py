@@ -713,7 +713,8 @@ class Client:
 
     def list_sessions(self):
         """This user's sessions: dicts with id, profile, created and last_used (Unix ms),
-        execs, detached, state."""
+        execs, detached, state (idle, busy or lost) and pending (requests waiting behind the
+        one running), as PROTOCOL.md "session.list" says."""
         return self.request("session.list")["sessions"]
 
     def close(self):

@@ -124,6 +124,41 @@ check_pipelining(struct pyfence_conn *conn)
     CHECK(r == -PYFENCE_E_NOT_FOUND, "second wait of an answered id: %d", r);
 }
 
+/* Session options are parsed as strictly as the daemon parses frames: a duplicate key used to
+ * be sent, refused by pyfenced as a frame without an id, and then every call failed. */
+static void
+check_session_options(struct pyfence_conn *conn)
+{
+    struct pyfence_error err = {0};
+    struct pyfence_session_options o;
+    char id[PYFENCE_SESSION_ID_LEN + 1] = "";
+    pyfence_session_options_init(&o);
+    o.variables_json = "{\"x\": 1, \"x\": 2}";
+    int r = pyfence_session_open(conn, &o, id, &err);
+    CHECK(r == -PYFENCE_E_BAD_REQUEST && strstr(err.message, "variables_json"), "dup key: %d %s", r,
+          err.message);
+    o.variables_json = "{\"x\": {\"$type\": \"int\", \"value\": \"-0x1f\"}}";
+    r = pyfence_session_open(conn, &o, id, &err);
+    CHECK(r == 0, "open: %s", err.message);
+    const char *names[] = {"x"};
+    char *json = NULL;
+    r = pyfence_session_get(conn, id, names, 1, &json, &err);
+    CHECK(r == 0 && strstr(json, "\"x\":-31"), "get: %s", r ? err.message : json);
+    free(json);
+    r = pyfence_session_close(conn, NULL, &err);
+    CHECK(r == -PYFENCE_E_BAD_REQUEST, "close(NULL): %d %s", r, err.message);
+    r = pyfence_session_list(conn, &json, &err);
+    CHECK(r == 0 && strstr(json, "\"pending\":0"), "list: %s", r ? err.message : json);
+    free(json);
+    r = pyfence_session_close(conn, id, &err);
+    CHECK(r == 0, "close: %s", err.message);
+    r = pyfence_session_close(conn, id, &err);
+    CHECK(r == -PYFENCE_E_NOT_FOUND && strncmp(err.message, "session.close refused: ", 23) == 0 &&
+                  !strstr(err.message + 23, "session.close"),
+          "second close: %d %s", r, err.message);
+    CHECK(pyfence_ping(conn, &err) == 0, "ping: %s", err.message);
+}
+
 static void
 check_connect_error(void)
 {
@@ -152,6 +187,7 @@ main(int argc, char **argv)
     check_hello_ping_stats(conn);
     check_exec(conn);
     check_pipelining(conn);
+    check_session_options(conn);
     pyfence_close(conn);
     check_connect_error();
     printf("%d failure(s)\n", failures);
