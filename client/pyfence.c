@@ -138,6 +138,14 @@ read_stream(FILE *f, const char *name)
         free(buf);
         return NULL;
     }
+    /* The code goes on as a C string: a NUL would silently cut it there. */
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        fprintf(stderr, "pyfence: %s has a NUL byte at offset %zu; a snippet is text without NUL\n",
+                name, (size_t) (nul - buf));
+        free(buf);
+        return NULL;
+    }
     buf[len] = '\0';
     return buf;
 }

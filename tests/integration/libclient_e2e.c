@@ -139,6 +139,11 @@ check_session_options(struct pyfence_conn *conn)
           err.message);
     o.variables_json = "{\"x\": {\"$type\": \"int\", \"value\": \"-0x1f\"}}";
     r = pyfence_session_open(conn, &o, id, &err);
+    if (r == -PYFENCE_E_UNKNOWN_OP) { /* the fake server of test_cli_fake.py has no sessions */
+        printf("skip sessions: %s\n", err.message);
+        CHECK(pyfence_ping(conn, &err) == 0, "ping: %s", err.message);
+        return;
+    }
     CHECK(r == 0, "open: %s", err.message);
     const char *names[] = {"x"};
     char *json = NULL;

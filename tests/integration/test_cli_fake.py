@@ -139,3 +139,17 @@ def test_libpyfence_against_fake(srv):
     r = subprocess.run([require_binary(LIBCLIENT_E2E), srv.path], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_nul_byte_in_the_snippet_is_refused(srv, tmpdir_short):
+    """The code goes on as a C string: a NUL used to cut it silently (only `print(1)` ran and
+    the exit status was 0). Refused as an input error naming its offset; nothing is sent."""
+    sent = len(srv.requests)
+    r = run_cli("exec", socket_path=srv.path, input="print(1)\n\0print(2)\n")
+    assert (r.returncode, r.stdout) == (2, ""), r
+    assert "stdin has a NUL byte at offset 9" in r.stderr, r.stderr
+    f = tmpdir_short / "nul.py"
+    f.write_bytes(b"\0")
+    r = run_cli("exec", str(f), socket_path=srv.path)
+    assert r.returncode == 2 and f"{f} has a NUL byte at offset 0" in r.stderr, r
+    assert len(srv.requests) == sent
