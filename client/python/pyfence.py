@@ -30,6 +30,10 @@ Errors: connection, protocol and refused-request failures raise `PyfenceError` (
 the wire code name, and `.message`). A snippet that raises or hits a limit does NOT raise from
 `Client.exec`: the result says so (`ok`, `outcome`, `error`); `result.raise_for_outcome()` turns
 it into an `ExecutionError`.
+
+`Client(reply_timeout=SECONDS)` bounds each wait for a reply (default: none, as a busy daemon
+may queue a request for longer than its snippet runs): past it, `PyfenceError("timeout")` and
+the connection is closed, never left to hand a late reply to the wrong request.
 """
 
 import base64
@@ -43,6 +47,7 @@ import select
 import socket
 import struct
 import threading
+import time
 from collections import deque
 
 __all__ = [
@@ -78,6 +83,10 @@ _INT_LIMIT = 2**53 - 1
 _INT_MAX_DECIMAL_DIGITS = 4300
 _INT_DECIMAL_BITS = 14285
 _INT_TEXT = re.compile(r"-?(?:0x[0-9a-fA-F]+|[0-9]+)")
+
+
+class _ReplyTimeout(Exception):
+    """Internal: a read's deadline passed before a whole frame came."""
 
 
 class PyfenceError(Exception):
@@ -211,23 +220,24 @@ def _tagged_field(obj, name, kind):
     return v
 
 
-def _decode_tagged(obj):
+def _decode_tagged(obj, depth):
     tag = obj["$type"]
+    d = depth + 1
     try:
         if tag == "int":
             return _decode_int_text(_tagged_field(obj, "value", str))
         if tag == "float":
             return _decode_float_text(_tagged_field(obj, "value", str))
         if tag in ("tuple", "set", "frozenset"):
-            items = [decode_value(v) for v in _tagged_field(obj, "items", list)]
+            items = [decode_value(v, d) for v in _tagged_field(obj, "items", list)]
             return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
         if tag == "dict":
-            return {decode_value(k): decode_value(v) for k, v in _tagged_field(obj, "items", list)}
+            return {decode_value(k, d): decode_value(v, d) for k, v in _tagged_field(obj, "items", list)}
         if tag in ("bytes", "bytearray"):
             raw = base64.b64decode(_tagged_field(obj, "base64", str), validate=True)
             return raw if tag == "bytes" else bytearray(raw)
         if tag == "complex":
-            parts = [decode_value(obj.get(name)) for name in ("real", "imag")]
+            parts = [decode_value(obj.get(name), d) for name in ("real", "imag")]
             if not all(type(p) in (int, float) for p in parts):
                 raise ValueError("the parts of a complex must be numbers")
             return complex(float(parts[0]), float(parts[1]))
@@ -246,19 +256,25 @@ def _decode_tagged(obj):
     raise PyfenceError("protocol", f"unknown tagged value $type {tag!r}")
 
 
-def decode_value(value):
-    """Tagged JSON value (as parsed by json) -> Python value."""
+def decode_value(value, _depth=0):
+    """Tagged JSON value (as parsed by json) -> Python value. Containers nest at most MAX_DEPTH
+    levels, as encode_value allows (pyfenced sends deeper parts as a repr): a deeper value is
+    PyfenceError("protocol"), not a RecursionError."""
     if type(value) is float and value.is_integer():
         # A plain number with an integral value is an int (integral floats come tagged), however
         # the writer spelled it ("1e16" or "1.0").
         return int(value)
+    if not isinstance(value, (list, dict)):
+        return value
+    if _depth > MAX_DEPTH:
+        raise PyfenceError("protocol", f"pyfenced sent a value nested deeper than {MAX_DEPTH} "
+                                       "containers (PROTOCOL.md \"Values\")")
+    d = _depth + 1
     if isinstance(value, list):
-        return [decode_value(v) for v in value]
-    if isinstance(value, dict):
-        if "$type" in value:
-            return _decode_tagged(value)
-        return {k: decode_value(v) for k, v in value.items()}
-    return value
+        return [decode_value(v, d) for v in value]
+    if "$type" in value:
+        return _decode_tagged(value, _depth)
+    return {k: decode_value(v, d) for k, v in value.items()}
 
 
 # ---- frames ----------------------------------------------------------------------------------
@@ -398,9 +414,21 @@ class ExecResult:
 # ---- the client ------------------------------------------------------------------------------
 
 class Client:
-    """A connection to pyfenced. Thread-safe; replies are matched to requests by id."""
+    """A connection to pyfenced. Thread-safe; replies are matched to requests by id.
 
-    def __init__(self, socket_path=None):
+    reply_timeout (seconds, default None: wait as long as it takes) bounds each wait for a reply
+    (exec(), wait(), request() and the session calls), and the sending of a request the daemon
+    does not read. A daemon that has not answered by then is taken as stalled: the wait raises
+    PyfenceError("timeout") and the connection is closed, so no reply that comes late can be
+    taken for another request's; every later call on this Client raises the same error (open a
+    new Client). Choose it above the longest snippet timeout you use plus the time a busy
+    daemon may queue a request: it is a backstop against a stalled daemon, not a snippet
+    limit (that is exec(timeout=), enforced by pyfenced)."""
+
+    def __init__(self, socket_path=None, reply_timeout=None):
+        if reply_timeout is not None and not reply_timeout > 0:
+            raise ValueError(f"reply_timeout must be a positive number of seconds or None, not {reply_timeout!r}")
+        self.reply_timeout = reply_timeout
         self.socket_path = socket_path or default_socket_path()
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -435,22 +463,53 @@ class Client:
             with self._cond:
                 self._inflight[rid] = deque()
             try:
-                self._send_frame(frame)
+                self._send_frame(frame, self._deadline())
             except (OSError, PyfenceError) as e:
-                err = e if isinstance(e, PyfenceError) else self._salvage_refusal() or \
-                    PyfenceError("connect", f"connection to pyfenced at '{self.socket_path}' lost: {e}")
+                if isinstance(e, PyfenceError) and e.code == "timeout":
+                    err = self._timed_out(f"did not read request {rid}")
+                else:
+                    err = e if isinstance(e, PyfenceError) else self._salvage_refusal() or \
+                        PyfenceError("connect", f"connection to pyfenced at '{self.socket_path}' lost: {e}")
                 with self._cond:
                     self._inflight.pop(rid, None)
-                    self._broken = self._broken or err
-                    self._cond.notify_all()
-                raise err from None
+                self._abandon(err)
+                raise self._broken from None
         return rid
 
-    def _send_frame(self, frame):
+    def _deadline(self):
+        return None if self.reply_timeout is None else time.monotonic() + self.reply_timeout
+
+    @staticmethod
+    def _remaining(deadline):
+        """Seconds left until deadline (None: no deadline), at least 0."""
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    def _abandon(self, err):
+        """Ends the connection with err (unless it ended already): every waiter and every later
+        call raise it. The socket is shut down, not closed (close() does that): a thread blocked
+        reading it wakes up; a reply that comes late has no one to be mistaken by."""
+        with self._cond:
+            self._broken = self._broken or err
+            self._cond.notify_all()
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _timed_out(self, what):
+        self._abandon(PyfenceError("timeout", f"pyfenced at '{self.socket_path}' {what} within "
+                                              f"reply_timeout {self.reply_timeout} s: the connection "
+                                              "is closed (a stalled daemon?)"))
+        return self._broken
+
+    def _send_frame(self, frame, deadline=None):
         """sendall, but taking replies in while the daemon is not reading us: it may have stopped
-        because we are not reading its replies to earlier requests, and then both would block."""
+        because we are not reading its replies to earlier requests, and then both would block.
+        Past deadline (None: none), PyfenceError("timeout")."""
         view = memoryview(frame)
         while view:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise PyfenceError("timeout", "did not read the request")
             try:
                 view = view[self._sock.send(view, socket.MSG_DONTWAIT):]
                 continue
@@ -458,9 +517,10 @@ class Client:
                 pass
             with self._cond:
                 someone_reads = self._reading
+            left = self._remaining(deadline)
             if someone_reads:  # that thread drains the socket; just wait for room
-                select.select([], [self._sock], [], 0.05)
-            elif select.select([self._sock], [self._sock], [])[0]:
+                select.select([], [self._sock], [], 0.05 if left is None else min(0.05, left))
+            elif select.select([self._sock], [self._sock], [], left)[0]:
                 self._pump()
 
     def _pump(self):
@@ -518,7 +578,9 @@ class Client:
             with self._cond:
                 self._reading = False
 
-    def _recv_into_buf(self):
+    def _recv_into_buf(self, deadline=None):
+        if deadline is not None and not select.select([self._sock], [], [], self._remaining(deadline))[0]:
+            raise _ReplyTimeout()
         chunk = self._sock.recv(262144)
         if not chunk:
             pending = " in the middle of a frame" if self._buf else ""
@@ -538,9 +600,9 @@ class Client:
         del self._buf[:4 + n]
         return _loads(payload)
 
-    def _read_frame(self):
+    def _read_frame(self, deadline=None):
         while (msg := self._parse_buffered()) is None:
-            self._recv_into_buf()
+            self._recv_into_buf(deadline)
         return msg
 
     def _dispatch(self, msg):
@@ -559,9 +621,11 @@ class Client:
             self._inflight[rid].append(msg)
 
     def wait_reply(self, rid, on_event=None):
-        """Blocks until the reply of request `rid`; passes its events to on_event(frame)."""
+        """Blocks until the reply of request `rid`; passes its events to on_event(frame).
+        Past reply_timeout, PyfenceError("timeout") and the connection is closed."""
+        deadline = self._deadline()
         while True:
-            events, reply, must_read = [], None, False
+            events, reply, must_read, timed_out = [], None, False, False
             with self._cond:
                 if rid not in self._inflight:
                     raise PyfenceError("not_found", f"request {rid!r} is not in flight on this connection")
@@ -578,8 +642,10 @@ class Client:
                     if self._broken is not None:
                         del self._inflight[rid]
                         raise self._broken
-                    if self._reading:
-                        self._cond.wait()
+                    if deadline is not None and time.monotonic() >= deadline:
+                        timed_out = True
+                    elif self._reading:
+                        self._cond.wait(self._remaining(deadline))
                     else:
                         self._reading = must_read = True
             if on_event:
@@ -587,13 +653,19 @@ class Client:
                     on_event(ev)
             if reply is not None:
                 return reply
-            if must_read:
-                self._read_one()
+            if timed_out:
+                raise self._timed_out(f"sent no reply to request {rid}") from None
+            if must_read and not self._read_one(deadline):
+                raise self._timed_out(f"sent no reply to request {rid}") from None
 
-    def _read_one(self):
+    def _read_one(self, deadline=None):
+        """Reads one frame and files it; False when deadline passed first (what was read of a
+        frame stays buffered)."""
         msg, err = None, None
         try:
-            msg = self._read_frame()
+            msg = self._read_frame(deadline)
+        except _ReplyTimeout:
+            return False  # the finally below hands the reading over
         except PyfenceError as e:
             err = e
         except OSError as e:
@@ -608,6 +680,7 @@ class Client:
                 else:  # interrupted by another exception: let the others take over
                     pass
                 self._cond.notify_all()
+        return True
 
     def request(self, op, **fields):
         """Sends one request and returns its reply; a failure reply raises PyfenceError."""
@@ -783,7 +856,8 @@ class Session:
         try:
             self.client.request("session.close", session=self.id)
         except PyfenceError as e:
-            if e.code not in ("not_found", "session_lost", "connect"):
+            # timeout: the Client closed the connection (see reply_timeout), as for connect.
+            if e.code not in ("not_found", "session_lost", "connect", "timeout"):
                 raise
 
     def __enter__(self):
@@ -822,7 +896,8 @@ class PyfenceExecutor:
     its worker dies (a memory limit, say), that call raises ExecutionError saying the session
     was lost, and the next call opens a new session (with the variables sent so far).
     profile= names a profile the caller may use (default: its own) for every call, in fresh
-    workers or in the session.
+    workers or in the session. reply_timeout= is the Client's (a backstop against a stalled
+    daemon; it does not apply to a client= passed in, which has its own).
     A connection the daemon closed while idle is reopened on the next call. A snippet that raises or
     hits a limit raises ExecutionError, whose message is smolagents' ("Code execution failed at
     line ... due to: ...") and whose .logs holds what it printed. Tools cannot cross the
@@ -830,7 +905,7 @@ class PyfenceExecutor:
     """
 
     def __init__(self, additional_authorized_imports=(), socket_path=None, timeout=None, client=None,
-                 limits=None, session=False, profile=None):
+                 limits=None, session=False, profile=None, reply_timeout=None):
         self.additional_authorized_imports = list(additional_authorized_imports)
         self.timeout = timeout
         self.limits = dict(limits or {})
@@ -839,7 +914,7 @@ class PyfenceExecutor:
         self.profile = profile
         self.session = None  # the Session, once the first call opened it
         self._pending = {}  # variables sent since the session's last call
-        self._client = client or Client(socket_path)
+        self._client = client or Client(socket_path, reply_timeout=reply_timeout)
         self._own_client = client is None
 
     def send_variables(self, variables):
@@ -881,7 +956,7 @@ class PyfenceExecutor:
             if e.code != "connect" or not self._own_client:
                 raise
             self._client.close()
-            self._client = Client(self._client.socket_path)
+            self._client = Client(self._client.socket_path, reply_timeout=self._client.reply_timeout)
             if self.session is not None:
                 self.session = self._client.session(self.session.id)
             rid = self._submit(code_action)

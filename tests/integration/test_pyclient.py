@@ -216,3 +216,17 @@ def test_strings_pyfenced_refuses_are_caught_locally(client):
             client.exec(code)
         assert e.value.code == "bad_request"
     assert client.exec("'ok'").output == "ok"
+
+
+def test_reply_timeout_against_the_daemon(daemon):
+    """A reply later than reply_timeout: the wait raises timeout and the connection is closed
+    (the daemon drops its job with it); one in time is unaffected; the daemon serves on."""
+    with pyfence.Client(daemon.socket_path, reply_timeout=10) as c:
+        assert c.exec("1 + 1").output == 2
+    with pyfence.Client(daemon.socket_path, reply_timeout=0.5) as c:
+        with pytest.raises(pyfence.PyfenceError, match="reply_timeout") as e:
+            c.exec("import time\ntime.sleep(3)\n'late'", timeout=10)
+        assert e.value.code == "timeout"
+        with pytest.raises(pyfence.PyfenceError, match="reply_timeout"):
+            c.ping()
+    daemon.assert_serving()

@@ -432,3 +432,102 @@ def test_malformed_int_text_is_protocol_error(text):
     with pytest.raises(pyfence.PyfenceError, match="not a decimal or 0x-hex integer") as e:
         pyfence.decode_value({"$type": "int", "value": text})
     assert e.value.code == "protocol"
+
+
+def stall_exec(conn, req):
+    """Answers everything but exec, which it never answers (a stalled daemon)."""
+    if req["op"] != "exec":
+        standard(conn, req)
+
+
+def test_reply_timeout_closes_the_connection(fake):
+    srv = fake(stall_exec)
+    with pyfence.Client(srv.path, reply_timeout=0.3) as c:
+        assert c.ping()
+        other = c.submit("other")
+        start = time.monotonic()
+        with pytest.raises(pyfence.PyfenceError, match="no reply to request 3 within reply_timeout 0.3 s") as e:
+            c.exec("x")
+        assert e.value.code == "timeout" and 0.25 < time.monotonic() - start < 5
+        # Clearly closed: the other request and every later call fail with the same error.
+        for call in (lambda: c.wait(other), c.ping):
+            with pytest.raises(pyfence.PyfenceError, match="reply_timeout") as e2:
+                call()
+            assert e2.value is e.value
+    with pyfence.Client(srv.path) as c:  # a new connection is served
+        assert c.ping()
+
+
+def test_reply_timeout_is_a_deadline_despite_events_and_half_frames(fake):
+    """Output events do not extend the wait, nor does a reply that stops half-way; a thread
+    waiting behind the reading one times out too."""
+    def dribble(conn, req):
+        if req["op"] == "exec":
+            for _ in range(20):
+                conn.send({"id": req["id"], "event": "output", "data": "."})
+                time.sleep(0.05)
+            conn.send_raw(b"\x00\x00\x01\x00{\"id\": ")  # then nothing
+    srv = fake(dribble)
+    with pyfence.Client(srv.path, reply_timeout=0.4) as c:
+        seen, errors = [], []
+        first, second = c.submit("x", stream=True), c.submit("y")
+
+        def wait_first():
+            with pytest.raises(pyfence.PyfenceError) as e:
+                c.wait(first, on_output=seen.append)
+            errors.append(e.value)
+        t = threading.Thread(target=wait_first)
+        start = time.monotonic()
+        t.start()
+        with pytest.raises(pyfence.PyfenceError) as e:
+            c.wait(second)
+        t.join(5)
+        assert e.value.code == "timeout" and time.monotonic() - start < 3, e.value
+        assert seen and errors and errors[0].code == "timeout", (seen, errors)
+
+
+def test_reply_timeout_default_waits(fake):
+    def slow(conn, req):
+        time.sleep(0.5)
+        standard(conn, req)
+    srv = fake(slow)
+    with pyfence.Client(srv.path) as c:
+        assert c.reply_timeout is None and c.exec("x").output == "x"
+    with pyfence.Client(srv.path, reply_timeout=5) as c:
+        assert c.exec("x").output == "x"
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="reply_timeout"):
+            pyfence.Client(srv.path, reply_timeout=bad)
+
+
+def test_reply_nested_too_deep_is_protocol_error(fake):
+    """A hostile server's reply nested 600 levels: PyfenceError, not RecursionError; the frame
+    was read whole, so the connection goes on."""
+    deep = "leaf"
+    for _ in range(600):
+        deep = [deep]
+    srv = fake(lambda conn, req: conn.send(ok_exec_reply(req["id"], deep) if req["op"] == "exec"
+                                           else {"id": req["id"], "ok": True}))
+    with pyfence.Client(srv.path) as c:
+        with pytest.raises(pyfence.PyfenceError, match="nested deeper than 64") as e:
+            c.exec("x")
+        assert e.value.code == "protocol"
+        assert c.ping()
+    ok = "leaf"
+    for _ in range(64):
+        ok = {"$type": "tuple", "items": [ok]}
+    assert pyfence.decode_value(ok) is not None
+    with pytest.raises(pyfence.PyfenceError, match="nested deeper"):
+        pyfence.decode_value([[ok]])
+
+
+def test_reply_timeout_bounds_a_send_the_daemon_does_not_read(fake):
+    srv = fake(lambda conn, req: time.sleep(1.5))  # reads nothing more meanwhile
+    with pyfence.Client(srv.path, reply_timeout=0.3) as c:
+        c.submit_request("ping")
+        start = time.monotonic()
+        with pytest.raises(pyfence.PyfenceError, match="did not read request 2 within reply_timeout") as e:
+            c.submit("x" * (8 << 20))
+        assert e.value.code == "timeout" and time.monotonic() - start < 1.4
+        with pytest.raises(pyfence.PyfenceError, match="reply_timeout"):
+            c.ping()
