@@ -80,11 +80,29 @@ policy_seal(struct policy *p, struct pf_error **err)
     return 0;
 }
 
+static const char *
+file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    return "a special file";
+}
+
 static int
 read_file(int dirfd, const char *name, const char *origin, char **ret, size_t *ret_len,
           struct pf_error **err)
 {
-    _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer, and the daemon's loop
+     * with it (fstat then refuses it, as anything not a regular file); it does not change how
+     * a regular file reads. O_NOCTTY: a terminal device must not become our controlling tty. */
+    _cleanup_close_ int fd =
+            openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     /* A link could point a profile at a file whoever owns its target may edit. */
     if (fd < 0 && errno == ELOOP)
         return pf_error_set(err, PF_E_CONFIG,
@@ -95,8 +113,9 @@ read_file(int dirfd, const char *name, const char *origin, char **ret, size_t *r
     if (fstat(fd, &st) < 0)
         return pf_error_set_errno(err, PF_E_CONFIG, errno, "%s: cannot stat", origin);
     if (!S_ISREG(st.st_mode))
-        return pf_error_set(err, PF_E_CONFIG, "%s: not a regular file (a profile must be one)",
-                            origin);
+        return pf_error_set(err, PF_E_CONFIG,
+                            "%s: not a regular file but %s (a profile must be one)", origin,
+                            file_kind(st.st_mode));
     if (st.st_size > POLICY_MAX_FILE_BYTES)
         return pf_error_set(err, PF_E_CONFIG, "%s: %lld bytes exceed the maximum of %d", origin,
                             (long long) st.st_size, POLICY_MAX_FILE_BYTES);

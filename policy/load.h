@@ -16,9 +16,9 @@ struct policy {
 };
 
 /* Loads every *.json in dir (other names are ignored). A *.json that is not a regular file
- * (a symbolic link, a directory) fails the load: what it would hold is unknown, and ignoring
- * it would drop a profile silently. At least one profile named "default" must exist. Errors
- * name the file. */
+ * (a symbolic link, a directory, a FIFO: opened without blocking, never read) fails the load: what
+ * it would hold is unknown, and ignoring it would drop a profile silently. At least one profile
+ * named "default" must exist. Errors name the file. */
 int policy_load_dir(const char *dir, struct policy **ret, struct pf_error **err);
 /* The profiles shipped in policy/profiles/, compiled in. */
 int policy_load_builtin(struct policy **ret, struct pf_error **err);

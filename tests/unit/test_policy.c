@@ -1,6 +1,7 @@
 /* Profiles: the shipped ones load, every bad field is refused with file, field and value named,
  * access and defaults resolve, and a directory loads all-or-nothing. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 /* cmocka.h needs the headers above first. */
 #include <cmocka.h>
@@ -295,6 +297,46 @@ test_directory_all_or_nothing(void **state)
     pf_error_free(err);
 }
 
+static void
+on_alarm(int sig)
+{
+    (void) sig;
+}
+
+/* A FIFO named *.json: opening it for reading would block until a writer came (a frozen daemon
+ * on SIGHUP). The load refuses it at once, as any other file that is not a regular one. An
+ * alarm (without SA_RESTART) bounds the wait: an open that blocked ends in EINTR, and the
+ * message then says "cannot open" instead. */
+static void
+test_fifo_is_refused_without_blocking(void **state)
+{
+    (void) state;
+    char *dir = make_dir();
+    write_file(dir, "default.json", "{\"name\": \"default\"}");
+    char path[512];
+    snprintf(path, sizeof(path), "%s/zz.json", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    struct sigaction sa = {.sa_handler = on_alarm}, old;
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    alarm(3);
+    struct policy *pol = NULL;
+    struct pf_error *err = NULL;
+    int r = policy_load_dir(dir, &pol, &err);
+    alarm(0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+    assert_int_equal(r, -1);
+    assert_null(pol);
+    if (!strstr(err->msg, "/zz.json: not a regular file"))
+        fail_msg("unexpected error: %s", err->msg);
+    assert_true(t1.tv_sec - t0.tv_sec < 2);
+    pf_error_free(err);
+    const char *names[] = {"default.json", "zz.json", NULL};
+    remove_dir(dir, names);
+}
+
 int
 main(void)
 {
@@ -306,6 +348,7 @@ main(void)
             cmocka_unit_test(test_access_and_defaults),
             cmocka_unit_test(test_access_by_supplementary_group_and_user_name),
             cmocka_unit_test(test_directory_all_or_nothing),
+            cmocka_unit_test(test_fifo_is_refused_without_blocking),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
