@@ -15,6 +15,7 @@
 #include "load.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "policy_warnings.h"
 #include "zygote.h"
 
 #if HAVE_LIBSYSTEMD
@@ -135,21 +136,23 @@ number_egress_rules(struct daemon *d, struct policy *next)
     }
 }
 
-/* Without root, each profile whose namespaces layer is off runs its workers as the daemon's uid
- * in the host's mount and pid namespaces (op_exec.c raises best-effort to required otherwise):
- * said once per load, since a reload may add one. */
+/* What the policy just loaded does that the operator must hear (policy_warnings.h: hardening
+ * layers turned off, modules that open files, default_for entries that cannot work): said at
+ * every load, since a reload may add one. */
 static void
-warn_namespaces_off(const struct daemon *d)
+warn_policy(const struct daemon *d)
 {
-    for (size_t i = 0; !d->privileged && d->policy && i < d->policy->n; i++) {
-        const struct policy_profile *p = d->policy->profiles[i];
-        if (p->hardening[POLICY_LAYER_NAMESPACES] == POLICY_LEVEL_OFF)
-            pf_log_warning(POLICY,
-                           "profile '%s' sets \"namespaces\": \"off\" and pyfenced is not "
-                           "root: ITS WORKERS RUN AS UID %u, THE DAEMON'S, IN THE HOST'S MOUNT AND "
-                           "PID NAMESPACES, with every file of that uid that Landlock leaves them",
-                           p->name, (unsigned) geteuid());
+    struct policy_strings warnings = {0};
+    struct pf_error *err = NULL;
+    if (policy_warnings(d->policy, geteuid(), &warnings, &err) < 0) {
+        pf_log_error(POLICY, "cannot list the policy's warnings: %s, ignoring",
+                     err ? err->msg : "out of memory");
+        pf_error_free(err);
+        return;
     }
+    for (size_t i = 0; i < warnings.n; i++)
+        pf_log_warning(POLICY, "%s", warnings.items[i]);
+    policy_strings_finish(&warnings);
 }
 
 int
@@ -174,7 +177,7 @@ daemon_reload_policy(struct daemon *d, struct pf_error **err)
     free(d->policy_error);
     d->policy_error = NULL;
     pf_log_notice(POLICY, "policy: %zu profiles from %s", next->n, next->source);
-    warn_namespaces_off(d);
+    warn_policy(d);
     /* Queued execs were resolved at arrival under the old policy: one that the new policy
      * would refuse must not start under it (before anything can pump the queue). */
     size_t revoked = job_revoke_queued(d);

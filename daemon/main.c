@@ -21,6 +21,7 @@
 #include "load.h"
 #include "pf_cleanup.h"
 #include "pf_log.h"
+#include "policy_warnings.h"
 
 /* pyfenced(8): a bad command line is a start-up failure like any other. */
 #define EXIT_USAGE 1
@@ -242,7 +243,21 @@ check_policy(const char *dir)
         free(text);
         cJSON_Delete(json);
     }
-    fprintf(stderr, "pyfenced: %zu profiles in '%s' are valid\n", p->n, dir);
+    /* What pyfenced would log at each load of this policy, if it ran as this user. */
+    struct policy_strings warnings = {0};
+    if (policy_warnings(p, geteuid(), &warnings, &err) < 0) {
+        fprintf(stderr, "pyfenced: %s\n", err ? err->msg : "out of memory");
+        pf_error_free(err);
+        policy_free(p);
+        return EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < warnings.n; i++)
+        fprintf(stderr, "pyfenced: warning: %s\n", warnings.items[i]);
+    fprintf(stderr,
+            "pyfenced: %zu profiles in '%s' are valid (%zu warnings, as for a pyfenced "
+            "running as uid %u)\n",
+            p->n, dir, warnings.n, (unsigned) geteuid());
+    policy_strings_finish(&warnings);
     policy_free(p);
     return EXIT_SUCCESS;
 }

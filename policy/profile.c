@@ -46,6 +46,13 @@ policy_layer_name(enum policy_layer layer)
     return (int) layer >= 0 && layer < _POLICY_LAYER_MAX ? layer_names[layer] : "?";
 }
 
+enum policy_layer_level
+policy_layer_default(enum policy_layer layer)
+{
+    return (int) layer >= 0 && layer < _POLICY_LAYER_MAX ? default_levels[layer]
+                                                         : _POLICY_LEVEL_INVALID;
+}
+
 const char *
 policy_level_name(enum policy_layer_level level)
 {
@@ -75,8 +82,8 @@ static const struct msg_field access_fields[] = {
         {"groups", MSG_T_STRING_ARRAY, false, 0, POLICY_MAX_LIST},
 };
 
-static void
-strings_finish(struct policy_strings *s)
+void
+policy_strings_finish(struct policy_strings *s)
 {
     for (size_t i = 0; i < s->n; i++)
         free(s->items[i]);
@@ -99,11 +106,11 @@ policy_profile_free(struct policy_profile *p)
         return NULL;
     free(p->name);
     free(p->description);
-    strings_finish(&p->imports);
-    strings_finish(&p->extra_imports);
-    strings_finish(&p->builtins_add);
-    strings_finish(&p->builtins_remove);
-    strings_finish(&p->preload);
+    policy_strings_finish(&p->imports);
+    policy_strings_finish(&p->extra_imports);
+    policy_strings_finish(&p->builtins_add);
+    policy_strings_finish(&p->builtins_remove);
+    policy_strings_finish(&p->preload);
     policy_egress_finish(&p->egress);
     access_finish(&p->access);
     access_finish(&p->default_for);
@@ -182,12 +189,12 @@ read_strings(const cJSON *obj, const char *field, bool modules, const char *orig
                          "%s: %s[%zu]: '%s' is not a module name (dotted identifiers, "
                          "optionally ending in '.*')",
                          origin, field, s.n, item->valuestring);
-            strings_finish(&s);
+            policy_strings_finish(&s);
             return -1;
         }
         s.items[s.n] = strdup(item->valuestring);
         if (!s.items[s.n]) {
-            strings_finish(&s);
+            policy_strings_finish(&s);
             return pf_error_set(err, PF_E_INTERNAL, "out of memory");
         }
         s.n++;

@@ -41,11 +41,16 @@ enum policy_layer {
 
 const char *policy_layer_name(enum policy_layer layer);
 const char *policy_level_name(enum policy_layer_level level);
+/* The level a layer has when a profile does not set it. */
+enum policy_layer_level policy_layer_default(enum policy_layer layer);
 
 struct policy_strings {
     char **items;
     size_t n;
 };
+
+/* Frees the items; s is left empty. */
+void policy_strings_finish(struct policy_strings *s);
 
 /* Who may use a profile. Empty lists everywhere and `everyone` false: nobody but root. */
 struct policy_access {

@@ -353,3 +353,68 @@ def test_cli_exec_profile_with_a_session_is_a_usage_error(daemon):
         assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
     finally:
         daemon.cli("session", "close", sid)
+
+
+# ---- what a profile turns off is said at every load -----------------------------------------
+
+WEAK = {"name": "weak", "imports": ["os"],
+        "hardening": {"cgroup": "off", "namespaces": "off", "identity": "off",
+                      "privileges": "off", "landlock": "off", "seccomp": "off"},
+        "access": {"everyone": True}}
+
+
+def weak_warnings():
+    """The warning each layer set off in WEAK must give (policy/policy_warnings.c), as pyfenced
+    runs as this test's uid: identity off changes nothing without root."""
+    root = os.geteuid() == 0
+    said = {layer: f"profile 'weak' sets \"{layer}\": \"off\": "
+            for layer in ("cgroup", "landlock", "seccomp", "privileges")}
+    said["cgroup"] += "ITS WORKERS GET NO CGROUP"
+    said["landlock"] += "ITS WORKERS GET NO LANDLOCK RULESET"
+    said["seccomp"] += "ITS WORKERS MAY MAKE EVERY SYSTEM CALL"
+    if root:
+        said["namespaces"] = ("profile 'weak' sets \"namespaces\": \"off\": ITS WORKERS SHARE "
+                              "THE HOST'S MOUNT, PID, IPC, UTS AND NETWORK NAMESPACES")
+        said["identity"] = ("profile 'weak' sets \"identity\": \"off\": pyfenced is root: ITS "
+                            "WORKERS RUN AS ROOT (UID 0) ON THE HOST")
+        said["privileges"] += "pyfenced is root and \"identity\" is \"off\" too: ITS WORKERS HOLD"
+    else:
+        said["namespaces"] = ("profile 'weak' sets \"namespaces\": \"off\" and pyfenced is not "
+                              f"root: ITS WORKERS RUN AS UID {os.geteuid()}")
+        said["privileges"] += "ITS WORKERS KEEP EVERY CAPABILITY OF THE ZYGOTE'S USER NAMESPACE"
+    said["os"] = "profile 'weak' allows module 'os' (imports): its functions open, read or list"
+    return said
+
+
+def test_layers_off_are_warned_at_start_reload_and_check(daemon_factory, tmpdir_short):
+    """The review's profile with every optional layer off loads (the operator chose it), but
+    pyfenced says, per layer, what that means for its workers: at start, at each SIGHUP and in
+    --check-policy's stderr. The shipped profiles give no warning."""
+    import signal
+    import subprocess
+
+    from conftest import PYFENCED
+
+    policy = write_policy(tmpdir_short / "policy", WEAK)
+    said = weak_warnings()
+    r = subprocess.run([PYFENCED, "--check-policy", str(policy)], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stderr
+    for what, line in said.items():
+        assert f"pyfenced: warning: {line}" in r.stderr, (what, r.stderr)
+    assert f"({len(said)} warnings, as for a pyfenced running as uid {os.geteuid()})" in r.stderr
+    assert r.stderr.count("warning: ") == len(said), r.stderr
+
+    d = daemon_factory("--policy", str(policy))
+    for what, line in said.items():
+        assert d.logs().count(line) == 1, (what, d.logs())
+    os.kill(d.pid, signal.SIGHUP)
+    assert wait_for(lambda: d.logs().count(said["seccomp"]) == 2), d.logs()
+    for what, line in said.items():
+        assert wait_for(lambda: d.logs().count(line) == 2), (what, d.logs())
+    d.assert_serving()
+
+    # the shipped profiles, as a directory: nothing to say
+    r = subprocess.run([PYFENCED, "--check-policy", str(PROFILES)], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0 and "warning" not in r.stderr.replace("0 warnings", ""), r.stderr
