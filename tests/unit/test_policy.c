@@ -67,6 +67,45 @@ test_builtin_profiles_load(void **state)
     policy_free(pol);
 }
 
+static bool
+strings_have(const struct policy_strings *s, const char *item)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->items[i], item) == 0)
+            return true;
+    return false;
+}
+
+static void
+expect_superset(const struct policy_strings *big, const struct policy_strings *small,
+                const char *what)
+{
+    for (size_t i = 0; i < small->n; i++)
+        if (!strings_have(big, small->items[i]))
+            fail_msg("data's %s lack default's '%s'", what, small->items[i]);
+}
+
+/* pyfence-profile(5) and data's description: "the default imports plus numpy and pandas". The
+ * built-in profiles are the shipped files, embedded at build time (policy/embed_profiles.py). */
+static void
+test_data_is_default_plus_numpy_and_pandas(void **state)
+{
+    (void) state;
+    struct policy *pol = NULL;
+    struct pf_error *err = NULL;
+    assert_int_equal(policy_load_builtin(&pol, &err), 0);
+    const struct policy_profile *data = policy_find(pol, "data");
+    const struct policy_profile *def = policy_find(pol, "default");
+    expect_superset(&data->imports, &def->imports, "imports");
+    expect_superset(&data->extra_imports, &def->extra_imports, "extra_imports");
+    static const char *const more[] = {"numpy", "numpy.*", "pandas", "pandas.*"};
+    for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+        assert_true(strings_have(&data->imports, more[i]));
+    assert_int_equal(data->imports.n, def->imports.n + 4);
+    assert_int_equal(data->extra_imports.n, def->extra_imports.n);
+    policy_free(pol);
+}
+
 static void
 test_minimal_profile(void **state)
 {
@@ -342,6 +381,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_builtin_profiles_load),
+            cmocka_unit_test(test_data_is_default_plus_numpy_and_pandas),
             cmocka_unit_test(test_minimal_profile),
             cmocka_unit_test(test_bad_fields_are_named),
             cmocka_unit_test(test_max_pending_per_session),
