@@ -259,6 +259,19 @@ fail:
     return -1;
 }
 
+bool
+policy_egress_is_localhost_name(const char *host)
+{
+    size_t len = strlen(host);
+    if (len && host[len - 1] == '.')
+        len--;
+    static const char name[] = "localhost";
+    size_t n = sizeof(name) - 1;
+    if (len < n || strncasecmp(host + len - n, name, n) != 0)
+        return false;
+    return len == n || host[len - n - 1] == '.';
+}
+
 static void
 rule_finish(struct policy_egress_rule *r)
 {
@@ -355,6 +368,23 @@ policy_egress_parse(const cJSON *array, const char *origin, struct policy_egress
         e.n++;
     }
     *ret = e;
+    return 0;
+}
+
+int
+policy_egress_check_reachable(const struct policy_egress *e, const char *origin,
+                              struct pf_error **err)
+{
+    for (size_t i = 0; e && i < e->n; i++) {
+        const struct policy_egress_rule *r = &e->rules[i];
+        if (!r->host_is_ip && policy_egress_is_localhost_name(r->host))
+            return pf_error_set(err, PF_E_CONFIG,
+                                "%s: egress[%zu].url: %.*s names host '%s', a loopback name (RFC "
+                                "6761), which is not a public address: pyfenced would refuse "
+                                "every request this rule allows; an egress rule must name an IP "
+                                "address to reach a private or local one (http://127.0.0.1:8080/)",
+                                origin, i, pf_quote_len(r->url), r->url, r->host);
+    }
     return 0;
 }
 

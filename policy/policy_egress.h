@@ -59,6 +59,19 @@ bool policy_egress_equal(const struct policy_egress *a, const struct policy_egre
 /* [{"url": ..., "methods": [...]}] with the effective methods (defaults filled in). */
 cJSON *policy_egress_to_json(const struct policy_egress *e);
 
+/* True for "localhost" and the names under it (RFC 6761: always loopback), in any case, with
+ * or without a final dot. pyfenced connects a rule's host name to public addresses only, so a
+ * rule naming one is refused at load ("... names host 'localhost', a loopback name (RFC 6761)
+ * ..."), as the daemon refuses every request under it. */
+bool policy_egress_is_localhost_name(const char *host);
+/* Refuses rules that can never allow a request because pyfenced refuses every request under
+ * them: a host name that is localhost or under it (loopback by definition, and a named host is
+ * connected to at public addresses only; an IP literal, even loopback or private, is connected
+ * to as written, so it is allowed). Called by policy_profile_parse on every profile; kept out of
+ * policy_egress_parse so that the daemon's own refusal of such rules can still be tested. */
+int policy_egress_check_reachable(const struct policy_egress *e, const char *origin,
+                                  struct pf_error **err);
+
 /* The bit of a method name, 0 when egress allows no such method. */
 unsigned policy_egress_method_bit(const char *name);
 

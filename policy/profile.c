@@ -415,7 +415,8 @@ policy_profile_parse(const char *text, size_t len, const char *origin, const cha
         read_access(root, "access", origin, &p->access, err) < 0 ||
         read_access(root, "default_for", origin, &p->default_for, err) < 0 ||
         policy_egress_parse(cJSON_GetObjectItemCaseSensitive(root, "egress"), origin, &p->egress,
-                            err) < 0)
+                            err) < 0 ||
+        policy_egress_check_reachable(&p->egress, origin, err) < 0)
         goto fail;
     cJSON_Delete(root);
     *ret = p;

@@ -2,13 +2,14 @@
 rules allow it (daemon/egress.h, pyfence-profile(5)). A local HTTP server on 127.0.0.1 plays
 the outside world; rules name it by IP literal, the one way a rule reaches a local address."""
 import json
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import REPO
+from conftest import PYFENCED, REPO
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -86,8 +87,7 @@ def policy_with(directory, egress, **limits):
 @pytest.fixture
 def egress_daemon(daemon_factory, tmpdir_short, server):
     port = server.server_address[1]
-    rules = [{"url": f"http://127.0.0.1:{port}/api/", "methods": ["GET", "HEAD", "POST"]},
-             {"url": f"http://localhost:{port}/"}]
+    rules = [{"url": f"http://127.0.0.1:{port}/api/", "methods": ["GET", "HEAD", "POST"]}]
     policy = policy_with(tmpdir_short / "policy", rules, egress_max_bytes=1024,
                          egress_timeout_ms=1000, egress_max_requests=3)
     d = daemon_factory("--policy", str(policy))
@@ -132,12 +132,19 @@ def test_requests_outside_the_rules_are_refused(egress_daemon, server, code, exp
     assert server.seen == []
 
 
-def test_host_names_reach_public_addresses_only(egress_daemon, server):
-    """The localhost rule allows the request, but the name resolves to a loopback address."""
-    with egress_daemon.client() as c:
-        r = c.exec(f"http_request('http://localhost:{egress_daemon.port}/x')")
-    assert r.outcome == "error", r
-    assert "which is not a public address" in r.error["message"], r
+def test_localhost_rules_are_refused_at_load(daemon_factory, tmpdir_short, server):
+    """A rule naming localhost (or a name under it) could never allow a request: pyfenced
+    connects a named host to public addresses only and refuses these names unlooked-up (RFC
+    6761). So the policy does not load, and says why. (That a name resolving to a non-public
+    address is refused at request time is tests/unit/test_egress.c's.)"""
+    port = server.server_address[1]
+    for host in ("localhost", "api.localhost"):
+        policy = policy_with(tmpdir_short / f"policy-{host}", [{"url": f"http://{host}:{port}/"}])
+        r = subprocess.run([PYFENCED, "--check-policy", str(policy)], capture_output=True,
+                           text=True, timeout=30)
+        assert r.returncode == 1, r
+        assert (f"default.json: egress[0].url: http://{host}:{port}/ names host '{host}', a "
+                "loopback name (RFC 6761), which is not a public address") in r.stderr, r.stderr
     assert server.seen == []
 
 

@@ -179,6 +179,23 @@ test_rule_refusals(void **state)
              "a slash"},
             {"[{\"url\": \"https://a.example/v1%zz\"}]",
              "profiles/x.json: egress[0].url: path has a '%' not followed by two hex digits"},
+            /* never allowed by pyfenced: loopback names (RFC 6761), in any case, final dot */
+            {"[{\"url\": \"https://a.example/\"}, {\"url\": \"http://localhost:8080/\"}]",
+             "profiles/x.json: egress[1].url: http://localhost:8080/ names host 'localhost', a "
+             "loopback name (RFC 6761), which is not a public address: pyfenced would refuse every "
+             "request this rule allows; an egress rule must name an IP address to reach a private "
+             "or local one (http://127.0.0.1:8080/)"},
+            {"[{\"url\": \"http://api.localhost/\"}]",
+             "profiles/x.json: egress[0].url: http://api.localhost/ names host 'api.localhost', a "
+             "loopback name (RFC 6761), which is not a public address: pyfenced would refuse every "
+             "request this rule allows; an egress rule must name an IP address to reach a private "
+             "or local one (http://127.0.0.1:8080/)"},
+            {"[{\"url\": \"http://DB.LocalHost./v1\"}]",
+             "profiles/x.json: egress[0].url: http://DB.LocalHost./v1 names host 'db.localhost.', "
+             "a loopback name (RFC 6761), which is not a public address: pyfenced would refuse "
+             "every "
+             "request this rule allows; an egress rule must name an IP address to reach a private "
+             "or local one (http://127.0.0.1:8080/)"},
     };
     for (size_t i = 0; i < PF_ELEMENTSOF(cases); i++)
         expect_refused(cases[i].egress, cases[i].message);
@@ -206,6 +223,27 @@ test_rule_refusals(void **state)
     assert_string_equal(err->msg, "profiles/x.json: egress: 257 rules exceed maximum 256");
     err = pf_error_free(err);
     free(many);
+}
+
+/* Only localhost and names under it are loopback by name: a name that merely contains it is
+ * looked up like any other, and IP literals (even loopback) are connected to as written. */
+static void
+test_localhost_neighbours_load(void **state)
+{
+    (void) state;
+    const char *text = "{\"name\": \"x\", \"egress\": [{\"url\": \"http://localhost.example/\"}, "
+                       "{\"url\": \"http://mylocalhost/\"}, {\"url\": \"http://127.0.0.1:8080/\"}, "
+                       "{\"url\": \"http://[::1]/\"}]}";
+    struct policy_profile *p = NULL;
+    struct pf_error *err = NULL;
+    if (policy_profile_parse(text, strlen(text), "profiles/x.json", "x", &p, &err) < 0)
+        fail_msg("unexpected error: %s", err->msg);
+    assert_int_equal(p->egress.n, 4);
+    policy_profile_free(p);
+    assert_true(policy_egress_is_localhost_name("LOCALHOST"));
+    assert_true(policy_egress_is_localhost_name("a.b.localhost."));
+    assert_false(policy_egress_is_localhost_name("localhost.example"));
+    assert_false(policy_egress_is_localhost_name("xlocalhost"));
 }
 
 static void
@@ -499,6 +537,7 @@ main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_rules_parse_with_defaults),
             cmocka_unit_test(test_rule_refusals),
+            cmocka_unit_test(test_localhost_neighbours_load),
             cmocka_unit_test(test_method_bit),
             cmocka_unit_test_setup_teardown(test_match_allowed, setup_rules, teardown_rules),
             cmocka_unit_test_setup_teardown(test_match_first_rule_wins, setup_rules,
