@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msg.h"
 #include "pf_quote.h"
 
 #define KiB (1024LL)
@@ -184,37 +185,31 @@ policy_limits_set(struct policy_limits *limits, enum policy_limit limit, int64_t
     return 0;
 }
 
-/* Reads an integral JSON number (cJSON's valueint saturates). The value may lie outside any
- * int64 (1e300): the caller compares it as a double, so an out-of-range value gets the same
- * message as any other too large or too small one. */
-static int
-read_integral(const cJSON *item, const char *where, struct pf_error **err, double *ret)
+int
+policy_limits_read_integral(const cJSON *item, const char *field, double *ret,
+                            struct pf_error **err)
 {
-    if (!cJSON_IsNumber(item))
-        return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: must be an integer", where,
-                            item->string);
-    double d = item->valuedouble;
+    char text[80];
+    msg_describe_value(item, text, sizeof(text));
+    double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
     if (!isfinite(d) || d != floor(d))
-        return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: %g is not an integer", where,
-                            item->string, d);
+        return pf_error_set(err, PF_E_BAD_REQUEST, "%s: %s is not an integer", field, text);
     *ret = d;
     return 0;
 }
 
-/* An integral double as a client would recognise it: all digits while they are exact, else
- * the shortest %g form that reads back to it (1e+300, not 301 digits). */
-static void
-format_integral(double d, char *buf, size_t size)
+int
+policy_limits_check_range(enum policy_limit l, double d, const char *field, struct pf_error **err)
 {
-    if (fabs(d) <= 9007199254740991.0) {
-        snprintf(buf, size, "%.0f", d);
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            return;
-    }
+    char text[40];
+    msg_format_number(d, text, sizeof(text));
+    if (d < (double) limit_defs[l].min)
+        return pf_error_set(err, PF_E_CONFIG, "%s: %s is below minimum %lld", field, text,
+                            (long long) limit_defs[l].min);
+    if (d > (double) limit_defs[l].max)
+        return pf_error_set(err, PF_E_CONFIG, "%s: %s exceeds maximum %lld", field, text,
+                            (long long) limit_defs[l].max);
+    return 0;
 }
 
 /* Checks one requested value against the table's minimum and the current (profile's) value;
@@ -223,19 +218,21 @@ static int
 check_tighten(const cJSON *item, enum policy_limit l, int64_t current, const char *where,
               struct pf_error **err)
 {
+    char field[256];
+    snprintf(field, sizeof(field), "%s.%s", where, item->string);
     double d = 0;
-    if (read_integral(item, where, err, &d) < 0)
+    if (policy_limits_read_integral(item, field, &d, err) < 0)
         return -1;
     char text[40];
-    format_integral(d, text, sizeof(text));
+    msg_format_number(d, text, sizeof(text));
     if (d < (double) limit_defs[l].min)
-        return pf_error_set(err, PF_E_BAD_REQUEST, "%s.%s: %s is below minimum %lld", where,
-                            item->string, text, (long long) limit_defs[l].min);
+        return pf_error_set(err, PF_E_BAD_REQUEST, "%s: %s is below minimum %lld", field, text,
+                            (long long) limit_defs[l].min);
     if (d > (double) current)
         return pf_error_set(err, PF_E_BAD_REQUEST,
-                            "%s.%s: %s would loosen the profile's %lld (a request may only "
+                            "%s: %s would loosen the profile's %lld (a request may only "
                             "tighten limits)",
-                            where, item->string, text, (long long) current);
+                            field, text, (long long) current);
     return 0;
 }
 

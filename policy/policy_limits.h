@@ -86,6 +86,16 @@ void policy_limits_init_defaults(struct policy_limits *limits);
 int policy_limits_set(struct policy_limits *limits, enum policy_limit limit, int64_t value,
                       const char *field, struct pf_error **err);
 
+/* Reads an integral JSON number into *ret (cJSON's valueint saturates); it may lie outside any
+ * int64 (1e300). Else "FIELD: VALUE is not an integer", naming what was written ("512", 512.5,
+ * null, true). PF_E_BAD_REQUEST. */
+int policy_limits_read_integral(const cJSON *item, const char *field, double *ret,
+                                struct pf_error **err);
+/* Checks d against the table's [min, max] as a double, so that 1e300 is reported as written:
+ * "FIELD: 1e+300 exceeds maximum 10000000000". PF_E_CONFIG. */
+int policy_limits_check_range(enum policy_limit limit, double d, const char *field,
+                              struct pf_error **err);
+
 /* Applies an object {name: integer} of per-job limits that may only tighten: each value must
  * be a job-scope limit, integral, within the table's range, and <= the current value.
  * All-or-nothing: on error *limits is unchanged. Errors are PF_E_BAD_REQUEST and name the limit,

@@ -11,9 +11,6 @@
 #include "msg.h"
 #include "pf_cleanup.h"
 
-/* The largest integer a JSON number (a double) holds exactly. */
-#define LIMIT_INTEGRAL_MAX 9007199254740991.0
-
 static const char *const layer_names[_POLICY_LAYER_MAX] = {
         [POLICY_LAYER_CGROUP] = "cgroup",     [POLICY_LAYER_NAMESPACES] = "namespaces",
         [POLICY_LAYER_RLIMITS] = "rlimits",   [POLICY_LAYER_FDS] = "fds",
@@ -217,9 +214,14 @@ read_ids(const cJSON *arr, const char *where, unsigned **ret, size_t *ret_n, str
     const cJSON *item;
     cJSON_ArrayForEach(item, arr) {
         double d = cJSON_IsNumber(item) ? item->valuedouble : -1;
-        if (!cJSON_IsNumber(item) || d != floor(d) || d < 0 || d > 4294967294.0)
-            return pf_error_set(err, PF_E_CONFIG, "%s[%zu]: must be an id from 0 to 4294967294",
-                                where, i);
+        if (!cJSON_IsNumber(item) || d != floor(d) || d < 0 || d > 4294967294.0) {
+            char text[80];
+            msg_describe_value(item, text, sizeof(text));
+            return pf_error_set(err, PF_E_CONFIG,
+                                "%s[%zu]: %s is not an id (an integer from 0 to 4294967294%s)",
+                                where, i, text,
+                                cJSON_IsString(item) ? "; names go in users and groups" : "");
+        }
         ids[i++] = (unsigned) d;
     }
     *ret = TAKE_PTR(ids);
@@ -309,11 +311,14 @@ read_hardening(const cJSON *obj, const char *origin, enum policy_layer_level *le
         for (int i = 0; cJSON_IsString(item) && i < _POLICY_LEVEL_MAX; i++)
             if (strcmp(level_names[i], item->valuestring) == 0)
                 level = i;
-        if (level < 0)
+        if (level < 0) {
+            char text[80];
+            msg_describe_value(item, text, sizeof(text));
             return pf_error_set(err, PF_E_CONFIG,
-                                "%s: hardening.%s: must be \"off\", \"best-effort\" or "
+                                "%s: hardening.%s: %s is not \"off\", \"best-effort\" or "
                                 "\"required\"",
-                                origin, item->string);
+                                origin, item->string, text);
+        }
         /* Without these two, a worker would inherit the daemon's fds and environment. */
         if ((layer == POLICY_LAYER_FDS || layer == POLICY_LAYER_RLIMITS) &&
             level != POLICY_LEVEL_REQUIRED)
@@ -359,16 +364,13 @@ read_limits(const cJSON *obj, const char *origin, struct policy_limits *limits,
                                 "%s.%s: not a per-job limit (daemon-wide limits are pyfenced "
                                 "options)",
                                 where, item->string);
-        double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-        if (!isfinite(d) || d != floor(d))
-            return pf_error_set(err, PF_E_CONFIG, "%s.%s: must be an integer", where, item->string);
         char field[600];
         snprintf(field, sizeof(field), "%s.%s", where, item->string);
-        /* Past 2^53 a double is still an integer, just too large for any limit: clamped, it is
-         * reported against the limit's range like any other out-of-range value. */
-        if (fabs(d) > LIMIT_INTEGRAL_MAX)
-            d = copysign(LIMIT_INTEGRAL_MAX, d);
-        if (policy_limits_set(limits, id, (int64_t) d, field, err) < 0)
+        double d = 0;
+        /* Compared as doubles: past 2^53 (1e300) a value is reported as written. */
+        if (policy_limits_read_integral(item, field, &d, err) < 0 ||
+            policy_limits_check_range(id, d, field, err) < 0 ||
+            policy_limits_set(limits, id, (int64_t) d, field, err) < 0)
             return -1;
     }
     return 0;

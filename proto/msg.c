@@ -477,6 +477,33 @@ check_field(const cJSON *item, const struct msg_field *f, const char *where, str
                         f->name, expected[f->type], json_type_name(item));
 }
 
+void
+msg_format_number(double d, char *buf, size_t size)
+{
+    if (d == trunc(d) && fabs(d) <= EXACT_INT_MAX) {
+        snprintf(buf, size, "%.0f", d);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return;
+    }
+}
+
+void
+msg_describe_value(const cJSON *item, char *buf, size_t size)
+{
+    if (cJSON_IsString(item))
+        snprintf(buf, size, "\"%.*s\"", pf_quote_len(item->valuestring), item->valuestring);
+    else if (cJSON_IsNumber(item))
+        msg_format_number(item->valuedouble, buf, size);
+    else if (cJSON_IsBool(item))
+        snprintf(buf, size, "%s", cJSON_IsTrue(item) ? "true" : "false");
+    else
+        snprintf(buf, size, "%s", json_type_name(item));
+}
+
 int
 msg_check_fields(const cJSON *obj, const struct msg_field *fields, size_t n, const char *where,
                  struct pf_error **err)
@@ -495,8 +522,8 @@ msg_check_fields(const cJSON *obj, const struct msg_field *fields, size_t n, con
         while (i < n && strcmp(fields[i].name, item->string) != 0)
             i++;
         if (i == n)
-            return pf_error_set(err, PF_E_BAD_REQUEST, "field '%.*s' is not allowed in %s",
-                                pf_quote_len(item->string), item->string, where);
+            return pf_error_set(err, PF_E_BAD_REQUEST, "%s: field '%.*s' is not allowed", where,
+                                pf_quote_len(item->string), item->string);
     }
 
     for (size_t i = 0; i < n; i++) {

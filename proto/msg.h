@@ -69,6 +69,13 @@ struct msg_field {
 int msg_check_fields(const cJSON *obj, const struct msg_field *fields, size_t n, const char *where,
                      struct pf_error **err);
 
+/* A number as a user would recognise it: all digits while integral and exact (9000, not
+ * 9.000e+03), else the shortest form that reads back to it (1e+300, 512.5). */
+void msg_format_number(double d, char *buf, size_t size);
+/* A JSON value for a message naming it: "512" (a string, in quotes, cut by pf_quote_len), 512.5,
+ * 1e+300, true, false, null, "an object", "an array". */
+void msg_describe_value(const cJSON *item, char *buf, size_t size);
+
 /* Reads an integral number; the caller has validated the range with msg_check_fields. */
 int64_t msg_get_int(const cJSON *obj, const char *name, int64_t fallback);
 const char *msg_get_string(const cJSON *obj, const char *name, const char *fallback);

@@ -98,6 +98,11 @@ test_tighten_out_of_range(void **state)
              "limits.timeout_ms: -9.223372036854776e+18 is below minimum 1"},
             {"{\"max_ops\": -1e300}", "limits.max_ops: -1e+300 is below minimum 1"},
             {"{\"timeout_ms\": 1.5}", "limits.timeout_ms: 1.5 is not an integer"},
+            /* the value as written, whatever its type (requests and profiles alike) */
+            {"{\"timeout_ms\": \"500\"}", "limits.timeout_ms: \"500\" is not an integer"},
+            {"{\"timeout_ms\": null}", "limits.timeout_ms: null is not an integer"},
+            {"{\"timeout_ms\": false}", "limits.timeout_ms: false is not an integer"},
+            {"{\"timeout_ms\": [1]}", "limits.timeout_ms: an array is not an integer"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct policy_limits l;

@@ -127,12 +127,23 @@ test_bad_fields_are_named(void **state)
     (void) state;
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 9000}}",
                  "profiles/x.json: limits.memory_mb: 9000 exceeds maximum 4096");
+    /* every message names the value as written (the review's cases) */
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1.5}}",
-                 "memory_mb: must be an integer");
+                 "profiles/x.json: limits.memory_mb: 1.5 is not an integer");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 512.5}}",
+                 "profiles/x.json: limits.memory_mb: 512.5 is not an integer");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": \"512\"}}",
+                 "profiles/x.json: limits.memory_mb: \"512\" is not an integer");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": null}}",
+                 "profiles/x.json: limits.memory_mb: null is not an integer");
+    expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": true}}",
+                 "profiles/x.json: limits.memory_mb: true is not an integer");
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": 1e16}}",
-                 "limits.memory_mb: 9007199254740991 exceeds maximum 4096");
+                 "limits.memory_mb: 1e+16 exceeds maximum 4096");
+    expect_error("{\"name\": \"x\", \"limits\": {\"max_ops\": 1e300}}",
+                 "profiles/x.json: limits.max_ops: 1e+300 exceeds maximum 10000000000");
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mb\": -1e300}}",
-                 "limits.memory_mb: -9007199254740991 is below minimum");
+                 "limits.memory_mb: -1e+300 is below minimum 32");
     expect_error("{\"name\": \"x\", \"limits\": {\"max_connections\": 5}}",
                  "limits.max_connections: not a per-job limit");
     expect_error("{\"name\": \"x\", \"limits\": {\"memory_mbb\": 5}}",
@@ -145,16 +156,26 @@ test_bad_fields_are_named(void **state)
                  "imports[0]: 'os;rm' is not a module name");
     expect_error("{\"name\": \"x\", \"imports\": [\"a..b\"]}", "is not a module name");
     expect_error("{\"name\": \"x\", \"hardening\": {\"seccomp\": \"maybe\"}}",
-                 "hardening.seccomp: must be");
+                 "profiles/x.json: hardening.seccomp: \"maybe\" is not \"off\", \"best-effort\" or "
+                 "\"required\"");
+    expect_error("{\"name\": \"x\", \"hardening\": {\"seccomp\": 1}}",
+                 "hardening.seccomp: 1 is not \"off\"");
     expect_error("{\"name\": \"x\", \"hardening\": {\"kernel\": \"off\"}}",
                  "hardening.kernel: no such layer");
     expect_error("{\"name\": \"x\", \"hardening\": {\"fds\": \"off\"}}", "always required");
     expect_error("{\"name\": \"x\", \"egress\": [{\"host\": \"example.org\"}]}",
-                 "field 'host' is not allowed in profiles/x.json: egress[0]");
+                 "profiles/x.json: egress[0]: field 'host' is not allowed");
     expect_error("{\"name\": \"x\", \"egress\": {}}", "field 'egress': expected an array");
     expect_error("{\"name\": \"x\", \"access\": {\"users\": [\"no-such-user-pyfence\"]}}",
                  "access.users: no user named 'no-such-user-pyfence'");
-    expect_error("{\"name\": \"x\", \"access\": {\"uids\": [-1]}}", "access.uids[0]");
+    expect_error("{\"name\": \"x\", \"access\": {\"uids\": [-1]}}",
+                 "profiles/x.json: access.uids[0]: -1 is not an id (an integer from 0 to "
+                 "4294967294)");
+    expect_error("{\"name\": \"x\", \"access\": {\"uids\": [0, \"0\"]}}",
+                 "profiles/x.json: access.uids[1]: \"0\" is not an id (an integer from 0 to "
+                 "4294967294; names go in users and groups)");
+    expect_error("{\"name\": \"x\", \"default_for\": {\"gids\": [4294967295]}}",
+                 "profiles/x.json: default_for.gids[0]: 4294967295 is not an id");
     expect_error("{\"name\": \"x\", \"name\": \"x\"}", "profiles/x.json");
     expect_error("{\"name\": \"x\"", "profiles/x.json");
 }
@@ -185,7 +206,7 @@ test_max_pending_per_session(void **state)
     expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": -1}}",
                  "profiles/x.json: limits.max_pending_per_session: -1 is below minimum 0");
     expect_error("{\"name\": \"x\", \"limits\": {\"max_pending_per_session\": \"8\"}}",
-                 "max_pending_per_session: must be an integer");
+                 "max_pending_per_session: \"8\" is not an integer");
 
     /* A request tightens it like any job limit, and may not loosen it. */
     struct policy_limits l;

@@ -126,7 +126,7 @@ test_rule_refusals(void **state)
                                          "string"},
             {"[{\"methods\": [\"GET\"]}]", "profiles/x.json: egress[0]: field 'url' is missing"},
             {"[{\"url\": \"https://a.example/\", \"host\": \"a.example\"}]",
-             "field 'host' is not allowed in profiles/x.json: egress[0]"},
+             "profiles/x.json: egress[0]: field 'host' is not allowed"},
             {"[{\"url\": 1}]", "profiles/x.json: egress[0]: field 'url': expected a string, got a "
                                "number"},
             {"[{\"url\": \"https://a.example/\", \"methods\": \"GET\"}]",
