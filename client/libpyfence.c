@@ -32,7 +32,8 @@
  * to spare, as the daemon has for its workers' results. Still well below cJSON's own 1000. */
 #define CLIENT_MAX_REPLY_DEPTH 512
 
-_Static_assert((int) PYFENCE_E_SESSION_LOST == (int) PF_E_SESSION_LOST &&
+_Static_assert((int) PYFENCE_E_HARDENING_UNAVAILABLE == (int) PF_E_HARDENING_UNAVAILABLE &&
+                       (int) PYFENCE_E_HARDENING_UNAVAILABLE + 1 == (int) _PF_E_MAX &&
                        (int) PYFENCE_E_INTERNAL == (int) PF_E_INTERNAL,
                "enum pyfence_code must mirror enum pf_code");
 

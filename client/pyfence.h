@@ -38,7 +38,7 @@ extern "C" {
 /* The wire protocol this library speaks (proto/PROTOCOL.md); pyfence_hello() checks it. */
 #define PYFENCE_PROTOCOL_VERSION 1
 
-/* Error codes. 1..20 are the server's codes (proto/PROTOCOL.md "Error codes"), with the same
+/* Error codes. 1..22 are the server's codes (proto/PROTOCOL.md "Error codes"), with the same
  * wire names, returned by pyfence_code_name(). PYFENCE_E_PROTOCOL and PYFENCE_E_INTERRUPTED are
  * client-side only. */
 enum pyfence_code {
@@ -64,6 +64,9 @@ enum pyfence_code {
     PYFENCE_E_PERMISSION,
     PYFENCE_E_NOT_FOUND,
     PYFENCE_E_SESSION_LOST,
+    /* The profile requires a hardening layer this host cannot give the worker: the message
+     * names the profile, the layer, why and what an operator can do. */
+    PYFENCE_E_HARDENING_UNAVAILABLE,
     PYFENCE_E_PROTOCOL = 100,    /* the server sent something we cannot interpret */
     PYFENCE_E_INTERRUPTED = 101, /* a signal ended a wait (pyfence_wait_signal) */
 };

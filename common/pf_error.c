@@ -27,6 +27,7 @@ static const char *const code_names[_PF_E_MAX] = {
         [PF_E_PERMISSION] = "permission",
         [PF_E_NOT_FOUND] = "not_found",
         [PF_E_SESSION_LOST] = "session_lost",
+        [PF_E_HARDENING_UNAVAILABLE] = "hardening_unavailable",
 };
 
 const char *

@@ -30,6 +30,9 @@ enum pf_code {
     PF_E_PERMISSION,     /* peer not allowed */
     PF_E_NOT_FOUND,      /* no such session/request */
     PF_E_SESSION_LOST,   /* a session's worker died */
+    /* The profile requires a hardening layer that this host (kernel, privileges, options)
+     * cannot give the worker: the job is refused, and the message says what to change. */
+    PF_E_HARDENING_UNAVAILABLE,
     _PF_E_MAX,
 };
 

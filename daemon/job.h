@@ -209,6 +209,12 @@ void job_reply_add_cgroup_stats(const struct zygote_exit *e, cJSON *stats);
 int job_reply_cgroup_outcome(const struct zygote_exit *e, const struct policy_limits *limits,
                              cJSON *reply, int code);
 
+/* A reply that ends in hardening_unavailable (code) names the profile whose levels this host
+ * cannot meet: its error.message gets "profile 'NAME': " in front (profile "" or NULL: pyfenced
+ * runs without a policy). The worker that failed cannot say it: a warm pool's worker serves
+ * every profile with the same hardening. Any other reply is left as it is. */
+void job_reply_name_profile(cJSON *reply, int code, const char *profile);
+
 /* Brings an exec reply (ok or not) under max_frame bytes as msg_fit_exec_reply does: long
  * texts cut, else the result left out. Returns the reply's code: output_limit once the result
  * was left out. A reply that cannot fit stays as it is, for conn_send's bare too_large. */

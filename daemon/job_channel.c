@@ -33,6 +33,7 @@ send_reply(struct job *j, cJSON *reply, int code)
     if (j->replied)
         return;
     job_mark_replied(j);
+    job_reply_name_profile(reply, code, j->profile);
     code = job_reply_fit(reply, (uint32_t) j->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES], code);
     daemon_count_outcome(j->d, code);
     latency_record(&j->d->latency, daemon_elapsed_ms(j->arrival_ns));

@@ -85,6 +85,24 @@ job_reply_from_result(const cJSON *req_id, cJSON *result, double queue_ms, int *
     return reply;
 }
 
+void
+job_reply_name_profile(cJSON *reply, int code, const char *profile)
+{
+    if (code != PF_E_HARDENING_UNAVAILABLE)
+        return;
+    cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
+    const char *msg = msg_get_string(error, "message", NULL);
+    if (!msg)
+        return;
+    _cleanup_free_ char *named = NULL;
+    int n = profile && profile[0] ? asprintf(&named, "profile '%s': %s", profile, msg)
+                                  : asprintf(&named, "pyfenced's levels without a policy: %s", msg);
+    cJSON *s = n >= 0 ? cJSON_CreateString(named) : NULL;
+    /* Out of memory: the reply keeps the worker's words, which name the layer. */
+    if (s && !cJSON_ReplaceItemInObjectCaseSensitive(error, "message", s))
+        cJSON_Delete(s);
+}
+
 /* A snippet that failed because its cgroup refused memory or a process (a child OOM-killed, a
  * fork or thread refused: an OSError or RuntimeError in the worker) failed on that limit: the
  * outcome names it, the message keeps the snippet's own error. */

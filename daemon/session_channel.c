@@ -94,6 +94,8 @@ static void
 request_finish(struct session *s, cJSON *reply, int code)
 {
     enum session_req_kind kind = s->req.kind;
+    if (reply)
+        job_reply_name_profile(reply, code, s->profile);
     if (kind == SESSION_REQ_EXEC && reply)
         code = job_reply_fit(reply, (uint32_t) s->d->limits.v[POLICY_LIMIT_MAX_FRAME_BYTES], code);
     if (kind == SESSION_REQ_EXEC)

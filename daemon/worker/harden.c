@@ -1,9 +1,11 @@
 /* worker_harden(): the one place where the order of the hardening layers is written down. It
  * runs in a freshly forked worker before it reads any untrusted input, and fails closed: the
- * first failure of a required layer stops it, and the worker then dies (worker.c). */
+ * first failure of a required layer stops it (hardening_unavailable: harden_required_failed),
+ * and the worker then dies (worker.c). */
 #include "harden.h"
 
 #include <stddef.h>
+#include <unistd.h>
 
 #include "harden_internal.h"
 #include "pf_cleanup.h"
@@ -42,6 +44,36 @@ harden_layer_built(enum harden_layer layer)
     return false;
 }
 
+/* What an operator can do, when the layer's own message does not say it: without root,
+ * harden_ns.c's does (there best-effort is raised to required, so only "off" runs without it). */
+static const char *
+what_to_do(enum harden_layer layer)
+{
+    if (geteuid() == 0)
+        return "give pyfenced what it needs (`pyfenced --check` says what this host lacks; its "
+               "--cgroup and --namespaces options can turn a layer off), or set the layer "
+               "\"best-effort\" in the profile's \"hardening\" to run without it";
+    if (layer == HARDEN_LAYER_NAMESPACES)
+        return NULL;
+    return "give pyfenced what it needs (`pyfenced --check` says what this host lacks), run it "
+           "as root, or set the layer \"best-effort\" in the profile's \"hardening\" to run "
+           "without it";
+}
+
+int
+harden_required_failed(enum harden_layer layer, struct pf_error *lerr, struct pf_error **err)
+{
+    _cleanup_pf_error_ struct pf_error *cause = lerr;
+    const char *name = harden_layer_name(layer);
+    if (cause && cause->code == PF_E_WORKER_CRASHED)
+        return pf_error_set(err, PF_E_WORKER_CRASHED, "hardening layer '%s': %s", name, cause->msg);
+    const char *why = cause ? cause->msg : "out of memory";
+    const char *todo = what_to_do(layer);
+    return pf_error_set(err, PF_E_HARDENING_UNAVAILABLE,
+                        "hardening layer '%s' is required and this host cannot give it: %s%s%s",
+                        name, why, todo ? ". What to do: " : "", todo ? todo : "");
+}
+
 static int
 apply_layer(size_t i, const struct harden_params *params, struct pf_error **err)
 {
@@ -64,10 +96,8 @@ apply_layer(size_t i, const struct harden_params *params, struct pf_error **err)
     if (!layers[i].apply) {
         if (level == HARDEN_BEST_EFFORT)
             return 0;
-        return pf_error_set(err, PF_E_INTERNAL,
-                            "hardening layer '%s' is required but not built into this pyfence "
-                            "(set it to \"off\" or \"best-effort\" in the profile)",
-                            harden_layer_name(layer));
+        pf_error_set(&lerr, PF_E_INTERNAL, "not built into this pyfence");
+        return harden_required_failed(layer, lerr, err);
     }
     if (layers[i].apply(params, &lerr) >= 0)
         return 0;
@@ -77,12 +107,7 @@ apply_layer(size_t i, const struct harden_params *params, struct pf_error **err)
         pf_error_free(lerr);
         return 0;
     }
-    if (err && !*err) {
-        *err = lerr;
-        return pf_error_prefix(err, "hardening layer '%s'", harden_layer_name(layer));
-    }
-    pf_error_free(lerr);
-    return -1;
+    return harden_required_failed(layer, lerr, err);
 }
 
 /* A change of credentials clears PR_SET_PDEATHSIG (prctl(2)), which the worker has had since

@@ -175,7 +175,7 @@ harden_fds_die_with_parent(struct pf_error **err)
     bool gone =
             exited || (parent != 0 && (expected_parent ? parent != expected_parent : parent == 1));
     if (gone)
-        return pf_error_set(err, PF_E_INTERNAL,
+        return pf_error_set(err, PF_E_WORKER_CRASHED,
                             "the zygote (pid %d) died before the worker was hardened",
                             (int) expected_parent);
     return 0;

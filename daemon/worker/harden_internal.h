@@ -34,6 +34,13 @@ int harden_privileges_apply(const struct harden_params *p, struct pf_error **err
 int harden_landlock_apply(const struct harden_params *p, struct pf_error **err);
 int harden_seccomp_apply(const struct harden_params *p, struct pf_error **err);
 
+/* The job's error when a required layer could not be applied (takes lerr, the layer's own
+ * error, which may be NULL: out of memory): PF_E_HARDENING_UNAVAILABLE, naming the layer, the
+ * cause and what an operator can do. Every required layer's failure ends the job with it, but
+ * one: the zygote died under the worker (PF_E_WORKER_CRASHED from the layer), which says
+ * nothing about what this host can give. Returns -1. */
+int harden_required_failed(enum harden_layer layer, struct pf_error *lerr, struct pf_error **err);
+
 /* Moves channel_fd to HARDEN_CHANNEL_FD (close-on-exec set, blocking mode). Done by
  * worker_harden() before any layer runs, whatever the fds layer's level, so that a layer which
  * closes fds never closes the channel. Returns HARDEN_CHANNEL_FD. */

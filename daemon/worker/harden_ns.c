@@ -460,8 +460,7 @@ unavailable_error(struct pf_error **err)
             the_ns.unavailable[0] ? the_ns.unavailable : "the zygote did not prepare them";
     if (geteuid() == 0)
         return pf_error_set(err, PF_E_INTERNAL,
-                            "namespaces: unavailable (%s; see the zygote's start-up log and "
-                            "`pyfenced --check`)",
+                            "namespaces: unavailable (%s; the zygote's start-up log says more)",
                             why);
     return pf_error_set(err, PF_E_INTERNAL,
                         "namespaces: unavailable (%s). A pyfenced that is not root requires this "

@@ -166,9 +166,8 @@ harden_job_prepare(const struct harden_params *p, struct harden_job **ret, struc
     job->cgroup_ready = cr == 0 && p->level[HARDEN_LAYER_CGROUP] != HARDEN_OFF;
     if (cr < 0) {
         if (p->level[HARDEN_LAYER_CGROUP] == HARDEN_REQUIRED) {
-            *err = cerr;
             harden_job_finish(job, NULL);
-            return pf_error_prefix(err, "hardening layer 'cgroup'");
+            return harden_required_failed(HARDEN_LAYER_CGROUP, cerr, err);
         }
         /* Best-effort: said loudly once, not per job. */
         static bool warned;
@@ -186,9 +185,8 @@ harden_job_prepare(const struct harden_params *p, struct harden_job **ret, struc
     struct pf_error *nerr = NULL;
     if (harden_ns_prefork(new_pid_ns, &nerr) < 0) {
         if (p->level[HARDEN_LAYER_NAMESPACES] == HARDEN_REQUIRED) {
-            *err = nerr;
             harden_job_finish(job, NULL);
-            return pf_error_prefix(err, "hardening layer 'namespaces'");
+            return harden_required_failed(HARDEN_LAYER_NAMESPACES, nerr, err);
         }
         pf_error_free(nerr);
     }

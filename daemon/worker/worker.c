@@ -389,7 +389,8 @@ worker_main(int channel_fd, const struct harden_params *params, struct exec_env 
         /* The channel is at fd 3 once worker_harden got past its first step, else where it was;
          * stderr may be /dev/null already, so the channel is the only place to say why. */
         int at = fcntl(HARDEN_CHANNEL_FD, F_GETFD) >= 0 ? HARDEN_CHANNEL_FD : channel_fd;
-        worker_fail_job(at, PF_E_INTERNAL, err ? err->msg : NULL, WORKER_EXIT_HARDEN_FAILED);
+        worker_fail_job(at, err ? err->code : PF_E_INTERNAL, err ? err->msg : NULL,
+                        WORKER_EXIT_HARDEN_FAILED);
     }
 
     worker_warm_up(fd);

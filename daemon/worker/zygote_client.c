@@ -79,6 +79,15 @@ open_worker_pidfd(pid_t pid, pid_t zygote)
     return fd;
 }
 
+int
+zygote_spawn_failed_code(const char *name)
+{
+    /* An allow-list: the zygote names one code only, the rest is a fault on our side. */
+    if (name && strcmp(name, pf_code_name(PF_E_HARDENING_UNAVAILABLE)) == 0)
+        return PF_E_HARDENING_UNAVAILABLE;
+    return PF_E_INTERNAL;
+}
+
 static void
 job_spawn_failed(struct zygote *z, struct zjob *j, int code, const char *message)
 {
@@ -140,6 +149,7 @@ static const struct msg_field spawn_failed_fields[] = {
         {"event", MSG_T_STRING, true, 1, 32},
         {"job", MSG_T_INT, true, 0, MAX_JSON_INT},
         {"message", MSG_T_STRING, true, 0, 4096},
+        {"code", MSG_T_STRING, false, 1, 32},
 };
 static const struct msg_field exited_fields[] = {
         {"event", MSG_T_STRING, true, 1, 32},
@@ -227,7 +237,8 @@ on_event(struct zproc *p, const cJSON *msg, struct pf_error **err)
         struct zjob *j = job_find(z, (uint64_t) msg_get_int(msg, "job", 0));
         if (!j || j->pid > 0)
             return pf_error_set(err, PF_E_INTERNAL, "spawn_failed: unexpected job");
-        job_spawn_failed(z, j, PF_E_INTERNAL, msg_get_string(msg, "message", ""));
+        job_spawn_failed(z, j, zygote_spawn_failed_code(msg_get_string(msg, "code", NULL)),
+                         msg_get_string(msg, "message", ""));
         return 0;
     }
     if (strcmp(event, "ready") == 0 && !p->ready) {

@@ -66,5 +66,9 @@ int zygote_drain_control(struct zproc *p);
 /* zygote_client.c: ends every job of a zygote that is gone (exit_cb for spawned workers, which it
  * also kills; spawned_cb with an error for spawns not answered yet). */
 void zygote_fail_all_jobs(struct zygote *z, const char *why);
+/* zygote_client.c: the code a spawn_failed event's optional "code" gives the job: the zygote
+ * may name hardening_unavailable (a required layer it prepares per job); anything else, or
+ * none, is internal. */
+int zygote_spawn_failed_code(const char *name);
 
 #endif

@@ -145,14 +145,24 @@ job_event(const char *event, uint64_t id)
     return o;
 }
 
+/* code: PF_E_HARDENING_UNAVAILABLE (a required layer the zygote prepares per job: the job's
+ * cgroup slot, its pid namespace) goes to the daemon as "code"; anything else is its fault. */
 static int
-reply_spawn_failed(struct zygote *z, uint64_t id, const char *message)
+reply_spawn_failed_code(struct zygote *z, uint64_t id, int code, const char *message)
 {
     pf_log_warning(ZYGOTE, "job %llu: spawn failed: %s", (unsigned long long) id, message);
     cJSON *o = job_event("spawn_failed", id);
     if (o)
         cJSON_AddStringToObject(o, "message", message);
+    if (o && code == PF_E_HARDENING_UNAVAILABLE)
+        cJSON_AddStringToObject(o, "code", pf_code_name(code));
     return send_event(z, o);
+}
+
+static int
+reply_spawn_failed(struct zygote *z, uint64_t id, const char *message)
+{
+    return reply_spawn_failed_code(z, id, PF_E_INTERNAL, message);
 }
 
 /* In the child: never returns. No PyOS_AfterFork_Child: zygote_python.h says why. */
@@ -178,7 +188,7 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
     _cleanup_pf_error_ struct pf_error *err = NULL;
     struct harden_job *hj = NULL;
     if (harden_job_prepare(params, &hj, &err) < 0)
-        return reply_spawn_failed(z, id, err->msg);
+        return reply_spawn_failed_code(z, id, err->code, err->msg);
     if (add_job(z, id, 0) < 0) {
         harden_job_finish(hj, NULL);
         return reply_spawn_failed(z, id, "out of memory");

@@ -401,6 +401,47 @@ test_outcome_from_exit(void **state)
     assert_int_equal(job_outcome_from_exit(&e, 1000, "clone", msg, sizeof(msg)), PF_E_SECCOMP);
 }
 
+/* A hardening_unavailable reply names the profile (the worker cannot: a warm pool's worker
+ * serves every profile with its hardening); no other reply is touched. */
+static void
+test_reply_names_the_profile(void **state)
+{
+    (void) state;
+    cJSON *reply = msg_reply_error(NULL, PF_E_HARDENING_UNAVAILABLE,
+                                   "hardening layer 'cgroup' is required and this host cannot "
+                                   "give it: why");
+    assert_non_null(reply);
+    job_reply_name_profile(reply, PF_E_HARDENING_UNAVAILABLE, "agent");
+    const cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
+    assert_string_equal(msg_get_string(error, "message", ""),
+                        "profile 'agent': hardening layer 'cgroup' is required and this host "
+                        "cannot give it: why");
+    assert_string_equal(msg_get_string(error, "code", ""), "hardening_unavailable");
+    cJSON_Delete(reply);
+
+    reply = msg_reply_error(NULL, PF_E_HARDENING_UNAVAILABLE, "m");
+    job_reply_name_profile(reply, PF_E_HARDENING_UNAVAILABLE, "");
+    assert_string_equal(
+            msg_get_string(cJSON_GetObjectItemCaseSensitive(reply, "error"), "message", ""),
+            "pyfenced's levels without a policy: m");
+    cJSON_Delete(reply);
+
+    static const int others[] = {PF_E_INTERNAL, PF_E_ERROR, PF_E_WORKER_CRASHED, 0};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        reply = msg_reply_error(NULL, PF_E_INTERNAL, "m");
+        job_reply_name_profile(reply, others[i], "agent");
+        assert_string_equal(
+                msg_get_string(cJSON_GetObjectItemCaseSensitive(reply, "error"), "message", ""),
+                "m");
+        cJSON_Delete(reply);
+    }
+    /* An ok reply has no error to name anything in. */
+    reply = cJSON_CreateObject();
+    job_reply_name_profile(reply, PF_E_HARDENING_UNAVAILABLE, "agent");
+    assert_null(cJSON_GetObjectItemCaseSensitive(reply, "error"));
+    cJSON_Delete(reply);
+}
+
 /* The zygote reports the worker's end with what its cgroup saw. */
 static void
 end_worker_cgroup(struct fx *f, uint64_t job, struct zygote_exit e)
@@ -652,6 +693,7 @@ main(void)
             TW(test_close_drops_queued_job, workers),
             T(test_close_cancels_jobs),
             cmocka_unit_test(test_outcome_from_exit),
+            cmocka_unit_test(test_reply_names_the_profile),
             cmocka_unit_test_setup_teardown(test_profile_sets_limits_levels_imports, setup_policy,
                                             teardown),
             cmocka_unit_test_setup_teardown(test_reload_keeps_old_policy_on_error, setup_policy,

@@ -424,7 +424,9 @@ test_code_names(void **state)
     assert_string_equal(pyfence_code_name(PYFENCE_E_INTERRUPTED), "interrupted");
     assert_int_equal(pyfence_code_from_name("interrupted"), PYFENCE_E_INTERRUPTED);
     assert_string_equal(pyfence_code_name(12345), "internal");
-    for (int c = PYFENCE_E_INTERNAL; c <= PYFENCE_E_SESSION_LOST; c++)
+    assert_string_equal(pyfence_code_name(PYFENCE_E_HARDENING_UNAVAILABLE),
+                        "hardening_unavailable");
+    for (int c = PYFENCE_E_INTERNAL; c <= PYFENCE_E_HARDENING_UNAVAILABLE; c++)
         assert_int_equal(pyfence_code_from_name(pyfence_code_name(c)), c);
     assert_int_equal(pyfence_code_from_name("protocol"), PYFENCE_E_PROTOCOL);
     assert_int_equal(pyfence_code_from_name("no-such-code"), PYFENCE_E_INTERNAL);

@@ -26,6 +26,7 @@
 #include "pf_cleanup.h"
 #include "worker_fixture.h"
 #include "zygote.h"
+#include "zygote_client_internal.h"
 
 static char zygote_path[PATH_MAX];
 
@@ -496,7 +497,7 @@ test_required_layer_missing_fails_closed(void **state)
     assert_int_equal(j.exit.exit_code, 70);
     assert_int_equal(f.data_len, 0);
     assert_non_null(f.result);
-    assert_string_equal(msg_get_string(f.result, "outcome", ""), "internal");
+    assert_string_equal(msg_get_string(f.result, "outcome", ""), "hardening_unavailable");
     const char *m = msg_get_string(cJSON_GetObjectItem(f.result, "error"), "message", "");
     assert_non_null(strstr(m, harden_layer_name((enum harden_layer) layer)));
     cJSON_Delete(f.result);
@@ -728,10 +729,11 @@ test_required_cgroup_without_cgroups(void **state)
     assert_int_equal(j.exit.exit_code, 70);
     assert_int_equal(f.data_len, 0);
     assert_non_null(f.result);
-    assert_string_equal(msg_get_string(f.result, "outcome", ""), "internal");
+    assert_string_equal(msg_get_string(f.result, "outcome", ""), "hardening_unavailable");
     const char *m = msg_get_string(cJSON_GetObjectItem(f.result, "error"), "message", "");
-    if (!strstr(m, "hardening layer 'cgroup'"))
-        fail_msg("\"%s\" does not name the cgroup layer", m);
+    if (!strstr(m, "hardening layer 'cgroup' is required and this host cannot give it") ||
+        !strstr(m, "\"best-effort\""))
+        fail_msg("\"%s\" does not name the cgroup layer and what to do", m);
     cJSON_Delete(f.result);
 
     p.level[HARDEN_LAYER_CGROUP] = HARDEN_BEST_EFFORT;
@@ -748,6 +750,19 @@ test_required_cgroup_without_cgroups(void **state)
     assert_int_equal(msg_get_int(f.result, "output", 0), 2);
     cJSON_Delete(f.result);
     stop(&loop, z);
+}
+
+/* The code a spawn_failed event may carry is an allow-list of one: a zygote that names any
+ * other (or none) reports a fault of ours, never what it pleases. */
+static void
+test_spawn_failed_code(void **state)
+{
+    (void) state;
+    assert_int_equal(zygote_spawn_failed_code("hardening_unavailable"), PF_E_HARDENING_UNAVAILABLE);
+    assert_int_equal(zygote_spawn_failed_code(NULL), PF_E_INTERNAL);
+    assert_int_equal(zygote_spawn_failed_code(""), PF_E_INTERNAL);
+    assert_int_equal(zygote_spawn_failed_code("busy"), PF_E_INTERNAL);
+    assert_int_equal(zygote_spawn_failed_code("hardening_unavailable "), PF_E_INTERNAL);
 }
 
 int
@@ -783,6 +798,7 @@ main(int argc, char **argv)
             cmocka_unit_test(test_output_batching),
             cmocka_unit_test(test_result_over_max_result_bytes),
             cmocka_unit_test(test_required_layer_missing_fails_closed),
+            cmocka_unit_test(test_spawn_failed_code),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
