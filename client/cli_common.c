@@ -24,7 +24,7 @@ int
 cli_report(const struct pyfence_error *err)
 {
     fprintf(stderr, "pyfence: %s\n", err->message);
-    return EXIT_USAGE;
+    return err->code == PYFENCE_E_HARDENING_UNAVAILABLE ? EXIT_HARDENING : EXIT_USAGE;
 }
 
 int

@@ -17,6 +17,9 @@ enum exit_status {
     EXIT_SNIPPET = 1,
     EXIT_USAGE = 2,
     EXIT_LIMIT = 3,
+    /* hardening_unavailable: the profile requires isolation the daemon's host cannot give; an
+     * operator's matter, not the snippet's nor the command line's */
+    EXIT_HARDENING = 4,
     EXIT_INTERRUPTED = 130, /* as a shell reports a command that SIGINT ended */
 };
 
@@ -25,7 +28,8 @@ enum exit_status {
 /* Prints "pyfence: " and the message, then usage, to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Prints err's message to stderr; returns EXIT_USAGE. */
+/* Prints err's message to stderr; returns EXIT_HARDENING for hardening_unavailable (a session
+ * open refused so), else EXIT_USAGE. */
 int cli_report(const struct pyfence_error *err);
 
 /* --timeout SEC: seconds in (0, 86400], fractions allowed, into *ret_ms rounded up; -1 when arg

@@ -41,8 +41,9 @@ static const char main_usage[] =
         "\n"
         "Exit status: 0 ok; 1 the snippet raised or was refused (also worker_crashed,\n"
         "seccomp_violation); 2 usage, connection or protocol error; 3 a limit was hit\n"
-        "(timeout, cpu_limit, memory_limit, pids_limit, output_limit); 130 Ctrl-C\n"
-        "cancelled an exec.\n";
+        "(timeout, cpu_limit, memory_limit, pids_limit, output_limit); 4 the profile\n"
+        "requires hardening the daemon's host cannot give (hardening_unavailable: the\n"
+        "message says what an operator can do); 130 Ctrl-C cancelled an exec.\n";
 
 static const char exec_usage[] =
         "Usage: pyfence exec [-c CODE | FILE | -] [--profile NAME] [--timeout SEC]\n"
@@ -101,6 +102,8 @@ exit_status_of(int outcome_code)
         return EXIT_LIMIT;
     case PYFENCE_E_CANCELLED:
         return EXIT_INTERRUPTED;
+    case PYFENCE_E_HARDENING_UNAVAILABLE:
+        return EXIT_HARDENING;
     default:
         return EXIT_USAGE;
     }

@@ -29,7 +29,10 @@ state across calls, as smolagents' local executor does.
 Errors: connection, protocol and refused-request failures raise `PyfenceError` (with `.code`,
 the wire code name, and `.message`). A snippet that raises or hits a limit does NOT raise from
 `Client.exec`: the result says so (`ok`, `outcome`, `error`); `result.raise_for_outcome()` turns
-it into an `ExecutionError`.
+it into an `ExecutionError`. Outcome (or, for `open_session`, `.code`) `hardening_unavailable`
+is the host's, not the snippet's: the profile requires a hardening layer (namespaces, cgroup,
+Landlock...) that pyfenced cannot give there; the message names the profile, the layer, why,
+and what an operator can do. Retrying does not help until that changes.
 
 `Client(reply_timeout=SECONDS)` bounds each wait for a reply (default: none, as a busy daemon
 may queue a request for longer than its snippet runs): past it, `PyfenceError("timeout")` and
@@ -100,7 +103,9 @@ class PyfenceError(Exception):
 
 
 class ExecutionError(PyfenceError):
-    """The snippet did not complete: it raised, was refused, or hit a limit."""
+    """The snippet did not complete: it raised, was refused, or hit a limit (`.code`, the
+    outcome: "error", "timeout"...; "hardening_unavailable" when it never ran because the host
+    cannot give the hardening its profile requires)."""
 
     def __init__(self, result):
         err = result.error or {}

@@ -11,6 +11,7 @@ request, exactly as the worker of the next job will be."""
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -181,6 +182,15 @@ def profile(name, namespaces=None):
     return p
 
 
+def only_idle_workers_left(d, c):
+    """No worker busy, and every process below pyfenced a zygote or an idle pool worker. (Not
+    settled_family: the warm pools of refused profiles never fill, their workers are refused.)"""
+    st = c.stats()
+    zygotes = {st["zygote"]["pid"], st["zygote"].get("preload_pid")}
+    workers = [p for p in descendants(d.pid) if p not in zygotes]
+    return st["workers"]["busy"] == 0 and len(workers) == st["workers"]["idle"]
+
+
 def test_namespaces_required_without_root():
     """Without root, a worker without namespaces would run as the daemon's uid in the host's
     mount and pid namespaces: the layer is required unless the profile sets it off, so with
@@ -199,13 +209,37 @@ def test_namespaces_required_without_root():
         with d.client() as c:
             for name in ("default", "implicit"):
                 r = c.exec("1 + 1", profile=name)
-                assert not r.ok, (name, r.reply)
+                # Not internal: the host (here, pyfenced's option) is what to change.
+                assert r.outcome == "hardening_unavailable" and not r.ok, (name, r.reply)
+                assert r.error["code"] == "hardening_unavailable", r.error
                 message = r.error["message"]
-                assert "hardening layer 'namespaces'" in message, (name, r.error)
+                assert message.startswith(f"profile '{name}': hardening layer 'namespaces' is "
+                                          "required and this host cannot give it"), r.error
                 assert "pyfenced runs with --namespaces off" in message, r.error
                 assert '"namespaces": "off" in the profile' in message, r.error
+                # Raising best-effort to required is what refused it: that advice would not do.
+                assert '"best-effort"' not in message, r.error
             r = c.exec("1 + 1", profile="bare")
             assert r.ok and r.output == 2, (r.reply, d.logs())
+            jobs = c.stats()["jobs"]
+            assert jobs["by_outcome"].get("hardening_unavailable") == 2, jobs
+        # The CLI: its own exit status, and the message on stderr.
+        p = d.cli("exec", "--profile", "implicit", "-c", "print('must not run')")
+        assert p.returncode == 4, (p.returncode, p.stdout, p.stderr)
+        assert "must not run" not in p.stdout, p.stdout
+        assert p.stderr.startswith("pyfence: hardening_unavailable: profile 'implicit': "
+                                   "hardening layer 'namespaces'"), p.stderr
+        status = d.cli("status")
+        assert re.search(r"^ +hardening_unavailable +3$", status.stdout, re.M), status.stdout
+        # So is a session of such a profile: it never gets a worker.
+        p = d.cli("session", "open", "--profile", "default")
+        assert p.returncode == 4, (p.returncode, p.stdout, p.stderr)
+        assert "profile 'default': hardening layer 'namespaces'" in p.stderr, p.stderr
+        # Nothing is left running for the refused jobs: no worker is busy, and every process
+        # below pyfenced is a zygote or an idle pool worker (the bare profile's).
+        with d.client() as c:
+            assert wait_for(lambda: only_idle_workers_left(d, c)), (c.stats()["workers"],
+                                                                       descendants(d.pid))
 
 
 def test_namespaces_stay_best_effort_as_root(tmp_path):
