@@ -532,8 +532,11 @@ job_on_spawned(void *job_ctx, pid_t pid, const struct pf_error *err)
         /* No worker exists, so no exit will be reported: the job ends here. */
         pf_log_warning(WORKER, "job %llu: the zygote could not fork a worker: %s",
                        (unsigned long long) j->id, err ? err->msg : "no pid");
-        char msg[256];
-        snprintf(msg, sizeof(msg), "cannot start a worker: %s",
+        /* hardening_unavailable says it all (the layer, why, what to do); anything else is a
+         * fault of ours in starting it. */
+        char msg[1024];
+        bool hardening = err && err->code == PF_E_HARDENING_UNAVAILABLE;
+        snprintf(msg, sizeof(msg), "%s%s", hardening ? "" : "cannot start a worker: ",
                  err ? err->msg : "the zygote gave no pid");
         if (!j->exit_seen) {
             worker_gone(j);

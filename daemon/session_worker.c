@@ -442,8 +442,9 @@ session_on_spawned(struct session *s, pid_t pid, const struct pf_error *err)
     s->d->jobs_running--;
     pools_kick(&s->d->pools);
     if (s->state == SESSION_STARTING) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "cannot start the session's worker: %s",
+        char msg[1024];
+        bool hardening = err && err->code == PF_E_HARDENING_UNAVAILABLE;
+        snprintf(msg, sizeof(msg), "%s%s", hardening ? "" : "cannot start the session's worker: ",
                  err ? err->msg : "the zygote gave no pid");
         int code = err && err->code > 0 && err->code < _PF_E_MAX ? err->code : PF_E_INTERNAL;
         session_request_fail(s, code, msg, false);

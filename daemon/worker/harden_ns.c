@@ -37,7 +37,7 @@ static struct {
     bool in_userns;        /* the zygote made a user namespace of its own (daemon not root) */
     bool fork_new_pidns;   /* in a user namespace: the next fork makes the worker's pid namespace */
     bool private_scratch;  /* in the worker: /tmp is its own tmpfs */
-    char unavailable[256]; /* why the zygote has no namespaces to give, for the per-job error */
+    char unavailable[512]; /* why the zygote has no namespaces to give, for the per-job error */
 } the_ns = {.netns_fd = -1,
             .utsns_fd = -1,
             .mntns_fd = -1,
@@ -371,6 +371,8 @@ children_in_own_pidns(struct pf_error **err)
     return 0;
 }
 
+static int unavailable_error(struct pf_error **err);
+
 int
 harden_ns_prefork(bool new_pid_ns, struct pf_error **err)
 {
@@ -387,6 +389,11 @@ harden_ns_prefork(bool new_pid_ns, struct pf_error **err)
         make_spare_ipcns();
         return 0;
     }
+    /* Without the zygote's namespaces the worker cannot get the layer: say why (the user
+     * namespace the kernel refused, say) rather than what that made fail next (without it, a
+     * zygote that is not root may not make a pid namespace either). */
+    if (the_ns.unavailable[0])
+        return unavailable_error(err);
     /* Each worker is the init of its own pid namespace: it sees no other process, and when it
      * dies the kernel kills everything it left behind. In a user namespace of its own the
      * zygote could not return its children to its pid namespace afterwards (setns), so the fork

@@ -38,11 +38,15 @@ def status(pid):
     return out
 
 
+USERNS_REFUSED = Path(__file__).resolve().parent / "userns_refused.py"
+
+
 @contextlib.contextmanager
-def unprivileged_daemon(extra_args=(), profiles=None, groups=()):
+def unprivileged_daemon(extra_args=(), profiles=None, groups=(), no_userns=False):
     """pyfenced as uid 65534, from copies of the binaries in a directory that uid can reach (the
     checkout may sit below a directory only root may enter); profiles: {name: profile} for a
-    --policy directory instead of the built-in profiles."""
+    --policy directory instead of the built-in profiles; no_userns: where the kernel refuses
+    it any user namespace (userns_refused.py)."""
     if os.geteuid() != 0:
         pytest.skip("needs root to start pyfenced as another uid")
     pyfenced = require_binary(PYFENCED)
@@ -65,7 +69,14 @@ def unprivileged_daemon(extra_args=(), profiles=None, groups=()):
             for name, profile in profiles.items():
                 (policy / f"{name}.json").write_text(json.dumps(profile))
             args += ["--policy", str(policy)]
-        d = Daemon(run, args, binaries=copies, user=NOBODY, groups=groups)
+        if no_userns:
+            wrapper = bindir / "pyfenced-no-userns"
+            wrapper.write_text(f"#!/bin/sh\nexec /usr/bin/python3 {USERNS_REFUSED} {NOBODY} "
+                               f"{copies[0]} \"$@\"\n")
+            wrapper.chmod(0o755)
+            d = Daemon(run, args, binaries=(str(wrapper), copies[1]))
+        else:
+            d = Daemon(run, args, binaries=copies, user=NOBODY, groups=groups)
         try:
             yield d
         finally:
@@ -240,6 +251,42 @@ def test_namespaces_required_without_root():
         with d.client() as c:
             assert wait_for(lambda: only_idle_workers_left(d, c)), (c.stats()["workers"],
                                                                        descendants(d.pid))
+
+
+def test_kernel_refuses_the_user_namespace():
+    """The real path: the kernel refuses the zygote its user namespace (run inside a user
+    namespace whose user.max_user_namespaces is 0, as a host that turned unprivileged user
+    namespaces off would). pyfenced starts, says why at start-up, refuses the jobs of every
+    profile that does not set the layer off with hardening_unavailable naming the kernel's
+    answer, and runs the jobs of one that does."""
+    profiles = {"default": profile("default"), "bare": profile("bare", "off")}
+    with unprivileged_daemon(profiles=profiles, no_userns=True) as d:
+        assert wait_for(lambda: "the namespaces layer will fail per job" in d.logs()), d.logs()
+        assert "unshare(CLONE_NEWUSER) as uid 65534" in d.logs(), d.logs()
+        with d.client() as c:
+            r = c.exec("print('must not run')")
+            assert r.outcome == "hardening_unavailable" and not r.ok, (r.reply, d.logs())
+            message = r.error["message"]
+            assert message.startswith("profile 'default': hardening layer 'namespaces' is "
+                                      "required and this host cannot give it: namespaces: "
+                                      "unavailable ("), message
+            assert "No space left on device" in message, message
+            assert "let it make user namespaces" in message, message
+            assert r.logs == "", r.logs
+            r = c.exec("1 + 1", profile="bare")
+            assert r.ok and r.output == 2, (r.reply, d.logs())
+            assert c.stats()["jobs"]["by_outcome"] == {"ok": 1, "hardening_unavailable": 1}
+            assert wait_for(lambda: only_idle_workers_left(d, c)), c.stats()["workers"]
+        p = d.cli("exec", "-c", "1")
+        assert p.returncode == 4, (p.returncode, p.stdout, p.stderr)
+        assert "hardening layer 'namespaces'" in p.stderr, p.stderr
+        # Here the zygote refuses the fork (no pid namespace without a user namespace): a
+        # session's worker is refused the same way.
+        p = d.cli("session", "open")
+        assert p.returncode == 4, (p.returncode, p.stdout, p.stderr)
+        assert p.stderr.startswith("pyfence: session.open refused: profile 'default': "
+                                   "hardening layer 'namespaces' "
+                                   "is required"), p.stderr
 
 
 def test_namespaces_stay_best_effort_as_root(tmp_path):
