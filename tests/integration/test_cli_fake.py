@@ -76,6 +76,7 @@ def test_snippet_error_exit_1(srv):
     ("error", 1), ("worker_crashed", 1), ("seccomp_violation", 1),
     ("timeout", 3), ("cpu_limit", 3), ("memory_limit", 3), ("pids_limit", 3), ("output_limit", 3),
     ("bad_request", 2), ("busy", 2), ("shutting_down", 2), ("internal", 2),
+    ("hardening_unavailable", 4),
 ])
 def test_exit_status_per_outcome(srv, outcome, status):
     r = run_cli("exec", "-c", f"#outcome:{outcome}", socket_path=srv.path)
