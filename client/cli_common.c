@@ -20,6 +20,32 @@ cli_usage_error(const char *usage, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+static void
+args_add(struct cli_args *args, const char *arg)
+{
+    if (args->n < args->cap)
+        args->v[args->n] = arg;
+    args->n++;
+}
+
+int
+cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts,
+           struct cli_args *args)
+{
+    if (!args->started) {
+        /* 0, not 1: glibc then re-reads the ordering mode ("+" for pyfence's own options). */
+        optind = 0;
+        args->started = true;
+    }
+    int c;
+    while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) == 1)
+        args_add(args, optarg);
+    if (c == -1) /* what follows a `--` */
+        for (; optind < argc; optind++)
+            args_add(args, argv[optind]);
+    return c;
+}
+
 int
 cli_report(const struct pyfence_error *err)
 {

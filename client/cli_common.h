@@ -5,6 +5,7 @@
 #define CLIENT_CLI_COMMON_H
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +25,22 @@ enum exit_status {
 };
 
 #define MAX_IMPORTS 64 /* --import options in one command */
+
+/* A command's arguments that are not options, in order. Options may come before, between or
+ * after them (`pyfence exec snippet.py --timeout 5`), as with most commands; `--` ends the
+ * options. */
+struct cli_args {
+    const char **v; /* Not owned: room for cap arguments. */
+    int cap;
+    int n; /* arguments seen; those past cap are counted, not kept */
+    bool started;
+};
+
+/* getopt_long over a command's own argv (argv[0] is the command's name), options anywhere:
+ * returns each option as getopt_long does, and -1 at the end, having put every other argument
+ * in args. optstring must begin with "-" (arguments in order, whatever POSIXLY_CORRECT says). */
+int cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts,
+               struct cli_args *args);
 
 /* Prints "pyfence: " and the message, then usage, to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -89,9 +89,10 @@ session_open(const char *socket_path, int argc, char **argv)
     opts.imports = imports;
     /* The CLI's connection ends when it exits: an attached session would end with it. */
     opts.detach = true;
+    const char *first[1] = {NULL};
+    struct cli_args args = {.v = first, .cap = 1};
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+p:i:t:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "-p:i:t:h", longopts, &args)) != -1) {
         switch (c) {
         case 'p':
             opts.profile = optarg;
@@ -116,8 +117,8 @@ session_open(const char *socket_path, int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage_error(cli_session_usage, "unexpected argument '%s'", argv[optind]);
+    if (args.n > 0)
+        return cli_usage_error(cli_session_usage, "unexpected argument '%s'", first[0]);
     struct pyfence_error err = {0};
     struct pyfence_conn *conn = NULL;
     char id[PYFENCE_SESSION_ID_LEN + 1];
@@ -142,32 +143,29 @@ session_open(const char *socket_path, int argc, char **argv)
     return status;
 }
 
-/* Options (--json, --help) anywhere; the other arguments are collected in order. */
+/* Options (--json when json is not NULL, --help) anywhere; the other arguments are collected in
+ * order into ret_args, which has room for cap of them (*ret_n counts them all). */
 static int
-session_args(int argc, char **argv, bool *json, const char **ret_args, int *ret_n)
+session_args(int argc, char **argv, bool *json, const char **ret_args, int cap, int *ret_n)
 {
-    static const struct option longopts[] = {
+    static const struct option with_json[] = {
             {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+    const struct option *longopts = json ? with_json : with_json + 1;
+    struct cli_args args = {.v = ret_args, .cap = cap};
     int c;
-    /* 0, not 1: glibc then re-reads the ordering mode ("-" here, "+" elsewhere). */
-    optind = 0;
-    /* "-" first: non-options come back as argument 1, in order. */
-    while ((c = getopt_long(argc, argv, json ? "-jh" : "-h", longopts, NULL)) != -1) {
-        if (c == 1) {
-            ret_args[(*ret_n)++] = optarg;
-            continue;
-        }
+    while ((c = cli_getopt(argc, argv, json ? "-jh" : "-h", longopts, &args)) != -1) {
         if (c == 'h') {
             fputs(cli_session_usage, stdout);
             return EXIT_OK;
         }
-        if (c == 'j' && json) {
+        if (c == 'j') {
             *json = true;
             continue;
         }
         fprintf(stderr, "\n%s", cli_session_usage);
         return EXIT_USAGE;
     }
+    *ret_n = args.n;
     return -1;
 }
 
@@ -204,7 +202,7 @@ session_get(const char *socket_path, int argc, char **argv)
         return EXIT_USAGE;
     bool json = false;
     int n = 0;
-    int r = session_args(argc, argv, &json, args, &n);
+    int r = session_args(argc, argv, &json, args, argc, &n);
     if (r < 0 && n < 2)
         r = cli_usage_error(cli_session_usage, "session get needs an id and at least one name");
     if (r >= 0) {
@@ -256,9 +254,7 @@ session_list(const char *socket_path, int argc, char **argv)
     bool json = false;
     const char *args[1];
     int n = 0;
-    int r = argc > 2
-                    ? cli_usage_error(cli_session_usage, "unexpected argument '%s'", argv[argc - 1])
-                    : session_args(argc, argv, &json, args, &n);
+    int r = session_args(argc, argv, &json, args, 1, &n);
     if (r < 0 && n > 0)
         r = cli_usage_error(cli_session_usage, "unexpected argument '%s'", args[0]);
     if (r >= 0)
@@ -295,10 +291,12 @@ session_close(const char *socket_path, int argc, char **argv)
 {
     const char *args[2];
     int n = 0;
-    int r = argc > 3 ? cli_usage_error(cli_session_usage, "session close takes one id")
-                     : session_args(argc, argv, NULL, args, &n);
-    if (r < 0 && n != 1)
+    int r = session_args(argc, argv, NULL, args, 2, &n);
+    if (r < 0 && n == 0)
         r = cli_usage_error(cli_session_usage, "session close takes one id");
+    else if (r < 0 && n > 1)
+        r = cli_usage_error(cli_session_usage, "session close takes one id, not also '%s'",
+                            args[1]);
     if (r >= 0)
         return r;
     struct pyfence_error err = {0};

@@ -252,9 +252,11 @@ cmd_exec(const char *socket_path, int argc, char **argv)
     pyfence_exec_options_init(&opts);
     opts.imports = imports;
     bool json = false;
+    /* The file (or -), and the first argument too many. */
+    const char *files[2] = {NULL, NULL};
+    struct cli_args args = {.v = files, .cap = 2};
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+c:p:t:i:jS:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "-c:p:t:i:jS:h", longopts, &args)) != -1) {
         switch (c) {
         case 'c':
             code_arg = optarg;
@@ -292,10 +294,12 @@ cmd_exec(const char *socket_path, int argc, char **argv)
         return cli_usage_error(exec_usage, "--profile, --import and --timeout are fixed when a "
                                            "session opens (pyfence session open); not with "
                                            "--session");
-    if (argc - optind > 1 || (code_arg && argc - optind > 0))
+    /* The first argument that has no place: a FILE after -c CODE, or a second FILE. */
+    const char *unexpected = code_arg ? files[0] : files[1];
+    if (unexpected)
         return cli_usage_error(exec_usage, "exec takes one of -c CODE, FILE or -, not '%s'",
-                               argv[argc - 1]);
-    char *code = code_arg ? strdup(code_arg) : read_code(optind < argc ? argv[optind] : NULL);
+                               unexpected);
+    char *code = code_arg ? strdup(code_arg) : read_code(files[0]);
     if (!code)
         return EXIT_USAGE;
 
@@ -318,27 +322,31 @@ cmd_exec(const char *socket_path, int argc, char **argv)
     return status;
 }
 
+/* The arguments of a command that takes no argument, only --help (and --json when json is not
+ * NULL), anywhere: an exit status, or -1 to go on. */
 static int
 only_help(int argc, char **argv, const char *usage, bool *json)
 {
-    static const struct option longopts[] = {
+    static const struct option with_json[] = {
             {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+    const struct option *longopts = json ? with_json : with_json + 1;
+    const char *first[1] = {NULL};
+    struct cli_args args = {.v = first, .cap = 1};
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, json ? "+jh" : "+h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, json ? "-jh" : "-h", longopts, &args)) != -1) {
         if (c == 'h') {
             fputs(usage, stdout);
             return EXIT_OK;
         }
-        if (c == 'j' && json) {
+        if (c == 'j') {
             *json = true;
             continue;
         }
         fprintf(stderr, "\n%s", usage);
         return EXIT_USAGE;
     }
-    if (optind < argc)
-        return cli_usage_error(usage, "unexpected argument '%s'", argv[optind]);
+    if (args.n > 0)
+        return cli_usage_error(usage, "unexpected argument '%s'", first[0]);
     return -1;
 }
 
@@ -477,6 +485,8 @@ main(int argc, char **argv)
         const struct command *cmd = optind + 1 < argc ? find_command(argv[optind + 1]) : NULL;
         if (optind + 1 < argc && !cmd)
             return cli_usage_error(main_usage, "unknown command '%s'", argv[optind + 1]);
+        if (optind + 2 < argc)
+            return cli_usage_error(main_usage, "unexpected argument '%s'", argv[optind + 2]);
         fputs(cmd ? cmd->usage : main_usage, stdout);
         return EXIT_OK;
     }

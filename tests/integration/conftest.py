@@ -115,12 +115,13 @@ def fake(tmpdir_short):
         s.stop()
 
 
-def run_cli(*args, socket_path=None, input=None, timeout=60):
+def run_cli(*args, socket_path=None, input=None, timeout=60, cwd=None):
     cmd = [require_binary(PYFENCE_CLI)]
     if socket_path:
         cmd += ["--socket", str(socket_path)]
     cmd += list(args)
-    return subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd)
 
 
 # ---- the real daemon -------------------------------------------------------------------------

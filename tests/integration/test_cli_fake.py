@@ -96,6 +96,56 @@ def test_usage_errors_exit_2(srv):
         assert r.stderr, args
 
 
+def test_exec_options_after_the_file(srv, tmpdir_short):
+    """README's `pyfence exec snippet.py --timeout 5 --import json`: options may follow the
+    file (and come between -c and its neighbours); `--` ends them."""
+    f = tmpdir_short / "snippet.py"
+    f.write_text("6 * 7")
+    r = run_cli("exec", str(f), "--timeout", "5", "--import", "json", socket_path=srv.path)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "42\n", "")
+    req = srv.requests[-1]
+    assert req["code"] == "6 * 7" and req["limits"] == {"timeout_ms": 5000}
+    assert req["imports"] == ["json"]
+    r = run_cli("exec", "-", "-j", socket_path=srv.path, input="2 + 2")
+    assert r.returncode == 0 and json.loads(r.stdout)["output_repr"] == "4"
+    dashed = tmpdir_short / "-t.py"
+    dashed.write_text("3")
+    r = run_cli("exec", "-i", "json", "--", str(dashed.name), socket_path=srv.path,
+                cwd=tmpdir_short)
+    assert (r.returncode, r.stdout) == (0, "3\n"), r.stderr
+    assert srv.requests[-1]["imports"] == ["json"]
+
+
+@pytest.mark.parametrize("args,first", [
+    (["exec", "a.py", "b.py", "c.py"], "b.py"),
+    (["exec", "a.py", "--json", "b.py", "c.py"], "b.py"),
+    (["exec", "-c", "1", "x.py", "y.py"], "x.py"),
+    (["exec", "x.py", "-c", "1"], "x.py"),
+    (["ping", "one", "two"], "one"),
+    (["status", "one", "--json", "two"], "one"),
+    (["session", "open", "one", "-p", "x", "two"], "one"),
+    (["session", "list", "one", "two", "three"], "one"),
+    (["session", "close", "ID", "two", "three"], "two"),
+    (["help", "exec", "two", "three"], "two"),
+])
+def test_usage_error_names_the_first_unexpected_argument(tmpdir_short, args, first):
+    # Parsing comes before connecting: no daemon needed.
+    r = run_cli(*args, socket_path=tmpdir_short / "absent.sock")
+    assert r.returncode == 2, (args, r.stderr)
+    line = r.stderr.splitlines()[0]
+    assert line.startswith("pyfence: ") and f"'{first}'" in line, (args, r.stderr)
+
+
+def test_options_after_arguments_in_every_command(tmpdir_short):
+    """--help anywhere in a command's arguments shows its help (it is parsed as an option, not
+    taken for an argument)."""
+    for args in (["exec", "x.py", "--help"], ["status", "--json", "--help"], ["ping", "-h"],
+                 ["session", "open", "--help"], ["session", "get", "ID", "n", "--help"],
+                 ["session", "list", "--json", "-h"], ["session", "close", "ID", "--help"]):
+        r = run_cli(*args, socket_path=tmpdir_short / "absent.sock")
+        assert r.returncode == 0 and r.stdout.startswith("Usage: pyfence"), (args, r.stderr)
+
+
 def test_connection_error_exit_2(tmpdir_short):
     r = run_cli("exec", "-c", "1", socket_path=tmpdir_short / "absent.sock")
     assert r.returncode == 2
