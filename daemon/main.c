@@ -31,26 +31,34 @@ struct options {
     struct policy_limits limits;
     bool limit_given[_POLICY_LIMIT_MAX]; /* set on the command line, not the table's default */
     const char *zygote_arg;
+    /* --check, --check-policy DIR: run once the whole command line is parsed, so that the
+     * options they audit are those given and a bad option fails them too. */
+    bool check;
+    const char *check_policy_dir;
 };
 
+/* One option per daemon-wide limit, named after it (max_jobs_per_uid: --max-jobs-per-uid), as
+ * README and pyfence-profile(5) promise; test_options.py checks the table covers them all. */
 static const struct {
     int opt;
     enum policy_limit limit;
     const char *flag;
+    const char *alias; /* a former name, still accepted */
 } limit_options[] = {
-        {0x100, POLICY_LIMIT_MAX_CONNECTIONS, "--max-connections"},
-        {0x101, POLICY_LIMIT_MAX_INFLIGHT, "--max-inflight"},
-        {0x102, POLICY_LIMIT_MAX_FRAME_BYTES, "--max-frame-bytes"},
-        {0x103, POLICY_LIMIT_MAX_WORKERS, "--max-workers"},
-        {0x104, POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS, "--idle-timeout-ms"},
-        {0x105, POLICY_LIMIT_MAX_JOBS_PER_UID, "--max-jobs-per-uid"},
-        {0x106, POLICY_LIMIT_MAX_QUEUED, "--max-queued"},
-        {0x107, POLICY_LIMIT_MAX_QUEUED_PER_UID, "--max-queued-per-uid"},
-        {0x108, POLICY_LIMIT_MAX_CONNECTIONS_PER_UID, "--max-connections-per-uid"},
-        {0x109, POLICY_LIMIT_MAX_BYTES_PER_UID, "--max-bytes-per-uid"},
-        {0x10a, POLICY_LIMIT_MAX_BYTES, "--max-bytes"},
-        {0x10b, POLICY_LIMIT_EGRESS_MAX_BYTES_HELD, "--egress-max-bytes-held"},
-        {0x10c, POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID, "--max-session-workers-per-uid"},
+        {0x100, POLICY_LIMIT_MAX_CONNECTIONS, "--max-connections", NULL},
+        {0x101, POLICY_LIMIT_MAX_INFLIGHT, "--max-inflight", NULL},
+        {0x102, POLICY_LIMIT_MAX_FRAME_BYTES, "--max-frame-bytes", NULL},
+        {0x103, POLICY_LIMIT_MAX_WORKERS, "--max-workers", NULL},
+        {0x104, POLICY_LIMIT_CONN_IDLE_TIMEOUT_MS, "--conn-idle-timeout-ms", "--idle-timeout-ms"},
+        {0x105, POLICY_LIMIT_MAX_JOBS_PER_UID, "--max-jobs-per-uid", NULL},
+        {0x106, POLICY_LIMIT_MAX_QUEUED, "--max-queued", NULL},
+        {0x107, POLICY_LIMIT_MAX_QUEUED_PER_UID, "--max-queued-per-uid", NULL},
+        {0x108, POLICY_LIMIT_MAX_CONNECTIONS_PER_UID, "--max-connections-per-uid", NULL},
+        {0x109, POLICY_LIMIT_MAX_BYTES_PER_UID, "--max-bytes-per-uid", NULL},
+        {0x10a, POLICY_LIMIT_MAX_BYTES, "--max-bytes", NULL},
+        {0x10b, POLICY_LIMIT_EGRESS_MAX_BYTES_HELD, "--egress-max-bytes-held", NULL},
+        {0x10c, POLICY_LIMIT_MAX_SESSION_WORKERS_PER_UID, "--max-session-workers-per-uid", NULL},
+        {0x10d, POLICY_LIMIT_MAX_OUTBUF_BYTES, "--max-outbuf-bytes", NULL},
 };
 
 /* Help text from the limits table, wrapped to 80 columns under the description column: the
@@ -116,8 +124,16 @@ help(void)
         print_wrapped(def->help, col);
         printf("  %-22s (default %lld, range %lld..%lld)\n", "", (long long) def->def,
                (long long) def->min, (long long) def->max);
+        if (limit_options[i].alias)
+            printf("  %-22s also %s N, its former name\n", "", limit_options[i].alias);
     }
-    printf("  --version              print the version and exit\n"
+    printf("  --check                audit the host: print what each hardening layer gets\n"
+           "                         with the --cgroup, --namespaces and --uid-range given,\n"
+           "                         then exit\n"
+           "  --check-policy DIR     validate the profiles of DIR and print them as they\n"
+           "                         would be applied (one JSON object, by profile name),\n"
+           "                         then exit\n"
+           "  --version              print the version and exit\n"
            "  --help                 print this help and exit\n"
            "\n"
            "Environment:\n"
@@ -225,7 +241,8 @@ parse_uid_range(const char *arg, uint32_t *ret_base, uint32_t *ret_count)
     return 0;
 }
 
-/* Prints every profile of dir as it will be applied; exit status. */
+/* Prints every profile of dir as it will be applied, as one JSON object by profile name (one
+ * document, for jq and json.tool); exit status. */
 static int
 check_policy(const char *dir)
 {
@@ -236,13 +253,23 @@ check_policy(const char *dir)
         pf_error_free(err);
         return EXIT_FAILURE;
     }
-    for (size_t i = 0; i < p->n; i++) {
+    cJSON *all = cJSON_CreateObject();
+    bool complete = all != NULL;
+    for (size_t i = 0; complete && i < p->n; i++) {
         cJSON *json = policy_profile_to_json(p->profiles[i]);
-        char *text = json ? cJSON_Print(json) : NULL;
-        printf("%s\n", text ? text : "(out of memory)");
-        free(text);
-        cJSON_Delete(json);
+        complete = json && cJSON_AddItemToObject(all, p->profiles[i]->name, json);
+        if (!complete)
+            cJSON_Delete(json);
     }
+    char *text = complete ? cJSON_Print(all) : NULL;
+    cJSON_Delete(all);
+    if (!text) {
+        fprintf(stderr, "pyfenced: out of memory printing the profiles of '%s'\n", dir);
+        policy_free(p);
+        return EXIT_FAILURE;
+    }
+    printf("%s\n", text);
+    free(text);
     /* What pyfenced would log at each load of this policy, if it ran as this user. */
     struct policy_strings warnings = {0};
     if (policy_warnings(p, geteuid(), &warnings, &err) < 0) {
@@ -282,7 +309,8 @@ parse_args(int argc, char **argv, struct options *o)
             {"max-inflight", required_argument, NULL, 0x101},
             {"max-frame-bytes", required_argument, NULL, 0x102},
             {"max-workers", required_argument, NULL, 0x103},
-            {"idle-timeout-ms", required_argument, NULL, 0x104},
+            {"conn-idle-timeout-ms", required_argument, NULL, 0x104},
+            {"idle-timeout-ms", required_argument, NULL, 0x104}, /* its former name */
             {"max-jobs-per-uid", required_argument, NULL, 0x105},
             {"max-queued", required_argument, NULL, 0x106},
             {"max-queued-per-uid", required_argument, NULL, 0x107},
@@ -291,6 +319,7 @@ parse_args(int argc, char **argv, struct options *o)
             {"max-bytes", required_argument, NULL, 0x10a},
             {"egress-max-bytes-held", required_argument, NULL, 0x10b},
             {"max-session-workers-per-uid", required_argument, NULL, 0x10c},
+            {"max-outbuf-bytes", required_argument, NULL, 0x10d},
             {"version", no_argument, NULL, 'V'},
             {"help", no_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
@@ -347,9 +376,11 @@ parse_args(int argc, char **argv, struct options *o)
                 return EXIT_USAGE + 1;
             break;
         case 'C':
-            return harden_check_host(stdout) + 1;
+            o->check = true;
+            break;
         case 'P':
-            return check_policy(optarg) + 1;
+            o->check_policy_dir = optarg;
+            break;
         case 'V':
             printf("pyfenced %s (protocol %d)\n", PYFENCE_VERSION, 1);
             return EXIT_SUCCESS + 1;
@@ -371,7 +402,24 @@ parse_args(int argc, char **argv, struct options *o)
                 argv[optind]);
         return EXIT_USAGE + 1;
     }
+    if (o->check && o->check_policy_dir) {
+        fprintf(stderr, "pyfenced: --check and --check-policy are two runs, not one\n");
+        return EXIT_USAGE + 1;
+    }
     return 0;
+}
+
+/* --check with the hardening options given (what the zygote would be started with). */
+static int
+check_host(const struct options *o)
+{
+    struct harden_zygote_config config = {
+            .cgroup_mode = o->d.cgroup_mode,
+            .namespaces_off = o->d.namespaces_off,
+            .uid_base = o->d.uid_base,
+            .uid_count = o->d.uid_count,
+    };
+    return harden_check_host(&config, stdout);
 }
 
 /* The zygote next to us (installed layout with libexecdir == bindir), in worker/ below us
@@ -506,6 +554,10 @@ main(int argc, char **argv)
     int r = parse_args(argc, argv, &o);
     if (r > 0)
         return r - 1;
+    if (o.check)
+        return check_host(&o);
+    if (o.check_policy_dir)
+        return check_policy(o.check_policy_dir);
     pf_log_init(o.d.log_level, "pyfenced");
     /* Not dumpable: no process of the daemon's uid (a worker of a pyfenced that is not root,
      * without namespaces) may ptrace it or read its /proc files, /proc/PID/mem and environ among

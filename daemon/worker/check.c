@@ -61,17 +61,23 @@ check_fork_into(const char *v2_dir, bool v2_backend, FILE *out)
                 fd < 0 ? strerror(open_errno) : why);
 }
 
-static void
-check_cgroup(FILE *out)
+/* false when the backend --cgroup asks for cannot be used: pyfenced would not start. */
+static bool
+check_cgroup(const char *mode, FILE *out)
 {
     struct cgroup_host host;
     if (cgroup_host_detect(&host, NULL) < 0) {
         fprintf(out, "cgroup:      none (cannot read /proc/self/cgroup)\n");
-        return;
+        return !mode || strcmp(mode, "auto") == 0 || strcmp(mode, "none") == 0;
     }
-    char why[600];
-    const struct cgroup_backend *b = cgroup_choose(&host, "auto", why, sizeof(why), NULL);
-    fprintf(out, "cgroup:      %s (%s)\n", b ? b->name : "none", why);
+    char why[600] = "";
+    struct pf_error *err = NULL;
+    const struct cgroup_backend *b = cgroup_choose(&host, mode, why, sizeof(why), &err);
+    if (b)
+        fprintf(out, "cgroup:      %s (%s)\n", b->name, why);
+    else
+        fprintf(out, "cgroup:      CANNOT BE USED: %s\n", err ? err->msg : "out of memory");
+    pf_error_free(err);
     if (host.v2_dir) {
         fprintf(out, "  v2:        '%s', controllers '%s'\n", host.v2_dir,
                 host.v2_controllers ? host.v2_controllers : "");
@@ -85,11 +91,16 @@ check_cgroup(FILE *out)
     if (b == &cgroup_backend_none)
         fprintf(out, "  WARNING:   workers would run with rlimits only\n");
     cgroup_host_finish(&host);
+    return b != NULL;
 }
 
 static bool
-check_namespaces(FILE *out)
+check_namespaces(bool off, FILE *out)
 {
+    if (off) {
+        fprintf(out, "namespaces:  off (--namespaces off: workers get none; a loud warning)\n");
+        return false;
+    }
     static const struct {
         const char *name;
         int flag;
@@ -143,7 +154,7 @@ check_seccomp(FILE *out)
 }
 
 static bool
-check_identity(FILE *out)
+check_identity(uint32_t base, uint32_t count, FILE *out)
 {
     cap_t caps = cap_get_proc();
     cap_flag_value_t setuid = CAP_CLEAR, setgid = CAP_CLEAR, setpcap = CAP_CLEAR;
@@ -153,15 +164,17 @@ check_identity(FILE *out)
         cap_get_flag(caps, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap);
         cap_free(caps);
     }
-    unsigned taken = 0, base = HARDEN_UID_BASE_DEFAULT;
-    for (unsigned u = base; u < base + 1024; u++)
+    /* pyfenced refuses a --uid-range with any taken id; the first 1024 stand for the default. */
+    uint32_t probed = count < 1024 ? count : 1024;
+    unsigned taken = 0;
+    for (uint32_t u = base; u < base + probed; u++)
         if (getpwuid(u))
             taken++;
     fprintf(out,
-            "identity:    workers as uid/gid %u+ (%u of the first 1024 are in /etc/passwd%s); "
+            "identity:    workers as uid/gid %u..%u (%u of the first %u are in /etc/passwd%s); "
             "CAP_SETUID %s, CAP_SETGID %s\n",
-            base, taken, taken ? ": pick another range" : "", setuid ? "yes" : "NO",
-            setgid ? "yes" : "NO");
+            base, base + count - 1, taken, probed, taken ? ": pick another range" : "",
+            setuid ? "yes" : "NO", setgid ? "yes" : "NO");
     fprintf(out, "privileges:  CAP_SETPCAP %s (needed to empty the bounding set%s)\n",
             setpcap ? "yes" : "NO",
             geteuid() == 0 ? ""
@@ -171,12 +184,14 @@ check_identity(FILE *out)
 }
 
 int
-harden_check_host(FILE *out)
+harden_check_host(const struct harden_zygote_config *config, FILE *out)
 {
     fprintf(out, "pyfence host check (each layer and what this host gives it)\n");
-    check_cgroup(out);
-    bool ns = check_namespaces(out);
-    bool ids = check_identity(out);
+    bool cg = check_cgroup(config->cgroup_mode, out);
+    bool ns = check_namespaces(config->namespaces_off, out);
+    bool ids =
+            check_identity(config->uid_base ? config->uid_base : HARDEN_UID_BASE_DEFAULT,
+                           config->uid_count ? config->uid_count : HARDEN_UID_COUNT_DEFAULT, out);
     int abi = harden_landlock_abi();
     if (abi > 0)
         fprintf(out, "landlock:    ABI %d%s%s\n", abi, abi >= 4 ? ", TCP bind/connect denied" : "",
@@ -185,12 +200,14 @@ harden_check_host(FILE *out)
         fprintf(out, "landlock:    not available (layer skipped when best-effort)\n");
     bool sc = check_seccomp(out);
     fprintf(out, "rlimits:     always available\n");
-    if (!ns)
+    if (!ns && !config->namespaces_off)
         fprintf(out, "NOTE: some namespaces are unavailable; the namespaces layer (best-effort "
                      "by default) will be skipped\n");
-    bool ok = sc && ids;
+    bool ok = sc && ids && cg;
     fprintf(out, "result:      %s\n",
-            ok ? "every layer required by default can be applied"
-               : "a layer required by default (seccomp, identity, privileges) CANNOT be applied");
+            ok    ? "every layer required by default can be applied"
+            : !cg ? "the cgroup backend asked for CANNOT be used: pyfenced would not start"
+                  : "a layer required by default (seccomp, identity, privileges) CANNOT be "
+                    "applied");
     return ok ? 0 : 1;
 }

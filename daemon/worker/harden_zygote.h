@@ -144,9 +144,10 @@ int harden_privileges_prepare(struct pf_error **err);
 /* The Landlock ABI of the running kernel: 0 when Landlock is absent or disabled. */
 int harden_landlock_abi(void);
 
-/* `pyfenced --check`: prints, for each layer, what this host will give it. Returns 0 when every
- * layer that is required by default (seccomp, privileges, identity, rlimits) can be applied,
- * 1 otherwise. */
-int harden_check_host(FILE *out);
+/* `pyfenced --check`: prints, for each layer, what this host will give it under config (the
+ * options pyfenced was given: --cgroup, --namespaces, --uid-range). Returns 0 when every layer
+ * that is required by default (seccomp, privileges, identity, rlimits) can be applied and the
+ * cgroup backend asked for can be used, 1 otherwise. */
+int harden_check_host(const struct harden_zygote_config *config, FILE *out);
 
 #endif
