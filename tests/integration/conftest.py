@@ -5,6 +5,7 @@ Binaries come from the environment set by tests/integration/meson.build (PYFENCE
 PYFENCE_LIBCLIENT_E2E), falling back to build/. Extra daemon options: PYFENCED_ARGS; a command
 prefix it runs under (scripts/vm: a systemd scope): PYFENCED_WRAPPER."""
 
+import itertools
 import json
 import os
 import shlex
@@ -252,6 +253,31 @@ def as_uid(uid, fn, *args):
     return out["ok"]
 
 
+# Worker ids of the daemons this test process starts. pyfenced(8): "Give each pyfenced of a
+# machine its own range"; meson runs suites (and CI two build dirs) at once, and two daemons on
+# one range hand out the same worker uids (one's RLIMIT_NPROC then counts the other's workers,
+# and either's workers could signal the other's). From 2,000,000 up: clear of the default
+# (600000:65536) and of tests/security's ranges (900000..1034000); 4096 ids, --max-workers'
+# maximum; 16 ranges per test process, reused in turn (it never runs that many at once).
+UID_RANGE_BASE = 2_000_000
+UID_RANGE_COUNT = 4096
+UID_RANGE_PER_PROCESS = 16
+UID_RANGE_SLOTS = 500_000  # 2,000,000 + 500,000 x 4096 stays below 2^31
+_uid_range_counter = itertools.count()
+
+
+def own_uid_range(pid=None):
+    """START:COUNT for the next daemon of process pid (this one by default)."""
+    pid = os.getpid() if pid is None else pid
+    n = next(_uid_range_counter) % UID_RANGE_PER_PROCESS
+    slot = (pid * UID_RANGE_PER_PROCESS + n) % UID_RANGE_SLOTS
+    return f"{UID_RANGE_BASE + slot * UID_RANGE_COUNT}:{UID_RANGE_COUNT}"
+
+
+def has_uid_range(args):
+    return any(a == "--uid-range" or a.startswith("--uid-range=") for a in args)
+
+
 class Daemon:
     def __init__(self, workdir, extra_args=(), binaries=None, user=None, groups=()):
         """binaries: (pyfenced, pyfence-zygote) paths instead of the built ones; user: a uid
@@ -264,6 +290,11 @@ class Daemon:
         if zygote:
             args += ["--zygote", zygote]
         args += shlex.split(os.environ.get("PYFENCED_ARGS", "")) + list(extra_args)
+        # A range of its own unless the test (or PYFENCED_ARGS) chose one.
+        self.uid_range = None
+        if not has_uid_range(args):
+            self.uid_range = own_uid_range()
+            args += ["--uid-range", self.uid_range]
         # Run by a developer who is not root (and so in groups of their own), pyfenced refuses
         # to start unless told that its workers may keep them: these tests accept it.
         if user is None and os.geteuid() != 0 and set(os.getgroups()) - {os.getegid()}:

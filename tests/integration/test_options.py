@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYFENCED, REPO, descendants, require_binary, run_cli
+from conftest import PYFENCED, REPO, descendants, own_uid_range, require_binary, run_cli
 
 
 def run_pyfenced(*args):
@@ -253,6 +253,27 @@ def test_uid_range_reaches_the_workers(daemon_factory):
         assert uids <= set(range(base, base + 4)), uids
         for rid in rids:
             assert c.wait(rid).ok
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers take the range's ids only when pyfenced is root")
+def test_each_test_daemon_has_its_own_uid_range(daemon_factory):
+    """conftest gives every daemon it starts a range of its own (two suites at once must not
+    hand out the same worker uids), unless the test chose one."""
+    bases = []
+    for _ in range(2):
+        d = daemon_factory()  # one at a time: the factory's daemons share a socket path
+        m = re.search(r"worker ids from (\d+)", d.logs())
+        assert m, d.logs()
+        bases.append(int(m.group(1)))
+        assert d.uid_range and int(d.uid_range.split(":")[0]) == bases[-1], (d.uid_range, bases)
+        d.stop()
+    assert bases[0] != bases[1] and 600000 not in bases, bases
+    count = int(d.uid_range.split(":")[1])
+    assert abs(bases[0] - bases[1]) >= count, bases
+    # Another test process gets other ranges.
+    other = {own_uid_range(os.getpid() + 1) for _ in range(16)}
+    mine = {own_uid_range() for _ in range(16)}
+    assert not other & mine and len(mine) == 16, (other, mine)
 
 
 def raw_mode_build():
