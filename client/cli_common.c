@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int
 cli_usage_error(const char *usage, const char *fmt, ...)
@@ -44,6 +46,45 @@ cli_getopt(int argc, char **argv, const char *optstring, const struct option *lo
         for (; optind < argc; optind++)
             args_add(args, argv[optind]);
     return c;
+}
+
+static void
+append(struct pyfence_error *err, const char *text)
+{
+    size_t len = strlen(err->message);
+    snprintf(err->message + len, sizeof(err->message) - len, "%s", text);
+}
+
+/* Which hint fits: the system socket exists and was not the one tried (a user's default is
+ * $XDG_RUNTIME_DIR/pyfence.sock), or it was tried and this user may not write to it. */
+static void
+add_connect_hint(const char *socket_path, struct pyfence_error *err)
+{
+    struct stat st;
+    bool system_socket = stat(CLI_SYSTEM_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode);
+    bool tried_it = strstr(err->message, "'" CLI_SYSTEM_SOCKET "'") != NULL;
+    const char *env = getenv("PYFENCE_SOCKET");
+    bool named = socket_path || (env && *env);
+    if (system_socket && tried_it && access(CLI_SYSTEM_SOCKET, W_OK) < 0)
+        append(err, "\n  hint: only root and the members of group pyfence may use the system's "
+                    "pyfenced (" CLI_SYSTEM_SOCKET "); ask an administrator to add you (usermod "
+                    "-aG pyfence USER), then log in again");
+    else if (system_socket && !tried_it)
+        append(err, "\n  hint: the system's pyfenced listens on " CLI_SYSTEM_SOCKET
+                    ": export PYFENCE_SOCKET=" CLI_SYSTEM_SOCKET " (or pass --socket); only "
+                    "root and the members of group pyfence may use it");
+    else if (!named)
+        append(err, "\n  hint: name the daemon's socket with PYFENCE_SOCKET=PATH or "
+                    "pyfence --socket PATH");
+}
+
+int
+cli_connect(const char *socket_path, struct pyfence_conn **ret_conn, struct pyfence_error *err)
+{
+    int r = pyfence_connect(socket_path, ret_conn, err);
+    if (r < 0 && (err->code == PYFENCE_E_CONNECT || err->code == PYFENCE_E_CONFIG))
+        add_connect_hint(socket_path, err);
+    return r;
 }
 
 int

@@ -45,6 +45,15 @@ int cli_getopt(int argc, char **argv, const char *optstring, const struct option
 /* Prints "pyfence: " and the message, then usage, to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The socket of the system's pyfenced (systemd/pyfenced.socket; the default as root, see
+ * common/pf_socket_path.c). */
+#define CLI_SYSTEM_SOCKET "/run/pyfence/pyfence.sock"
+
+/* pyfence_connect, and when it fails, a hint in err's message at what the user can do: name
+ * the socket (PYFENCE_SOCKET, --socket), the system socket when there is one, or the group
+ * that may use it. */
+int cli_connect(const char *socket_path, struct pyfence_conn **ret_conn, struct pyfence_error *err);
+
 /* Prints err's message to stderr; returns EXIT_HARDENING for hardening_unavailable (a session
  * open refused so), else EXIT_USAGE. */
 int cli_report(const struct pyfence_error *err);

@@ -123,7 +123,7 @@ session_open(const char *socket_path, int argc, char **argv)
     struct pyfence_conn *conn = NULL;
     char id[PYFENCE_SESSION_ID_LEN + 1];
     int status = EXIT_OK;
-    int r = pyfence_connect(socket_path, &conn, &err);
+    int r = cli_connect(socket_path, &conn, &err);
     if (r == 0) {
         /* Ctrl-C takes the open back, and one that comes later waits until the id is out: no
          * detached session is left that nobody knows of. */
@@ -213,7 +213,7 @@ session_get(const char *socket_path, int argc, char **argv)
     struct pyfence_conn *conn = NULL;
     char *text = NULL;
     int status = EXIT_OK;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
+    if (cli_connect(socket_path, &conn, &err) < 0 ||
         pyfence_session_get(conn, args[0], args + 1, (size_t) n - 1, &text, &err) < 0) {
         cli_report(&err);
         /* variables over max_result_bytes: a limit, as for exec */
@@ -262,8 +262,7 @@ session_list(const char *socket_path, int argc, char **argv)
     struct pyfence_error err = {0};
     struct pyfence_conn *conn = NULL;
     char *text = NULL;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_session_list(conn, &text, &err) < 0) {
+    if (cli_connect(socket_path, &conn, &err) < 0 || pyfence_session_list(conn, &text, &err) < 0) {
         pyfence_close(conn);
         return cli_report(&err);
     }
@@ -302,8 +301,7 @@ session_close(const char *socket_path, int argc, char **argv)
     struct pyfence_error err = {0};
     struct pyfence_conn *conn = NULL;
     int status = EXIT_OK;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
-        pyfence_session_close(conn, args[0], &err) < 0)
+    if (cli_connect(socket_path, &conn, &err) < 0 || pyfence_session_close(conn, args[0], &err) < 0)
         status = cli_report(&err);
     pyfence_close(conn);
     return status;

@@ -311,7 +311,7 @@ cmd_exec(const char *socket_path, int argc, char **argv)
     struct output_state st = {0};
     pyfence_result_init(&res);
     int status;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 ||
+    if (cli_connect(socket_path, &conn, &err) < 0 ||
         exec_cancelling_on_sigint(conn, code, &opts, json ? NULL : on_output, &st, &res, &err) < 0)
         status = cli_report(&err);
     else
@@ -360,7 +360,7 @@ cmd_ping(const char *socket_path, int argc, char **argv)
     struct pyfence_conn *conn = NULL;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (pyfence_connect(socket_path, &conn, &err) < 0 || pyfence_ping(conn, &err) < 0) {
+    if (cli_connect(socket_path, &conn, &err) < 0 || pyfence_ping(conn, &err) < 0) {
         pyfence_close(conn);
         return cli_report(&err);
     }
@@ -409,7 +409,7 @@ cmd_status(const char *socket_path, int argc, char **argv)
     struct pyfence_error err = {0};
     struct pyfence_conn *conn = NULL;
     char *text = NULL;
-    if (pyfence_connect(socket_path, &conn, &err) < 0 || pyfence_stats(conn, &text, &err) < 0) {
+    if (cli_connect(socket_path, &conn, &err) < 0 || pyfence_stats(conn, &text, &err) < 0) {
         pyfence_close(conn);
         return cli_report(&err);
     }

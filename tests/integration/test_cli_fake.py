@@ -3,12 +3,16 @@ printing and the exit-status contract, for every outcome (the real daemon cannot
 made to produce some of them, e.g. seccomp_violation)."""
 
 import json
+import os
+import pwd
 import re
+import shutil
+import socket
 import subprocess
 
 import pytest
 
-from conftest import LIBCLIENT_E2E, require_binary, run_cli
+from conftest import LIBCLIENT_E2E, PYFENCE_CLI, require_binary, run_cli
 from fakeserver import emulate
 
 
@@ -152,6 +156,59 @@ def test_connection_error_exit_2(tmpdir_short):
     assert "absent.sock" in r.stderr and "No such file" in r.stderr
     r = run_cli("ping", socket_path=tmpdir_short / "absent.sock")
     assert r.returncode == 2
+
+
+def test_connection_error_hints_at_naming_the_socket(tmpdir_short):
+    env = {k: v for k, v in os.environ.items() if k != "PYFENCE_SOCKET"}
+    env["XDG_RUNTIME_DIR"] = str(tmpdir_short)
+    r = subprocess.run([require_binary(PYFENCE_CLI), "ping"], capture_output=True, text=True,
+                       env=env, timeout=30)
+    assert r.returncode == 2 and "cannot connect" in r.stderr, r.stderr
+    if not os.path.exists(SYSTEM_SOCKET):
+        assert "hint: name the daemon's socket with PYFENCE_SOCKET=PATH" in r.stderr, r.stderr
+
+
+SYSTEM_SOCKET = "/run/pyfence/pyfence.sock"
+
+
+@pytest.fixture
+def system_socket():
+    """A listening /run/pyfence/pyfence.sock, root's with mode 0660 as pyfenced.socket makes
+    it (its group root here), for this test only."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make /run/pyfence")
+    if os.path.exists("/run/pyfence"):
+        pytest.skip("/run/pyfence exists: a real pyfenced may be installed")
+    os.mkdir("/run/pyfence", 0o755)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.bind(SYSTEM_SOCKET)
+        os.chmod(SYSTEM_SOCKET, 0o660)
+        s.listen()
+        yield SYSTEM_SOCKET
+    finally:
+        s.close()
+        shutil.rmtree("/run/pyfence")
+
+
+def test_connection_error_points_a_user_at_the_system_socket(system_socket, tmpdir_short):
+    """After a systemd install a user's default socket ($XDG_RUNTIME_DIR) is not the system's:
+    the error says which to export, and who may use it."""
+    nobody = pwd.getpwnam("nobody").pw_uid
+    os.chmod(tmpdir_short, 0o755)
+    cli = require_binary(PYFENCE_CLI)
+    env = {"PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": str(tmpdir_short)}
+    r = subprocess.run([cli, "ping"], capture_output=True, text=True, env=env, timeout=30,
+                       user=nobody, group=nobody, extra_groups=[])
+    assert r.returncode == 2 and f"{tmpdir_short}/pyfence.sock" in r.stderr, r.stderr
+    assert f"hint: the system's pyfenced listens on {system_socket}: export " \
+        f"PYFENCE_SOCKET={system_socket}" in r.stderr, r.stderr
+    # Told so, but not in group pyfence: the socket's mode keeps it out, and the hint says why.
+    env["PYFENCE_SOCKET"] = system_socket
+    r = subprocess.run([cli, "ping"], capture_output=True, text=True, env=env, timeout=30,
+                       user=nobody, group=nobody, extra_groups=[])
+    assert r.returncode == 2 and "Permission denied" in r.stderr, r.stderr
+    assert "members of group pyfence" in r.stderr and "usermod -aG pyfence" in r.stderr, r.stderr
 
 
 def test_socket_from_environment(srv):
