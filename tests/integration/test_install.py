@@ -59,6 +59,19 @@ def test_installed_files(staged):
         assert name in names, name
 
 
+def test_systemd_units_installed(staged):
+    """systemd/pyfenced.service (the source DESIGN.md names) is installed with @sbindir@ filled
+    in, beside pyfenced.socket."""
+    unit = only(list(staged.rglob("systemd/system/pyfenced.service")), "pyfenced.service")
+    text = unit.read_text()
+    assert "@" not in text, text
+    exec_start = next(line for line in text.splitlines() if line.startswith("ExecStart="))
+    sbin = exec_start.split("=", 1)[1].split()[0]
+    assert sbin.endswith("/sbin/pyfenced") and (staged / sbin.lstrip("/")).is_file(), exec_start
+    only(list(staged.rglob("systemd/system/pyfenced.socket")), "pyfenced.socket")
+    assert not list((REPO / "systemd").glob("*.in")), "the unit sources are named as installed"
+
+
 def test_only_the_api_is_exported(staged):
     lib = only([p for p in staged.rglob("libpyfence.so.*.*.*")], "libpyfence.so.X.Y.Z")
     r = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
