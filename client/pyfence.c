@@ -382,7 +382,8 @@ print_status_table(const cJSON *st, const char *path)
     printf("  %-14s %lldd %02lldh %02lldm %02llds\n", "uptime", up / 86400, up / 3600 % 24,
            up / 60 % 60, up % 60);
     printf("  %-14s %.0f\n", "connections", cli_num(st, "connections"));
-    printf("  %-14s %.0f\n", "jobs running", cli_num(jobs, "running"));
+    /* jobs.running counts live worker processes, idle pool workers included (PROTOCOL.md). */
+    printf("  %-14s %.0f\n", "live workers", cli_num(jobs, "running"));
     printf("  %-14s %.0f\n", "jobs total", cli_num(jobs, "total"));
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(jobs, "by_outcome");
     const cJSON *o;

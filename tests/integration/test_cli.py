@@ -200,7 +200,7 @@ def test_status(daemon):
     r = daemon.cli("status")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"pyfenced 0.1.0 at {daemon.socket_path}\n")
-    for label in ("uptime", "connections", "jobs running", "jobs total", "    ok", "zygote pid"):
+    for label in ("uptime", "connections", "live workers", "jobs total", "    ok", "zygote pid"):
         assert label in r.stdout, (label, r.stdout)
     r = daemon.cli("status", "--json")
     stats = json.loads(r.stdout)
@@ -286,7 +286,7 @@ def test_status_shows_a_known_state(daemon_factory, tmpdir_short):
     at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(pol["last_reload"]["at"] / 1000))
     expected = [
         status_row("connections", 2),
-        status_row("jobs running", w["live"]),
+        status_row("live workers", w["live"]),
         status_row("jobs total", 4),
         "    ok           3",
         "    error        1",
