@@ -5,7 +5,6 @@ it against the real daemon. Also: only the pyfence_* API is exported."""
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
