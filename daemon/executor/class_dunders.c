@@ -297,7 +297,11 @@ checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
         }
         return cls;
     }
-    return real_type_new(metatype, args, kwds);
+    /* import, start-up, the daemon's own code: checked while a snippet runs (class_getattr.c) */
+    PyObject *cls = real_type_new(metatype, args, kwds);
+    if (cls && PyType_Check(cls))
+        exec_class_getattr_guard_library((PyTypeObject *) cls);
+    return cls;
 }
 
 int

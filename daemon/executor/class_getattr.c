@@ -1,22 +1,30 @@
-/* A snippet's class may define __getattr__ (class_dunders.c): it is asked only for names
- * normal lookup misses. But library code looks up on the snippet's objects the very hooks a
- * snippet's class may not define, and those miss normal lookup: copy's
- * getattr(x, '__deepcopy__', None) and hasattr(y, '__setstate__'), copyreg's
- * __getnewargs_ex__, copy's getattr(cls, '__copy__') answered by a metaclass's __getattr__.
- * Whatever __getattr__ answers there, the library calls: the refused hook by another door.
+/* A class's __getattr__ is asked for names normal lookup misses. But library code looks up, on
+ * the objects it is handed, the very hooks a snippet's class may not define (class_dunders.c),
+ * and those miss normal lookup: copy's getattr(x, '__deepcopy__', None) and
+ * hasattr(y, '__setstate__'), copyreg's __getnewargs_ex__, copy's getattr(cls, '__copy__')
+ * answered by a metaclass's __getattr__, pandas' interchange protocol's hasattr(df,
+ * '__dataframe__'). Whatever __getattr__ answers there, the library calls: the refused hook by
+ * another door. A snippet's class's __getattr__ is the snippet's code; a library class's may
+ * answer data the snippet chose: pandas' NDFrame.__getattr__ answers s[name] for a label of an
+ * object index, so Series([f], index=['__dataframe__']).__dataframe__ is the snippet's f.
  *
- * So a class made while a snippet runs (type.__new__ is replaced, class_dunders.c, and calls
- * exec_class_getattr_guard on every class it makes then) gets, in place of CPython's
- * __getattr__ dispatcher in its tp_getattro slot, one that asks __getattr__ only for names it
- * may define: a dunder outside the class allow-list gets normal lookup's own AttributeError,
- * as if the class had no __getattr__ for that name. Every other name goes to CPython's
- * dispatcher unchanged. Being the type's slot, it holds however __getattr__ got there (def,
- * assignment, a lambda, a partial, a callable object, staticmethod, a base class's, type(),
- * a metaclass, types.new_class), and the class dict is untouched: K.__getattr__ is the
- * snippet's own function (which the snippet itself may not read: a refused dunder). CPython
- * resets the slot when a class's or a base's __getattr__, __getattribute__ or __bases__ is
- * stored; guard_store.c calls exec_class_getattr_guard_tree after each store on a snippet's
- * class. */
+ * So a class whose __getattr__ is Python code gets, in place of CPython's __getattr__
+ * dispatcher in its tp_getattro slot, one that asks __getattr__ only for names a class may
+ * define: a dunder outside the class allow-list gets normal lookup's own AttributeError, as if
+ * the class had no __getattr__ for that name. Every other name goes to CPython's dispatcher
+ * unchanged. Being the type's slot, it holds however __getattr__ got there (def, assignment, a
+ * lambda, a partial, a callable object, staticmethod, a base class's, type(), a metaclass,
+ * types.new_class), and the class dict is untouched: K.__getattr__ is the class's own
+ * function (which the snippet itself may not read: a refused dunder).
+ *   - Classes made while a snippet runs (type.__new__ is replaced, class_dunders.c) check
+ *     always: they are the snippet's, or a library's made for it.
+ *   - Every other class checks only while a snippet runs (outside imports): outside runs it
+ *     is CPython's own. Classes made at import get it as type.__new__ makes them; those made
+ *     before the executor was installed (CPython's start-up) by one walk of object's
+ *     subclasses then, in the zygote, before any library is imported.
+ * CPython resets the slot when a class's or a base's __getattr__, __getattribute__ or
+ * __bases__ is stored; guard_store.c calls exec_class_getattr_guard_tree or
+ * exec_class_getattr_guard_library_tree after such a store. */
 #include "exec_internal.h"
 
 /* CPython's slot_tp_getattr_hook, static in typeobject.c: read from a probe class at install. */
@@ -43,11 +51,29 @@ lookup_without_getattr(PyObject *self, PyObject *name)
     return res;
 }
 
+/* decided on the characters, as the class namespace check is */
+static bool
+is_refused(PyObject *name)
+{
+    return PyUnicode_Check(name) && !exec_class_dunder_allowed(name);
+}
+
+/* The slot of a class made while a snippet ran. */
 static PyObject *
 checked_getattr_hook(PyObject *self, PyObject *name)
 {
-    /* decided on the characters, as the class namespace check is */
-    if (PyUnicode_Check(name) && !exec_class_dunder_allowed(name))
+    if (is_refused(name))
+        return lookup_without_getattr(self, name);
+    return real_getattr_hook(self, name);
+}
+
+/* The slot of every other class: the allow-list is consulted for dunder-shaped names only, the
+ * run's state (a walk of the frames) for refused ones only, so ordinary lookups pay a few
+ * character reads. */
+static PyObject *
+library_getattr_hook(PyObject *self, PyObject *name)
+{
+    if (is_refused(name) && exec_audit_stores_checked())
         return lookup_without_getattr(self, name);
     return real_getattr_hook(self, name);
 }
@@ -59,10 +85,33 @@ exec_class_getattr_guard(PyTypeObject *t)
         t->tp_getattro = checked_getattr_hook;
 }
 
+void
+exec_class_getattr_guard_library(PyTypeObject *t)
+{
+    if (real_getattr_hook && t->tp_getattro == real_getattr_hook)
+        t->tp_getattro = library_getattr_hook;
+}
+
 int
 exec_class_getattr_guard_tree(PyTypeObject *t)
 {
     return exec_type_tree_apply(t, exec_class_getattr_guard);
+}
+
+int
+exec_class_getattr_guard_library_tree(PyTypeObject *t)
+{
+    return exec_type_tree_apply(t, exec_class_getattr_guard_library);
+}
+
+bool
+exec_class_getattr_store_resets(PyObject *name)
+{
+    static const char *const names[] = {"__getattr__", "__getattribute__", "__bases__"};
+    for (size_t i = 0; PyUnicode_Check(name) && i < sizeof(names) / sizeof(names[0]); i++)
+        if (PyUnicode_CompareWithASCIIString(name, names[i]) == 0)
+            return true;
+    return false;
 }
 
 int
@@ -87,5 +136,6 @@ exec_class_getattr_install(void)
                         "a class with __getattr__ has no dispatcher slot to install its check");
         return -1;
     }
-    return 0;
+    /* the classes CPython's start-up made; later ones get it from type.__new__ */
+    return exec_class_getattr_guard_library_tree(&PyBaseObject_Type);
 }

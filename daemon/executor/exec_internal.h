@@ -391,13 +391,22 @@ int exec_class_maker_note(PyTypeObject *t);
 int exec_class_maker_remember(PyTypeObject *t, PyObject *maker);
 const char *exec_class_maker(PyTypeObject *t);
 
-/* class_getattr.c: a snippet's __getattr__ is not asked for dunders its class may not define */
+/* class_getattr.c: no class's __getattr__ is asked for dunders a snippet's class may not
+ * define (a library's only while a snippet runs) */
 /* Gives t (a class made while a snippet runs) the checking __getattr__ dispatcher, if CPython
  * gave it its own. */
 void exec_class_getattr_guard(PyTypeObject *t);
-/* The same for t and its subclasses, after a store on t (CPython resets the slot then). */
+/* Gives t (any other class) the dispatcher that checks while a snippet runs (outside
+ * imports), if CPython gave it its own. */
+void exec_class_getattr_guard_library(PyTypeObject *t);
+/* The same for t and its subclasses, after a store on t (CPython resets the slot then).
+ * Return 0, or -1 with an exception set. */
 int exec_class_getattr_guard_tree(PyTypeObject *t);
-/* Reads CPython's dispatcher from a probe class; once, before any library is imported. */
+int exec_class_getattr_guard_library_tree(PyTypeObject *t);
+/* A store of name on a class makes CPython reset its and its subclasses' dispatcher. */
+bool exec_class_getattr_store_resets(PyObject *name);
+/* Reads CPython's dispatcher from a probe class and gives the classes made so far the library
+ * one; once, before any library is imported. */
 int exec_class_getattr_install(void);
 
 /* scope.c: final_answer (and any tool the executor is given): no snippet binding replaces it */

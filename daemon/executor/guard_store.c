@@ -148,12 +148,23 @@ made_by_writer(PyTypeObject *t, const char *module, const char *w)
     return strcmp(writers, makers) == 0 && strcmp(writers, own) == 0;
 }
 
+/* The store, then, if it is one after which CPython resets the __getattr__ dispatcher of the
+ * class and its subclasses, the check put back by guard_tree (class_getattr.c). */
+static int
+store_and_guard(PyObject *obj, PyObject *name, PyObject *value, int (*guard_tree)(PyTypeObject *))
+{
+    int rc = real_type_setattro(obj, name, value);
+    if (rc < 0 || !PyType_Check(obj) || !exec_class_getattr_store_resets(name))
+        return rc;
+    return guard_tree((PyTypeObject *) obj);
+}
+
 static int
 checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
 {
     PyTypeObject *t = (PyTypeObject *) obj;
     if (!exec_audit_stores_checked() || !PyType_Check(obj))
-        return real_type_setattro(obj, name, value);
+        return store_and_guard(obj, name, value, exec_class_getattr_guard_library_tree);
     if (exec_class_is_snippets(t)) {
         /* CPython resets the __getattr__ dispatcher of t and its subclasses on some stores */
         int rc = real_type_setattro(obj, name, value);
@@ -166,7 +177,7 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
     PyObject *writer = f ? frame_module_name(f) : NULL;
     const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
     if (w && !exec_audit_snippet_run() && made_by_writer(t, module, w))
-        return real_type_setattro(obj, name, value);
+        return store_and_guard(obj, name, value, exec_class_getattr_guard_tree);
     PyErr_Clear();
     char target[512];
     snprintf(target, sizeof(target), "%s.%s", module,
