@@ -186,7 +186,7 @@ builtin_hasattr(PyObject *self, PyObject *args)
         Py_DECREF(exact);
         return NULL;
     }
-    PyObject *v = PyObject_GetAttr(obj, exact);
+    PyObject *v = exec_class_getattr_own_read(obj, exact);
     Py_DECREF(exact);
     if (v) {
         Py_DECREF(v);

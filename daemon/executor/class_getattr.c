@@ -67,13 +67,35 @@ checked_getattr_hook(PyObject *self, PyObject *name)
     return real_getattr_hook(self, name);
 }
 
-/* The slot of every other class: the allow-list is consulted for dunder-shaped names only, the
- * run's state (a walk of the frames) for refused ones only, so ordinary lookups pay a few
- * character reads. */
+/* The lookup the walk makes for the snippet's own read (obj.name, getattr(), hasattr(), a class
+ * pattern's attribute), while it is made: borrowed, and cleared once a library's dispatcher
+ * took it, so that what its __getattr__ looks up in turn is checked. */
+static PyObject *own_read_obj, *own_read_name;
+
+PyObject *
+exec_class_getattr_own_read(PyObject *obj, PyObject *name)
+{
+    PyObject *outer_obj = own_read_obj, *outer_name = own_read_name;
+    own_read_obj = obj;
+    own_read_name = name;
+    PyObject *v = PyObject_GetAttr(obj, name);
+    own_read_obj = outer_obj;
+    own_read_name = outer_name;
+    return v;
+}
+
+/* The slot of every other class, checking while a snippet runs (outside imports). The snippet's
+ * own read is not checked: the walk let it pass by name (a dunder the snippet may read:
+ * typing.Union.__name__ is answered by _SpecialForm.__getattr__), and the answer goes to the
+ * snippet, which could read it anyway. The allow-list is consulted for dunder-shaped names
+ * only, the run's state (a walk of the frames) for refused ones only: ordinary lookups pay a
+ * few character reads. */
 static PyObject *
 library_getattr_hook(PyObject *self, PyObject *name)
 {
-    if (is_refused(name) && exec_audit_stores_checked())
+    bool own = self == own_read_obj && name == own_read_name;
+    own_read_obj = own_read_name = NULL;
+    if (!own && is_refused(name) && exec_audit_stores_checked())
         return lookup_without_getattr(self, name);
     return real_getattr_hook(self, name);
 }

@@ -392,7 +392,7 @@ exec_eval_attr(struct exec_run *r, const struct node *n)
         return NULL;
     }
     /* the name passed its checks at compile time: only the value needs a look */
-    PyObject *v = PyObject_GetAttr(obj, n->obj);
+    PyObject *v = exec_class_getattr_own_read(obj, n->obj);
     if (v && unlikely((n->flags & NF_PRIVATE) || !exec_value_is_plain(v)))
         v = exec_getattr_result(r, obj, n->obj, v);
     Py_DECREF(obj);

@@ -403,6 +403,9 @@ void exec_class_getattr_guard_library(PyTypeObject *t);
  * Return 0, or -1 with an exception set. */
 int exec_class_getattr_guard_tree(PyTypeObject *t);
 int exec_class_getattr_guard_library_tree(PyTypeObject *t);
+/* PyObject_GetAttr(obj, name) for the snippet's own read, after the walk's checks of name: a
+ * library's __getattr__ answers it as in CPython. */
+PyObject *exec_class_getattr_own_read(PyObject *obj, PyObject *name);
 /* A store of name on a class makes CPython reset its and its subclasses' dispatcher. */
 bool exec_class_getattr_store_resets(PyObject *name);
 /* Reads CPython's dispatcher from a probe class and gives the classes made so far the library

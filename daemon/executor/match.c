@@ -185,7 +185,7 @@ match_attr_exact(struct exec_run *r, PyObject *v, PyObject *name, const struct n
 {
     if (exec_check_attr_name(r, name) < 0)
         return -1;
-    PyObject *a = PyObject_GetAttr(v, name);
+    PyObject *a = exec_class_getattr_own_read(v, name);
     if (!a) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
             return -1;

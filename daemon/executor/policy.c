@@ -471,7 +471,7 @@ exec_getattr(struct exec_run *r, PyObject *obj, PyObject *name)
     }
     if (exec_check_attr_name(r, name) < 0)
         return NULL;
-    PyObject *v = PyObject_GetAttr(obj, name);
+    PyObject *v = exec_class_getattr_own_read(obj, name);
     return v ? exec_getattr_result(r, obj, name, v) : NULL;
 }
 
