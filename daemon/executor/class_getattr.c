@@ -6,43 +6,70 @@
  * '__dataframe__'). Whatever __getattr__ answers there, the library calls: the refused hook by
  * another door. A snippet's class's __getattr__ is the snippet's code; a library class's may
  * answer data the snippet chose: pandas' NDFrame.__getattr__ answers s[name] for a label of an
- * object index, so Series([f], index=['__dataframe__']).__dataframe__ is the snippet's f.
+ * object index, so Series([f], index=['__dataframe__']).__dataframe__ is the snippet's f, and
+ * numpy.record's Python __getattribute__ answers a field of object dtype for any name
+ * numpy.void lacks.
  *
- * So a class whose __getattr__ is Python code gets, in place of CPython's __getattr__
- * dispatcher in its tp_getattro slot, one that asks __getattr__ only for names a class may
- * define: a dunder outside the class allow-list gets normal lookup's own AttributeError, as if
- * the class had no __getattr__ for that name. Every other name goes to CPython's dispatcher
- * unchanged. Being the type's slot, it holds however __getattr__ got there (def, assignment, a
+ * So a class whose attribute lookup is Python code (a __getattr__, a __getattribute__: CPython
+ * puts one of two dispatchers in its tp_getattro slot) gets, in place of CPython's dispatcher,
+ * one that looks up a dunder outside the class allow-list the way the C classes beneath do
+ * (the nearest __getattribute__ along the MRO that is no Python code: object's, numpy.void's),
+ * asking no Python __getattr__ or __getattribute__: its AttributeError is CPython's own, as if
+ * the class had no Python lookup for that name. Every other name goes to CPython's dispatcher
+ * unchanged. Being the type's slot, it holds however the lookup got there (def, assignment, a
  * lambda, a partial, a callable object, staticmethod, a base class's, type(), a metaclass,
  * types.new_class), and the class dict is untouched: K.__getattr__ is the class's own
  * function (which the snippet itself may not read: a refused dunder).
  *   - Classes made while a snippet runs (type.__new__ is replaced, class_dunders.c) check
  *     always: they are the snippet's, or a library's made for it.
- *   - Every other class checks only while a snippet runs (outside imports): outside runs it
- *     is CPython's own. Classes made at import get it as type.__new__ makes them; those made
- *     before the executor was installed (CPython's start-up) by one walk of object's
- *     subclasses then, in the zygote, before any library is imported.
+ *   - Every other class checks only while a snippet runs (outside imports), and not the
+ *     snippet's own reads: outside runs it is CPython's own. Classes made at import get it as
+ *     type.__new__ makes them; those made before the executor was installed (CPython's
+ *     start-up) by one walk of object's subclasses then, in the zygote, before any library is
+ *     imported: no type object is written after the fork.
  * CPython resets the slot when a class's or a base's __getattr__, __getattribute__ or
- * __bases__ is stored; guard_store.c calls exec_class_getattr_guard_tree or
- * exec_class_getattr_guard_library_tree after such a store. */
+ * __bases__ is stored (guard_store.c puts the check back after such a store), and its
+ * __getattr__ dispatcher replaces itself by the simpler one when it finds no __getattr__ (a
+ * class with only a Python __getattribute__): the check goes back then too. */
 #include "exec_internal.h"
 
-/* CPython's slot_tp_getattr_hook, static in typeobject.c: read from a probe class at install. */
-static getattrofunc real_getattr_hook;
+/* CPython's slot_tp_getattr_hook (a Python __getattr__, or a __getattribute__ before its first
+ * use) and slot_tp_getattro (a Python __getattribute__ only), static in typeobject.c: read
+ * from a probe class at install. */
+static getattrofunc real_getattr_hook, real_getattribute;
 static PyObject *str_getattribute;
 
-/* Normal lookup, as CPython's dispatcher makes it before asking __getattr__: __getattribute__
- * found along the MRO, bound and called (object's is PyObject_GenericGetAttr itself). */
+/* The nearest __getattribute__ along t's MRO that is a C slot's (a wrapper descriptor; the
+ * others are Python code), new reference, or NULL for object's own. */
 static PyObject *
-lookup_without_getattr(PyObject *self, PyObject *name)
+c_getattribute(PyTypeObject *t)
 {
-    PyObject *ga = _PyType_Lookup(Py_TYPE(self), str_getattribute); /* borrowed */
-    if (!ga || (Py_IS_TYPE(ga, &PyWrapperDescr_Type) &&
-                ((PyWrapperDescrObject *) ga)->d_wrapped == (void *) PyObject_GenericGetAttr))
+    PyObject *mro = t->tp_mro;
+    if (!mro)
+        return NULL;
+    Py_INCREF(mro);
+    PyObject *found = NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro) && !found; i++) {
+        PyObject *dict = ((PyTypeObject *) PyTuple_GET_ITEM(mro, i))->tp_dict;
+        PyObject *ga = dict ? PyDict_GetItemWithError(dict, str_getattribute) : NULL;
+        if (ga && Py_IS_TYPE(ga, &PyWrapperDescr_Type))
+            found = Py_NewRef(ga);
+    }
+    Py_DECREF(mro);
+    PyErr_Clear(); /* a dict lookup's failure: the next base's, then object's */
+    return found;
+}
+
+/* The lookup of a refused dunder: as the C classes beneath the Python lookup make it. */
+static PyObject *
+lookup_in_c(PyObject *self, PyObject *name)
+{
+    PyObject *ga = c_getattribute(Py_TYPE(self));
+    if (!ga || ((PyWrapperDescrObject *) ga)->d_wrapped == (void *) PyObject_GenericGetAttr) {
+        Py_XDECREF(ga);
         return PyObject_GenericGetAttr(self, name);
-    Py_INCREF(ga);
-    descrgetfunc get = Py_TYPE(ga)->tp_descr_get;
-    PyObject *bound = get ? get(ga, self, (PyObject *) Py_TYPE(self)) : Py_NewRef(ga);
+    }
+    PyObject *bound = Py_TYPE(ga)->tp_descr_get(ga, self, (PyObject *) Py_TYPE(self));
     Py_DECREF(ga);
     if (!bound)
         return NULL;
@@ -58,13 +85,31 @@ is_refused(PyObject *name)
     return PyUnicode_Check(name) && !exec_class_dunder_allowed(name);
 }
 
-/* The slot of a class made while a snippet ran. */
+/* CPython's __getattr__ dispatcher; finding no __getattr__, it puts the simpler one in the
+ * class's slot and calls that: the check `simpler` goes back. */
+static PyObject *
+call_getattr_hook(PyObject *self, PyObject *name, getattrofunc simpler)
+{
+    PyTypeObject *t = (PyTypeObject *) Py_NewRef(Py_TYPE(self));
+    PyObject *res = real_getattr_hook(self, name);
+    if (t->tp_getattro == real_getattribute)
+        t->tp_getattro = simpler;
+    Py_DECREF(t);
+    return res;
+}
+
+/* The slots of a class made while a snippet ran. */
+static PyObject *
+checked_getattribute(PyObject *self, PyObject *name)
+{
+    return is_refused(name) ? lookup_in_c(self, name) : real_getattribute(self, name);
+}
+
 static PyObject *
 checked_getattr_hook(PyObject *self, PyObject *name)
 {
-    if (is_refused(name))
-        return lookup_without_getattr(self, name);
-    return real_getattr_hook(self, name);
+    return is_refused(name) ? lookup_in_c(self, name)
+                            : call_getattr_hook(self, name, checked_getattribute);
 }
 
 /* The lookup the walk makes for the snippet's own read (obj.name, getattr(), hasattr(), a class
@@ -84,20 +129,32 @@ exec_class_getattr_own_read(PyObject *obj, PyObject *name)
     return v;
 }
 
-/* The slot of every other class, checking while a snippet runs (outside imports). The snippet's
- * own read is not checked: the walk let it pass by name (a dunder the snippet may read:
- * typing.Union.__name__ is answered by _SpecialForm.__getattr__), and the answer goes to the
- * snippet, which could read it anyway. The allow-list is consulted for dunder-shaped names
+/* Whether a library class's slot checks this lookup: while a snippet runs (outside imports),
+ * and not the snippet's own read: the walk let that pass by name (a dunder the snippet may
+ * read: typing.Union.__name__ is answered by _SpecialForm.__getattr__), and the answer goes to
+ * the snippet, which could read it anyway. The allow-list is consulted for dunder-shaped names
  * only, the run's state (a walk of the frames) for refused ones only: ordinary lookups pay a
  * few character reads. */
-static PyObject *
-library_getattr_hook(PyObject *self, PyObject *name)
+static bool
+library_checks(PyObject *self, PyObject *name)
 {
     bool own = self == own_read_obj && name == own_read_name;
     own_read_obj = own_read_name = NULL;
-    if (!own && is_refused(name) && exec_audit_stores_checked())
-        return lookup_without_getattr(self, name);
-    return real_getattr_hook(self, name);
+    return !own && is_refused(name) && exec_audit_stores_checked();
+}
+
+/* The slots of every other class. */
+static PyObject *
+library_getattribute(PyObject *self, PyObject *name)
+{
+    return library_checks(self, name) ? lookup_in_c(self, name) : real_getattribute(self, name);
+}
+
+static PyObject *
+library_getattr_hook(PyObject *self, PyObject *name)
+{
+    return library_checks(self, name) ? lookup_in_c(self, name)
+                                      : call_getattr_hook(self, name, library_getattribute);
 }
 
 void
@@ -105,6 +162,8 @@ exec_class_getattr_guard(PyTypeObject *t)
 {
     if (real_getattr_hook && t->tp_getattro == real_getattr_hook)
         t->tp_getattro = checked_getattr_hook;
+    else if (real_getattribute && t->tp_getattro == real_getattribute)
+        t->tp_getattro = checked_getattribute;
 }
 
 void
@@ -112,6 +171,8 @@ exec_class_getattr_guard_library(PyTypeObject *t)
 {
     if (real_getattr_hook && t->tp_getattro == real_getattr_hook)
         t->tp_getattro = library_getattr_hook;
+    else if (real_getattribute && t->tp_getattro == real_getattribute)
+        t->tp_getattro = library_getattribute;
 }
 
 int
@@ -136,28 +197,44 @@ exec_class_getattr_store_resets(PyObject *name)
     return false;
 }
 
+/* A probe class with `name` in its dict (any value makes CPython install its __getattr__
+ * dispatcher); with `lookup`, one lookup on an instance first (the dispatcher, finding no
+ * __getattr__, puts the simpler one in the slot; calling None then fails, as expected). */
+static getattrofunc
+probe_slot(const char *name, bool lookup)
+{
+    PyObject *probe = PyObject_CallFunction((PyObject *) &PyType_Type, "s(){s:O}", "getattr_probe",
+                                            name, Py_None);
+    PyObject *inst = probe && lookup ? PyObject_CallNoArgs(probe) : NULL;
+    if (inst) {
+        PyObject *v = PyObject_GetAttrString(inst, "x");
+        Py_XDECREF(v);
+        Py_DECREF(inst);
+    }
+    PyErr_Clear();
+    getattrofunc slot = probe && (!lookup || inst) ? ((PyTypeObject *) probe)->tp_getattro : NULL;
+    Py_XDECREF(probe);
+    /* fail closed on a CPython whose dispatchers are not slots of their own */
+    return slot == PyObject_GenericGetAttr ? NULL : slot;
+}
+
 int
 exec_class_getattr_install(void)
 {
     if (real_getattr_hook)
         return 0;
-    str_getattribute = PyUnicode_InternFromString("__getattribute__");
-    /* any value under __getattr__ makes CPython install its dispatcher */
-    PyObject *probe = str_getattribute
-                              ? PyObject_CallFunction((PyObject *) &PyType_Type, "s(){s:O}",
-                                                      "getattr_probe", "__getattr__", Py_None)
-                              : NULL;
-    if (!probe)
+    if (!(str_getattribute = PyUnicode_InternFromString("__getattribute__")))
         return -1;
-    real_getattr_hook = ((PyTypeObject *) probe)->tp_getattro;
-    Py_DECREF(probe);
-    /* fail closed on a CPython whose dispatcher is not a slot of its own */
-    if (real_getattr_hook == PyObject_GenericGetAttr || !real_getattr_hook) {
-        real_getattr_hook = NULL;
-        PyErr_SetString(PyExc_RuntimeError,
-                        "a class with __getattr__ has no dispatcher slot to install its check");
+    getattrofunc hook = probe_slot("__getattr__", false);
+    getattrofunc simpler = probe_slot("__getattribute__", true);
+    if (!hook || !simpler || hook == simpler) {
+        PyErr_SetString(PyExc_RuntimeError, "a class with a Python __getattr__ or "
+                                            "__getattribute__ has no dispatcher slot of its own "
+                                            "to install the executor's check in");
         return -1;
     }
+    real_getattr_hook = hook;
+    real_getattribute = simpler;
     /* the classes CPython's start-up made; later ones get it from type.__new__ */
     return exec_class_getattr_guard_library_tree(&PyBaseObject_Type);
 }
