@@ -611,6 +611,62 @@ test_audit_hook_holds_alone(void **state)
     exec_env_free(env);
 }
 
+/* A library class's own __getattr__ is not asked for a dunder a snippet's class may not define
+ * while a snippet runs (class_getattr.c), whatever way it got its checking slot: a class made
+ * at CPython's start-up (codecs.StreamReaderWriter, forwarding any name to its stream: the walk
+ * of object's subclasses at install), one given a __getattr__ after it was made (CPython resets
+ * the slot on that store: guard_store.c puts the check back). Outside runs, and for the names a
+ * class may define, the library's __getattr__ answers as in CPython. The "library" here is code
+ * run outside any run, as a module's import is. */
+static void
+test_library_getattr(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    PyObject *ns = Py_BuildValue("{s:s,s:O}", "__name__", "libproxy", "__builtins__",
+                                 PyEval_GetBuiltins());
+    PyObject *done =
+            ns ? PyRun_String("import codecs, types\n"
+                              "def ask(x, name):\n    return getattr(x, name, 'missing')\n"
+                              "def answer(*a):\n    return 'answered'\n"
+                              "stream = types.SimpleNamespace(errors='strict')\n"
+                              "setattr(stream, '__deepcopy__', answer)\n"
+                              "srw = codecs.StreamReaderWriter(stream, codecs.StreamReader, "
+                              "codecs.StreamWriter)\n"
+                              "class Late:\n    pass\n"
+                              "Late.__getattr__ = lambda self, name: answer\n"
+                              "late = Late()\n"
+                              "outside = ask(srw, '__deepcopy__') is answer and "
+                              "ask(late, '__reduce_ex__') is not answer and "
+                              "ask(late, '__setstate__') is answer\n",
+                              Py_file_input, ns, ns)
+               : NULL;
+    if (!done)
+        PyErr_Print();
+    assert_non_null(done);
+    Py_DECREF(done);
+    assert_true(PyDict_GetItemString(ns, "outside") == Py_True);
+    static const char *const names[] = {"ask", "answer", "srw", "late"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        assert_int_equal(
+                PyDict_SetItemString(env->globals, names[i], PyDict_GetItemString(ns, names[i])),
+                0);
+    Py_DECREF(ns);
+
+    cJSON *res = t_run_in(env, "print(ask(srw, '__deepcopy__'), ask(late, '__setstate__'), "
+                               "ask(late, 'x') is answer, ask(late, '__len__') is answer, "
+                               "ask(srw, 'errors'))");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "missing missing True True strict\n");
+    cJSON_Delete(res);
+    /* after the run, CPython's behaviour again */
+    PyObject *srw = PyDict_GetItemString(env->globals, "srw");
+    PyObject *answered = srw ? PyObject_GetAttrString(srw, "__deepcopy__") : NULL;
+    assert_true(answered && answered == PyDict_GetItemString(env->globals, "answer"));
+    Py_DECREF(answered);
+    exec_env_free(env);
+}
+
 static void
 test_final_answer_from_function(void **state)
 {
@@ -709,6 +765,7 @@ main(void)
             cmocka_unit_test(test_operator_getters),
             cmocka_unit_test(test_string_formatter),
             cmocka_unit_test(test_builtins_add_remove),
+            cmocka_unit_test(test_library_getattr),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
