@@ -165,11 +165,36 @@ is_dunder_shaped(PyObject *name)
            PyUnicode_READ_CHAR(name, len - 1) == '_' && PyUnicode_READ_CHAR(name, len - 2) == '_';
 }
 
+/* The same list as a frozenset, for plain str: library classes' lookups ask it on every
+ * dunder-shaped name they miss (numpy's __array_struct__ on each conversion, class_getattr.c). */
+static PyObject *class_dunder_set;
+
+static int
+make_class_dunder_set(void)
+{
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < sizeof(class_dunders) / sizeof(class_dunders[0]); i++) {
+        PyObject *s = PyUnicode_InternFromString(class_dunders[i]);
+        if (!s || PyList_Append(list, s) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(s);
+    }
+    class_dunder_set = list ? PyFrozenSet_New(list) : NULL;
+    Py_XDECREF(list);
+    return class_dunder_set ? 0 : -1;
+}
+
 bool
 exec_class_dunder_allowed(PyObject *name)
 {
     if (!is_dunder_shaped(name))
         return true;
+    /* a plain str's hash and == are its characters'; a subclass's may lie */
+    int in = class_dunder_set && PyUnicode_CheckExact(name) ? PySet_Contains(class_dunder_set, name)
+                                                            : -1;
+    if (in >= 0)
+        return in;
+    PyErr_Clear();
     /* decided on the characters: a name the snippet built may hold a lone surrogate */
     for (size_t i = 0; i < sizeof(class_dunders) / sizeof(class_dunders[0]); i++)
         if (PyUnicode_CompareWithASCIIString(name, class_dunders[i]) == 0)
@@ -341,7 +366,8 @@ exec_class_dunders_install(void)
     if (real_type_new)
         return 0;
     real_type_new = PyType_Type.tp_new;
-    return exec_class_maker_install() < 0 || exec_type_tree_apply(&PyType_Type, patch_type_new) < 0
-                   ? -1
-                   : exec_class_getattr_install();
+    if (make_class_dunder_set() < 0 || exec_class_maker_install() < 0 ||
+        exec_type_tree_apply(&PyType_Type, patch_type_new) < 0)
+        return -1;
+    return exec_class_getattr_install();
 }
