@@ -420,8 +420,9 @@ daemon_start(struct daemon *d, struct pf_error **err)
             return -1;
         warn_unprivileged(d);
     }
-    if (!(d->egress = egress_new(d->loop,
-                                 (uint64_t) d->limits.v[POLICY_LIMIT_EGRESS_MAX_BYTES_HELD], err)))
+    if (!(d->egress =
+                  egress_new(d->loop, (uint64_t) d->limits.v[POLICY_LIMIT_EGRESS_MAX_BYTES_HELD],
+                             (unsigned) d->limits.v[POLICY_LIMIT_MAX_WORKERS], err)))
         return -1;
     if (listener_start(&d->listener, d->loop, d->opts.socket_path, d->opts.socket_mode,
                        conn_on_connection, d, err) < 0)

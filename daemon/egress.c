@@ -715,14 +715,14 @@ on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socket
 }
 
 struct egress *
-egress_new(uv_loop_t *loop, uint64_t max_held, struct pf_error **err)
+egress_new(uv_loop_t *loop, uint64_t max_held, unsigned max_lookups, struct pf_error **err)
 {
     struct egress *e = calloc(1, sizeof(*e));
     if (!e || !(e->multi = curl_multi_init())) {
         free(e);
         return pf_error_set(err, PF_E_INTERNAL, "egress: out of memory"), NULL;
     }
-    if (!(e->lookups = egress_lookups_new(loop, err))) {
+    if (!(e->lookups = egress_lookups_new(loop, max_lookups, err))) {
         curl_multi_cleanup(e->multi);
         free(e);
         return NULL;
@@ -761,7 +761,7 @@ egress_close(struct egress *e)
     }
     curl_multi_cleanup(e->multi);
     e->multi = NULL;
-    egress_lookups_close(e->lookups); /* every call's lookup is cancelled: nobody waits */
+    egress_lookups_close(e->lookups); /* none left: each call cancelled its own */
     e->lookups = NULL;
     uv_close((uv_handle_t *) &e->timer, on_engine_closed);
 }

@@ -60,9 +60,11 @@ typedef void (*egress_done_fn)(void *ctx, cJSON *frame);
 int egress_global_init(struct pf_error **err);
 void egress_global_cleanup(void);
 
-/* An engine on loop, holding at most max_held response bytes for all its requests together.
- * NULL with *err when out of memory. */
-struct egress *egress_new(uv_loop_t *loop, uint64_t max_held, struct pf_error **err);
+/* An engine on loop, holding at most max_held response bytes for all its requests together
+ * and looking up at most max_lookups host names at once (the daemon's max_workers: a worker
+ * makes one request at a time). NULL with *err when out of memory or c-ares cannot start. */
+struct egress *egress_new(uv_loop_t *loop, uint64_t max_held, unsigned max_lookups,
+                          struct pf_error **err);
 
 /* Response bytes the requests under way hold now (counted against max_held). */
 uint64_t egress_held_bytes(const struct egress *e);

@@ -101,7 +101,7 @@ answer(const char *request_json)
     assert_non_null(req);
     struct egress_limits limits = {.timeout_ms = 1000, .max_bytes = 4};
     struct egress_call *call = NULL;
-    struct egress *e = egress_new(uv_default_loop(), 1 << 20, &err);
+    struct egress *e = egress_new(uv_default_loop(), 1 << 20, 1024, &err);
     assert_non_null(e);
     cJSON *frame = egress_start(e, &rules, &limits, req, never_called, NULL, &call);
     assert_null(call);
@@ -227,7 +227,7 @@ stalled_world_setup(void **state)
     assert_non_null(w);
     w->srv = silent_server(&w->port);
     _cleanup_pf_error_ struct pf_error *err = NULL;
-    w->e = egress_new(uv_default_loop(), 1 << 20, &err);
+    w->e = egress_new(uv_default_loop(), 1 << 20, 1024, &err);
     assert_non_null(w->e);
     rule_for(w->port, &w->rules);
     *state = w;
@@ -317,7 +317,7 @@ test_response_bytes_held_are_capped(void **state)
     struct policy_egress rules = {0};
     rule_for(port, &rules);
     _cleanup_pf_error_ struct pf_error *err = NULL;
-    struct egress *e = egress_new(uv_default_loop(), 6000, &err);
+    struct egress *e = egress_new(uv_default_loop(), 6000, 1024, &err);
     assert_non_null(e);
     char url[64];
     struct ending first = {0}, second = {0};

@@ -1,13 +1,16 @@
 /* daemon/egress_lookup.c, through the engine (egress.h) and on its own: host-name lookups
- * with c-ares on the loop. Each test runs in a forked child with network and mount namespaces
- * of its own (skipped without them), where /etc/resolv.conf names a DNS server of the test's
- * on 127.0.0.1 (fake_dns): it answers the names of dns_records, A and AAAA, NXDOMAIN for the
- * others, and never answers a name starting with "slow", as a DNS server that has gone away. */
+ * with c-ares on the loop, a channel each. Each test runs in a forked child with network and
+ * mount namespaces of its own (skipped without them), where /etc/resolv.conf names a DNS server
+ * of the test's on 127.0.0.1 (fake_dns): it answers the names of dns_records, A and AAAA,
+ * whoami.example with an address naming the server, NXDOMAIN for the others, and never answers
+ * a name starting with "slow", as a DNS server that has gone away. Every query it gets is
+ * written down in dns_log, with the port it came from. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -68,9 +72,44 @@ dns_question(const unsigned char *p, size_t n, char *name, size_t size, size_t *
     return 0;
 }
 
-/* The reply to query q (its question ending at end) for name: its records of q's type. */
+/* The queries the test's DNS servers got, in shared memory: the servers are forked. */
+#define DNS_LOG_MAX 512
+struct dns_query_seen {
+    char name[256];
+    int server;    /* 1: 127.0.0.1, 2: 127.0.0.2 */
+    unsigned port; /* the source port it came from */
+};
+static struct dns_log {
+    unsigned n; /* may pass DNS_LOG_MAX: those past it are not written down */
+    struct dns_query_seen q[DNS_LOG_MAX];
+} * dns_log;
+
+static void
+dns_log_query(const char *name, int server, const struct sockaddr_storage *from)
+{
+    unsigned i = __atomic_fetch_add(&dns_log->n, 1, __ATOMIC_SEQ_CST);
+    if (i >= DNS_LOG_MAX)
+        return;
+    snprintf(dns_log->q[i].name, sizeof(dns_log->q[i].name), "%s", name);
+    dns_log->q[i].server = server;
+    dns_log->q[i].port = ntohs(((const struct sockaddr_in *) from)->sin_port);
+}
+
+/* The first query the servers got for name, or NULL. */
+static const struct dns_query_seen *
+dns_log_find(const char *name)
+{
+    unsigned n = __atomic_load_n(&dns_log->n, __ATOMIC_SEQ_CST);
+    for (unsigned i = 0; i < n && i < DNS_LOG_MAX; i++)
+        if (strcmp(dns_log->q[i].name, name) == 0)
+            return &dns_log->q[i];
+    return NULL;
+}
+
+/* The reply to query q (its question ending at end) for name, from server: its records of q's
+ * type; whoami.example is 11.0.0.1<server>. */
 static size_t
-dns_reply(const unsigned char *q, size_t end, const char *name, unsigned char *r)
+dns_reply(const unsigned char *q, size_t end, const char *name, int server, unsigned char *r)
 {
     int type = q[end - 4] << 8 | q[end - 3];
     memcpy(r, q, end);
@@ -79,17 +118,21 @@ dns_reply(const unsigned char *q, size_t end, const char *name, unsigned char *r
     memset(r + 6, 0, 6);                           /* no answer, authority, additional yet */
     size_t at = end;
     bool known = false;
-    for (size_t i = 0; i < PF_ELEMENTSOF(dns_records); i++) {
-        if (strcmp(dns_records[i].name, name) != 0)
+    char whoami[16];
+    snprintf(whoami, sizeof(whoami), "11.0.0.1%d", server);
+    for (size_t i = 0; i <= PF_ELEMENTSOF(dns_records); i++) {
+        bool mine = i == PF_ELEMENTSOF(dns_records);
+        if (strcmp(mine ? "whoami.example" : dns_records[i].name, name) != 0)
             continue;
         known = true;
-        if (dns_records[i].type != type)
+        if ((mine ? DNS_A : dns_records[i].type) != type)
             continue;
         int len = type == DNS_A ? 4 : 16;
         unsigned char rr[12] = {0xc0, 12, 0, (unsigned char) type, 0, 1, 0, 0,
                                 0,    60, 0, (unsigned char) len};
         memcpy(r + at, rr, sizeof(rr));
-        inet_pton(type == DNS_A ? AF_INET : AF_INET6, dns_records[i].addr, r + at + 12);
+        inet_pton(type == DNS_A ? AF_INET : AF_INET6, mine ? whoami : dns_records[i].addr,
+                  r + at + 12);
         at += 12 + (size_t) len;
         r[7]++;
     }
@@ -99,7 +142,7 @@ dns_reply(const unsigned char *q, size_t end, const char *name, unsigned char *r
 }
 
 static void
-dns_serve(int fd)
+dns_serve(int fd, int server)
 {
     for (;;) {
         unsigned char q[512], r[512 + 2 * 28];
@@ -108,10 +151,12 @@ dns_serve(int fd)
         ssize_t n = recvfrom(fd, q, sizeof(q), 0, (struct sockaddr *) &from, &from_len);
         char name[256];
         size_t end;
-        if (n < 12 || dns_question(q, (size_t) n, name, sizeof(name), &end) < 0 ||
-            strncmp(name, "slow", 4) == 0)
+        if (n < 12 || dns_question(q, (size_t) n, name, sizeof(name), &end) < 0)
             continue;
-        size_t len = dns_reply(q, end, name, r);
+        dns_log_query(name, server, &from);
+        if (strncmp(name, "slow", 4) == 0)
+            continue;
+        size_t len = dns_reply(q, end, name, server, r);
         if (sendto(fd, r, len, 0, (struct sockaddr *) &from, from_len) < 0)
             continue;
     }
@@ -131,9 +176,44 @@ mount_text(const char *path, const char *text)
     return bound;
 }
 
+/* Bind-mounts text over path again: the file under the mount in place is unlinked, so path must
+ * be unmounted first (mounting onto it fails with ENOENT). */
+static int
+remount_text(const char *path, const char *text)
+{
+    if (umount2(path, MNT_DETACH) < 0)
+        return -1;
+    return mount_text(path, text);
+}
+
+/* A DNS server of the test's (a child that dies with this process) on addr:53, written down as
+ * server in dns_log. -1: cannot set up here. */
+static int
+dns_server_start(const char *addr, int server)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in dns = {
+            .sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = inet_addr(addr)};
+    if (s < 0 || bind(s, (struct sockaddr *) &dns, sizeof(dns)) < 0)
+        return -1;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) /* it died before prctl */
+            _exit(0);
+        dns_serve(s, server);
+        _exit(0);
+    }
+    close(s);
+    return 0;
+}
+
 /* Network and mount namespaces of this process's own, with hosts_text as /etc/hosts and the
- * test's DNS server (a child that dies with this process) on 127.0.0.1:53, resolv.conf asking
- * for a 30 s timeout (c-ares's own bound must win). 0, or -1: cannot set up here. */
+ * test's DNS server 1 on 127.0.0.1:53, resolv.conf asking for a 30 s timeout (c-ares's own
+ * bound must win). 0, or -1: cannot set up here. */
 static int
 fake_dns(const char *hosts_text)
 {
@@ -148,21 +228,14 @@ fake_dns(const char *hosts_text)
     if (s < 0 || ioctl(s, SIOCGIFFLAGS, &lo) < 0)
         return -1;
     lo.ifr_flags |= IFF_UP;
-    struct sockaddr_in dns = {.sin_family = AF_INET,
-                              .sin_port = htons(53),
-                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (ioctl(s, SIOCSIFFLAGS, &lo) < 0 || bind(s, (struct sockaddr *) &dns, sizeof(dns)) < 0)
+    if (ioctl(s, SIOCSIFFLAGS, &lo) < 0)
         return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        dns_serve(s);
-        _exit(0);
-    }
     close(s);
-    return 0;
+    dns_log =
+            mmap(NULL, sizeof(*dns_log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (dns_log == MAP_FAILED)
+        return -1;
+    return dns_server_start("127.0.0.1", 1);
 }
 
 /* child() runs in a forked process (it makes namespaces of its own): 0 passes, 77 skips. It
@@ -218,12 +291,15 @@ public_server(int *ret_port, bool *ret_v6)
         getsockname(fd, (struct sockaddr *) &bound, &len) < 0)
         return -1;
     *ret_port = ntohs(((struct sockaddr_in *) &bound)->sin_port); /* same offset in both */
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0) {
         close(fd);
         return pid;
     }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* it died before prctl */
+        _exit(0);
     static const char reply[] =
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
     for (int c; (c = accept(fd, NULL, NULL)) >= 0; close(c)) {
@@ -246,6 +322,18 @@ count_threads(void)
     return n;
 }
 
+static int
+count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    for (struct dirent *de; d && (de = readdir(d));)
+        n += de->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n - 1; /* d's own */
+}
+
 #define HOSTS_TEXT "127.0.0.1 localhost\n11.0.0.1 hosts.example\n"
 
 /* What a lookup test's child works with: the DNS server, the HTTP server, an engine and rules
@@ -265,7 +353,7 @@ world_init(struct world *w)
     if (fake_dns(HOSTS_TEXT) < 0 || (w->server = public_server(&w->port, &w->v6)) < 0)
         return 77;
     struct pf_error *err = NULL;
-    if (!(w->e = egress_new(uv_default_loop(), 1 << 20, &err)))
+    if (!(w->e = egress_new(uv_default_loop(), 1 << 20, 1024, &err)))
         return 2;
     char json[512];
     snprintf(json, sizeof(json),
@@ -413,11 +501,10 @@ bounded_child(void)
     int rc = world_init(&w);
     if (rc)
         return rc;
-    /* One uid's lookups, ended by their timeout, still in c-ares: they count, up to the bound */
+    /* One uid's requests waiting for their lookups (hung) count, up to the bound. */
     static struct ending hung[EGRESS_LOOKUPS_MAX_PER_OWNER];
-    if (start_hung(&w, hung, EGRESS_LOOKUPS_MAX_PER_OWNER, 1000, 50) < 0)
+    if (start_hung(&w, hung, EGRESS_LOOKUPS_MAX_PER_OWNER, 1000, 1000) < 0)
         return world_finish(&w, 3);
-    egress_fixture_run_until_answered(hung, EGRESS_LOOKUPS_MAX_PER_OWNER);
     struct ending past = {0};
     bool started = egress_fixture_start_get(w.e, &w.rules, "http://slow.example/x", 1000, 5000,
                                             1024, &past);
@@ -431,11 +518,18 @@ bounded_child(void)
     struct ending good = get(&w, "good.example", 1001);
     if (good.status != 200)
         return world_finish(&w, 5);
+    /* Those requests end at their timeout, 1 s, and their lookups with them, though the name
+     * server would still be waited for (3 s): the uid is served again at once. */
+    egress_fixture_run_until_answered(hung, EGRESS_LOOKUPS_MAX_PER_OWNER);
+    struct ending again = get(&w, "good.example", 1000);
+    if (again.status != 200)
+        return world_finish(&w, 6);
     return world_finish(&w, 0);
 }
 
-/* A uid's lookups in flight, those of requests already ended included, are bounded: past the
- * bound its request fails at once with a message naming it, and other uids are served. */
+/* A uid's lookups in flight are bounded: past the bound its request fails at once with a
+ * message naming it, and other uids are served. A request that ends ends its lookup: it
+ * counts no more. */
 static void
 test_lookups_in_flight_are_bounded_per_uid(void **state)
 {
@@ -502,7 +596,7 @@ cancel_child(void)
     if (fake_dns(HOSTS_TEXT) < 0)
         return 77;
     struct pf_error *err = NULL;
-    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), &err);
+    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
     if (!l)
         return 2;
     struct answer good = {0}, hung = {0}, cancelled = {0}, v6 = {0};
@@ -530,20 +624,216 @@ cancel_child(void)
     bool ok = good.calls == 1 && good.status == 0 && good.n == 1 && good.first.family == AF_INET &&
               v6.calls == 1 && v6.status == 0 && strcmp(text, "2606:4700::1111") == 0 &&
               hung.calls == 0 && cancelled.calls == 0 &&
-              egress_lookups_in_flight(l) == 1; /* the hung one, forgotten, in c-ares */
+              egress_lookups_in_flight(l) == 0; /* the hung one ended when cancelled */
     egress_lookups_close(l);
     if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
         return 5;
     return ok && hung.calls == 0 ? 0 : 4;
 }
 
-/* Lookups share one c-ares channel: cancelling some (ares_cancel would end all of them) leaves
- * the others to answer, and a cancelled one is never answered, even when closed. */
+/* Cancelling some lookups leaves the others to answer, and a cancelled one is never answered,
+ * even when closed. */
 static void
 test_cancelled_lookup_leaves_the_others(void **state)
 {
     (void) state;
     run_in_namespaces(cancel_child);
+}
+
+/* Runs the loop until a answers or done() says so, or 5 s. */
+static void
+run_until(const struct answer *a, bool (*done)(void))
+{
+    uint64_t start = uv_hrtime();
+    while (!a->calls && !(done && done()) && uv_hrtime() - start < 5000000000ull) {
+        uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+        poll(NULL, 0, 5);
+    }
+}
+
+static bool
+both_slow_queries_seen(void)
+{
+    return dns_log_find("slow1.example") && dns_log_find("slow2.example");
+}
+
+static int
+ports_child(void)
+{
+    if (fake_dns(HOSTS_TEXT) < 0)
+        return 77;
+    struct pf_error *err = NULL;
+    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
+    if (!l)
+        return 2;
+    struct answer a1 = {0}, a2 = {0};
+    struct egress_lookup *q1 =
+            egress_lookup_start(l, "slow1.example", 1, 5000, record_answer, &a1, &err);
+    struct egress_lookup *q2 =
+            egress_lookup_start(l, "slow2.example", 1, 5000, record_answer, &a2, &err);
+    if (!q1 || !q2)
+        return 3;
+    run_until(&a1, both_slow_queries_seen);
+    const struct dns_query_seen *s1 = dns_log_find("slow1.example");
+    const struct dns_query_seen *s2 = dns_log_find("slow2.example");
+    fprintf(stderr, "  source ports: slow1 %u, slow2 %u\n", s1 ? s1->port : 0, s2 ? s2->port : 0);
+    bool ok = s1 && s2 && s1->port != s2->port && a1.calls == 0 && a2.calls == 0;
+    egress_lookups_close(l);
+    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
+        return 5;
+    return ok ? 0 : 4;
+}
+
+/* Two lookups under way at once send their queries from sockets of their own, so from two
+ * source ports (the kernel's random ephemeral ones): an off-path spoofer must guess the port
+ * as well as the query id. One shared channel sent both from one socket. */
+static void
+test_concurrent_lookups_use_their_own_source_ports(void **state)
+{
+    (void) state;
+    run_in_namespaces(ports_child);
+}
+
+static int
+cancel_frees_child(void)
+{
+    if (fake_dns(HOSTS_TEXT) < 0)
+        return 77;
+    struct pf_error *err = NULL;
+    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 1024, &err);
+    if (!l)
+        return 2;
+    int fds_before = count_fds();
+    static struct answer hung[EGRESS_LOOKUPS_MAX_PER_OWNER];
+    struct egress_lookup *q[EGRESS_LOOKUPS_MAX_PER_OWNER];
+    for (int i = 0; i < EGRESS_LOOKUPS_MAX_PER_OWNER; i++)
+        if (!(q[i] = egress_lookup_start(l, "slow.example", 7, 10000, record_answer, &hung[i],
+                                         &err)))
+            return 3;
+    for (int i = 0; i < 20; i++) /* the queries are sent, unanswered */
+        uv_run(uv_default_loop(), UV_RUN_NOWAIT);
+    int fds_hung = count_fds();
+    /* The uid's bound bites while they are under way... */
+    struct answer past = {0};
+    struct egress_lookup *p =
+            egress_lookup_start(l, "good.example", 7, 5000, record_answer, &past, &err);
+    bool refused = !p && err && err->code == PF_E_BUSY;
+    fprintf(stderr, "  past the bound: %s\n", err ? err->msg : "(started)");
+    err = pf_error_free(err);
+    /* ... and no more once they are cancelled: their sockets are closed at once (no loop run
+     * in between), and they count no more. */
+    for (int i = 0; i < EGRESS_LOOKUPS_MAX_PER_OWNER; i++)
+        egress_lookup_cancel(q[i]);
+    int fds_cancelled = count_fds();
+    unsigned counted = egress_lookups_in_flight_for(l, 7);
+    struct answer again = {0};
+    struct egress_lookup *g =
+            egress_lookup_start(l, "good.example", 7, 5000, record_answer, &again, &err);
+    if (g)
+        run_until(&again, NULL);
+    int hung_calls = 0;
+    for (int i = 0; i < EGRESS_LOOKUPS_MAX_PER_OWNER; i++)
+        hung_calls += hung[i].calls;
+    fprintf(stderr,
+            "  fds: %d before, %d with %d hung, %d once cancelled; %u counted; again: %d/%d; "
+            "%d cancelled answered\n",
+            fds_before, fds_hung, EGRESS_LOOKUPS_MAX_PER_OWNER, fds_cancelled, counted, again.calls,
+            again.status, hung_calls);
+    bool ok = fds_hung > fds_before && refused && fds_cancelled == fds_before && counted == 0 &&
+              g && again.calls == 1 && again.status == 0 && hung_calls == 0;
+    egress_lookups_close(l);
+    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
+        return 5;
+    return ok ? 0 : 4;
+}
+
+/* A cancelled lookup hung on a DNS server that does not answer gives its socket back at once
+ * and no longer counts against its uid's bound: its asker is gone, nothing waits for it. */
+static void
+test_cancelled_hung_lookup_frees_its_fd_and_place(void **state)
+{
+    (void) state;
+    run_in_namespaces(cancel_frees_child);
+}
+
+/* Looks name up for owner 1, run until answered: its first address as text, or "" on error. */
+static void
+whoami(struct egress_lookups *l, char *text, size_t size)
+{
+    struct pf_error *err = NULL;
+    struct answer a = {0};
+    text[0] = '\0';
+    struct egress_lookup *q =
+            egress_lookup_start(l, "whoami.example", 1, 5000, record_answer, &a, &err);
+    err = pf_error_free(err);
+    if (!q)
+        return;
+    run_until(&a, NULL);
+    if (a.calls == 1 && a.status == 0)
+        inet_ntop(a.first.family, &a.first.addr, text, (socklen_t) size);
+}
+
+static int
+resolv_child(void)
+{
+    if (fake_dns(HOSTS_TEXT) < 0 || dns_server_start("127.0.0.2", 2) < 0)
+        return 77;
+    struct pf_error *err = NULL;
+    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
+    if (!l)
+        return 2;
+    char first[INET6_ADDRSTRLEN], second[INET6_ADDRSTRLEN];
+    whoami(l, first, sizeof(first));
+    /* The network changed: another name server. */
+    if (remount_text("/etc/resolv.conf", "nameserver 127.0.0.2\n") < 0)
+        return 77;
+    whoami(l, second, sizeof(second));
+    fprintf(stderr, "  whoami.example: %s, then %s\n", first, second);
+    egress_lookups_close(l);
+    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
+        return 5;
+    return strcmp(first, "11.0.0.11") == 0 && strcmp(second, "11.0.0.12") == 0 ? 0 : 4;
+}
+
+/* /etc/resolv.conf is read when a lookup starts: a change (a network change) is honoured by
+ * the next lookup, without a restart. */
+static void
+test_resolv_conf_is_read_per_lookup(void **state)
+{
+    (void) state;
+    run_in_namespaces(resolv_child);
+}
+
+static int
+servers_child(void)
+{
+    if (fake_dns(HOSTS_TEXT) < 0)
+        return 77;
+    /* Three name servers that refuse (nothing listens: ICMP port unreachable), then ours. */
+    if (remount_text("/etc/resolv.conf", "nameserver 127.0.0.2\nnameserver 127.0.0.3\n"
+                                         "nameserver 127.0.0.4\nnameserver 127.0.0.1\n") < 0)
+        return 77;
+    struct pf_error *err = NULL;
+    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
+    if (!l)
+        return 2;
+    char fourth[INET6_ADDRSTRLEN];
+    whoami(l, fourth, sizeof(fourth));
+    fprintf(stderr, "  whoami.example with 127.0.0.1 fourth: '%s', queries seen: %u\n", fourth,
+            __atomic_load_n(&dns_log->n, __ATOMIC_SEQ_CST));
+    egress_lookups_close(l);
+    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
+        return 5;
+    return fourth[0] == '\0' && !dns_log_find("whoami.example") ? 0 : 4;
+}
+
+/* A lookup asks the first EGRESS_LOOKUP_SERVERS_MAX name servers of resolv.conf only (glibc's
+ * MAXNS): each may hold a socket or two, which the fd budget counts per worker. */
+static void
+test_only_the_first_name_servers_are_asked(void **state)
+{
+    (void) state;
+    run_in_namespaces(servers_child);
 }
 
 static int
@@ -589,6 +879,10 @@ main(void)
             cmocka_unit_test(test_close_with_hung_lookups_returns_at_once),
             cmocka_unit_test(test_cancelled_lookup_leaves_the_others),
             cmocka_unit_test(test_aaaa_answers_are_checked_and_used),
+            cmocka_unit_test(test_concurrent_lookups_use_their_own_source_ports),
+            cmocka_unit_test(test_cancelled_hung_lookup_frees_its_fd_and_place),
+            cmocka_unit_test(test_resolv_conf_is_read_per_lookup),
+            cmocka_unit_test(test_only_the_first_name_servers_are_asked),
     };
     struct pf_error *err = NULL;
     if (egress_global_init(&err) < 0)
