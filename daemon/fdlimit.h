@@ -11,17 +11,21 @@
  *   handle's wake-up socketpair (2, egress.c); the listening socket (1): 13 — counted at start
  *   in /proc/PID/fd. Rounded up to 32 for what lives a moment: a spawn's second socketpair end
  *   until it is passed on (zygote_client.c), a /proc file read, a zygote start's pipes, and
- *   egress's c-ares channel (egress_lookup.h): a UDP socket per name server it is waiting
- *   for (a TCP one too for a truncated answer), /etc/hosts while it is read: however many
- *   lookups are in flight.
+ *   what an egress lookup reads when it starts (resolv.conf, /dev/urandom, /etc/hosts: opened
+ *   and closed within one call on the loop, so one at a time).
  * - a zygote, FDLIMIT_ZYGOTE_FDS: its control socket, and while it restarts the new one's too:
  *   2. There are at most FDLIMIT_ZYGOTES: the lean one and, when a profile preloads, the
  *   preload one.
  * - a worker, FDLIMIT_WORKER_FDS, an ephemeral job's, a pool worker's or a session's alike: its
  *   channel and its pidfd (2), and while it makes an egress request (one at a time per worker)
- *   libcurl's socket, a second one while both address families are tried, and its threaded
- *   resolver's socketpair (4): 6. A session holds nothing more than its worker (the
- *   connection that owns it is counted as a connection). At most max_workers of them live.
+ *   FDLIMIT_EGRESS_FDS, the more of what its two steps hold, one after the other (the lookup's
+ *   sockets are closed before the transfer starts): its host-name lookup's c-ares channel, a
+ *   UDP and a TCP socket per name server asked (EGRESS_LOOKUP_FDS_MAX, 6: egress_lookup.h);
+ *   the transfer's libcurl socket, a second one while both address families are tried, and its
+ *   threaded resolver's socketpair (FDLIMIT_TRANSFER_FDS, 4). So 8. A lookup is ended with its
+ *   request (egress_lookup_cancel), so only workers' lookups hold fds. A session holds nothing
+ *   more than its worker (the connection that owns it is counted as a connection). At most
+ *   max_workers of them live.
  * - a connection: its socket, 1; at most max_connections are served.
  * - FDLIMIT_ACCEPT_SLACK: connections refused (max_connections, max_connections_per_uid) are
  *   accepted all the same, to be told why with a busy reply, and hold their socket until that
@@ -37,13 +41,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "egress_lookup.h"
 #include "listener.h"
 #include "pf_error.h"
 
 #define FDLIMIT_DAEMON_FDS   32
 #define FDLIMIT_ZYGOTE_FDS   2
 #define FDLIMIT_ZYGOTES      2
-#define FDLIMIT_WORKER_FDS   6
+#define FDLIMIT_TRANSFER_FDS 4
+#define FDLIMIT_EGRESS_FDS \
+    (EGRESS_LOOKUP_FDS_MAX > FDLIMIT_TRANSFER_FDS ? EGRESS_LOOKUP_FDS_MAX : FDLIMIT_TRANSFER_FDS)
+#define FDLIMIT_WORKER_FDS   (2 + FDLIMIT_EGRESS_FDS)
 #define FDLIMIT_ACCEPT_SLACK LISTENER_BACKLOG
 /* An RLIMIT_NOFILE of RLIM_INFINITY (not on Linux, where nr_open caps it) fits anything. */
 #define FDLIMIT_UNLIMITED UINT64_MAX

@@ -146,8 +146,8 @@ def test_explicit_max_connections_that_does_not_fit_refuses_to_start(tmpdir_shor
     assert r.returncode == 1, r
     # Both figures, what would fit and what to do.
     assert ("--max-connections 1024 does not fit in the open-file limit 400 (RLIMIT_NOFILE): "
-            "with 188 for pyfenced, its zygotes and 4 workers (max_workers), at most 212 "
-            "connections do; raise the limit (LimitNOFILE=, ulimit -n) to at least 1212") in r.stderr, r
+            "with 196 for pyfenced, its zygotes and 4 workers (max_workers), at most 204 "
+            "connections do; raise the limit (LimitNOFILE=, ulimit -n) to at least 1220") in r.stderr, r
     assert not os.path.exists(tmpdir_short / "s.sock")
 
 
@@ -159,7 +159,7 @@ def test_default_max_connections_fits_the_fd_limit_and_refusals_are_answered(dae
     fresh workers (socketpairs, pidfds) still run on a connection opened before."""
     with_nofile(monkeypatch, 400, 400)
     d = daemon_factory("--max-workers", "4", "--max-connections-per-uid", "65536")
-    fit = 400 - (32 + 2 * 2 + 4 * 6 + 128)
+    fit = 400 - (32 + 2 * 2 + 4 * 8 + 128)
     keep = d.client()
     assert wait_for(lambda: keep.stats()["connections"] == 1)
     # More than the 400 fds could hold: without the bound, accept() would fail with EMFILE

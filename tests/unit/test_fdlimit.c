@@ -22,8 +22,8 @@ test_formula(void **state)
     (void) state;
     /* 32 for pyfenced, 2 zygotes x 2, 6 per worker, the listen backlog's worth of refusals. */
     assert_int_equal(fdlimit_fixed(0), 32 + 4 + LISTENER_BACKLOG);
-    assert_int_equal(fdlimit_fixed(8), 32 + 4 + 8 * 6 + LISTENER_BACKLOG);
-    assert_int_equal(fdlimit_fixed(4096), 32 + 4 + 4096 * 6 + LISTENER_BACKLOG);
+    assert_int_equal(fdlimit_fixed(8), 32 + 4 + 8 * 8 + LISTENER_BACKLOG);
+    assert_int_equal(fdlimit_fixed(4096), 32 + 4 + 4096 * 8 + LISTENER_BACKLOG);
 }
 
 static void
