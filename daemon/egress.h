@@ -12,15 +12,15 @@
  *
  * Host names are looked up by the engine, not by libcurl (egress_lookup.h): with c-ares on the
  * daemon's own loop, no thread, so that lookups left hanging by a DNS server that does not
- * answer cost a few bytes each, not a thread (libcurl's threaded resolver makes one per
- * lookup; libuv's pool had a few for everyone); their number in flight is bounded, per owner
- * (the peer uid) and in all. Only the public addresses of the answer (A and AAAA) are handed
- * to libcurl (CURLOPT_RESOLVE, in a DNS cache of the transfer's own), and libcurl is refused
- * any lookup of its own (CURLOPT_RESOLVER_START_FUNCTION); the address is checked again at
- * connect. "localhost" and names under it are loopback by definition (RFC 6761): refused,
- * unlooked-up. An IP literal rule connects to exactly its address, whatever it is. The lookup
- * counts against the request's egress_timeout_ms; a request that ends mid-lookup forgets it
- * (c-ares ends its queries within its own bound), and stopping ends every lookup at once.
+ * answer cost a c-ares channel each (its own sockets, so its own source ports), not a thread
+ * (libcurl's threaded resolver makes one per lookup; libuv's pool had a few for everyone);
+ * their number under way is bounded, per owner (the peer uid) and in all. Only the public addresses
+ * of the answer (A and AAAA) are handed to libcurl (CURLOPT_RESOLVE, in a DNS cache of the
+ * transfer's own), and libcurl is refused any lookup of its own (CURLOPT_RESOLVER_START_FUNCTION);
+ * the address is checked again at connect. "localhost" and names under it are loopback by
+ * definition (RFC 6761): refused, unlooked-up. An IP literal rule connects to exactly its address,
+ * whatever it is. The lookup counts against the request's egress_timeout_ms; a request that ends
+ * mid-lookup ends it (its sockets closed at once), and stopping ends every lookup at once.
  *
  * Response bytes are counted when received, against the request's egress_max_bytes and
  * against the engine's daemon-wide max_held (pyfenced --egress-max-bytes-held): a response
