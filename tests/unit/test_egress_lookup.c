@@ -756,6 +756,51 @@ test_cancelled_hung_lookup_frees_its_fd_and_place(void **state)
     run_in_namespaces(cancel_frees_child);
 }
 
+static int
+total_bound_child(void)
+{
+    if (fake_dns(HOSTS_TEXT) < 0)
+        return 77;
+    struct pf_error *err = NULL;
+    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 2, &err);
+    if (!l)
+        return 2;
+    struct answer a[3] = {{0}};
+    struct egress_lookup *q0 =
+            egress_lookup_start(l, "slow.example", 1, 10000, record_answer, &a[0], &err);
+    struct egress_lookup *q1 =
+            egress_lookup_start(l, "slow.example", 2, 10000, record_answer, &a[1], &err);
+    if (!q0 || !q1)
+        return 3;
+    /* A third owner, under its own bound: past the total one all the same. */
+    struct egress_lookup *q2 =
+            egress_lookup_start(l, "good.example", 3, 5000, record_answer, &a[2], &err);
+    bool refused = !q2 && err && err->code == PF_E_BUSY &&
+                   strstr(err->msg, "pyfenced has 2 host-name lookups under way");
+    fprintf(stderr, "  third: %s\n", err ? err->msg : "(started)");
+    err = pf_error_free(err);
+    egress_lookup_cancel(q0);
+    q2 = egress_lookup_start(l, "good.example", 3, 5000, record_answer, &a[2], &err);
+    err = pf_error_free(err);
+    if (q2)
+        run_until(&a[2], NULL);
+    fprintf(stderr, "  once one is cancelled: %d/%d\n", a[2].calls, a[2].status);
+    bool ok = refused && q2 && a[2].calls == 1 && a[2].status == 0 && a[0].calls == 0;
+    egress_lookups_close(l);
+    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
+        return 5;
+    return ok ? 0 : 4;
+}
+
+/* At most max_in_flight lookups (the daemon's max_workers) are under way, whoever asks; a
+ * cancelled one makes room at once. */
+static void
+test_lookups_under_way_are_bounded_in_all(void **state)
+{
+    (void) state;
+    run_in_namespaces(total_bound_child);
+}
+
 /* Looks name up for owner 1, run until answered: its first address as text, or "" on error. */
 static void
 whoami(struct egress_lookups *l, char *text, size_t size)
@@ -881,6 +926,7 @@ main(void)
             cmocka_unit_test(test_aaaa_answers_are_checked_and_used),
             cmocka_unit_test(test_concurrent_lookups_use_their_own_source_ports),
             cmocka_unit_test(test_cancelled_hung_lookup_frees_its_fd_and_place),
+            cmocka_unit_test(test_lookups_under_way_are_bounded_in_all),
             cmocka_unit_test(test_resolv_conf_is_read_per_lookup),
             cmocka_unit_test(test_only_the_first_name_servers_are_asked),
     };
