@@ -363,12 +363,12 @@ egress_lookup_start(struct egress_lookups *l, const char *host, uint64_t owner, 
     if (!q)
         return pf_error_set(err, PF_E_INTERNAL, "egress: out of memory"), NULL;
     dlist_init(&q->sockets);
+    q->loop = l->loop; /* before the channel: on_socket_state needs it */
     if (channel_new(q, &q->channel, err) < 0) {
         free(q);
         return NULL;
     }
     q->l = l;
-    q->loop = l->loop;
     q->owner = owner;
     q->deadline = uv_now(l->loop) + timeout_ms;
     q->cb = cb;
