@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli_common.h"
 #include "cli_session.h"
@@ -204,6 +205,12 @@ print_exec_result(const struct pyfence_result *res, struct output_state *st, boo
     fflush(stdout);
     if (!res->ok) {
         const char *msg = res->error.message ? res->error.message : "(no message)";
+        /* On a terminal, the error starts its own line, not after output cut mid-line. */
+        if (st->any && !st->ends_nl && !res->output_repr && isatty(STDOUT_FILENO) &&
+            isatty(STDERR_FILENO)) {
+            putchar('\n');
+            fflush(stdout);
+        }
         if (res->outcome_code == PYFENCE_E_ERROR)
             fprintf(stderr, "%s\n", msg);
         else

@@ -263,3 +263,38 @@ def test_nul_byte_in_the_snippet_is_refused(srv, tmpdir_short):
     r = run_cli("exec", str(f), socket_path=srv.path)
     assert r.returncode == 2 and f"{f} has a NUL byte at offset 0" in r.stderr, r
     assert len(srv.requests) == sent
+
+
+def run_cli_on_a_terminal(*args, socket_path):
+    """Runs the CLI with stdout and stderr on one pseudo-terminal; returns (status, text)."""
+    import pty
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.Popen([require_binary(PYFENCE_CLI), "--socket", str(socket_path), *args],
+                             stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        os.close(slave)
+        slave = -1
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the last writer closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+        return p.wait(timeout=60), b"".join(chunks).decode()
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+
+
+def test_error_starts_its_own_line_on_a_terminal(srv):
+    status, text = run_cli_on_a_terminal("exec", "-c", "print('abc', end='')\n1/0",
+                                         socket_path=srv.path)
+    assert status == 1, text
+    assert text.startswith("abc\r\nCode execution failed"), repr(text)
+    # Not on a terminal, the output is left exactly as the snippet made it.
+    r = run_cli("exec", "-c", "print('abc', end='')\n1/0", socket_path=srv.path)
+    assert r.stdout == "abc" and r.stderr.startswith("Code execution failed"), r
