@@ -176,6 +176,10 @@ ipv6_public(const unsigned char a[16])
         return ipv4_public(a + 12);
     if ((a[0] & 0xe0) != 0x20)
         return false;
+    /* 6to4 (2002::/16, deprecated by RFC 7526) carries an IPv4 address of any kind, private
+     * ones included, to a relay: never public, whatever it embeds */
+    if (a[0] == 0x20 && a[1] == 0x02)
+        return false;
     /* documentation (2001:db8::/32) and ORCHID/Teredo-like special ranges in 2001::/23 */
     return !(a[0] == 0x20 && a[1] == 0x01 && (a[2] < 0x02 || (a[2] == 0x0d && a[3] == 0xb8)));
 }

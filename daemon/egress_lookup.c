@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "dlist.h"
+#include "egress.h"
 #include "pf_cleanup.h"
 
 struct egress_lookups {
@@ -218,22 +219,42 @@ status_from_ares(int status)
     }
 }
 
-/* Keeps the addresses of res (up to EGRESS_LOOKUP_MAX_ADDRESSES) in q. */
+static void
+keep_address(struct egress_lookup *q, const struct ares_addrinfo_node *a)
+{
+    struct egress_address *out = &q->addrs[q->n];
+    if (a->ai_family == AF_INET)
+        out->addr.v4 = ((const struct sockaddr_in *) a->ai_addr)->sin_addr;
+    else if (a->ai_family == AF_INET6)
+        out->addr.v6 = ((const struct sockaddr_in6 *) a->ai_addr)->sin6_addr;
+    else
+        return;
+    out->family = a->ai_family;
+    q->n++;
+}
+
+static bool
+node_public(const struct ares_addrinfo_node *a)
+{
+    if (a->ai_family == AF_INET)
+        return egress_address_public(AF_INET, &((const struct sockaddr_in *) a->ai_addr)->sin_addr);
+    if (a->ai_family == AF_INET6)
+        return egress_address_public(AF_INET6,
+                                     &((const struct sockaddr_in6 *) a->ai_addr)->sin6_addr);
+    return false;
+}
+
+/* Keeps the addresses of res in q, up to EGRESS_LOOKUP_MAX_ADDRESSES, the public ones first:
+ * an answer of many private addresses and one public one still reaches the public one, and an
+ * answer of private ones only keeps some, which the refusal names. */
 static void
 keep_addresses(struct egress_lookup *q, const struct ares_addrinfo *res)
 {
-    for (const struct ares_addrinfo_node *a = res ? res->nodes : NULL;
-         a && q->n < EGRESS_LOOKUP_MAX_ADDRESSES; a = a->ai_next) {
-        struct egress_address *out = &q->addrs[q->n];
-        if (a->ai_family == AF_INET)
-            out->addr.v4 = ((const struct sockaddr_in *) a->ai_addr)->sin_addr;
-        else if (a->ai_family == AF_INET6)
-            out->addr.v6 = ((const struct sockaddr_in6 *) a->ai_addr)->sin6_addr;
-        else
-            continue;
-        out->family = a->ai_family;
-        q->n++;
-    }
+    for (int public = 1; public >= 0; public --)
+        for (const struct ares_addrinfo_node *a = res ? res->nodes : NULL;
+             a && q->n < EGRESS_LOOKUP_MAX_ADDRESSES; a = a->ai_next)
+            if (node_public(a) == (bool) public)
+                keep_address(q, a);
 }
 
 /* c-ares ended q's queries: from within ares_getaddrinfo (/etc/hosts), ares_process_fd or
@@ -379,7 +400,12 @@ egress_lookup_start(struct egress_lookups *l, const char *host, uint64_t owner, 
     dlist_insert_tail(&l->running, &q->link);
     l->n_running++;
     const struct ares_addrinfo_hints hints = {
-            .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_protocol = IPPROTO_TCP};
+            .ai_family = AF_UNSPEC,
+            .ai_socktype = SOCK_STREAM,
+            .ai_protocol = IPPROTO_TCP,
+            /* c-ares's RFC 6724 sort opens, connects and closes a UDP socket per address, on
+             * the loop: thousands for a hostile server's answer. libcurl orders them itself. */
+            .ai_flags = ARES_AI_NOSORT};
     /* May answer from within (/etc/hosts, a bad name, out of memory): on_ares_answer keeps it
      * and the timer, armed for now, hands it over. */
     ares_getaddrinfo(q->channel, host, NULL, &hints, on_ares_answer, q);

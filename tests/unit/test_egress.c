@@ -71,6 +71,9 @@ test_local_and_private_addresses_are_refused(void **state)
             "::ffff:10.0.0.1",
             "64:ff9b::a00:1",
             "2001:db8::1",
+            "2002:a00:1::1",   /* 6to4 of 10.0.0.1 */
+            "2002:7f00:1::1",  /* 6to4 of 127.0.0.1 */
+            "2002:808:808::1", /* 6to4 of a public one: a relay's, not an address of its own */
     };
     for (size_t i = 0; i < PF_ELEMENTSOF(refused); i++)
         if (public(refused[i]))

@@ -914,6 +914,49 @@ test_aaaa_answers_are_checked_and_used(void **state)
     run_in_namespaces(aaaa_child);
 }
 
+static int
+many_child(void)
+{
+    /* many.example: more private addresses than a lookup keeps, then a public one (from
+     * /etc/hosts: a DNS answer that long does not fit the 512 bytes of UDP) */
+    char hosts[4096] = HOSTS_TEXT;
+    for (int i = 1; i <= EGRESS_LOOKUP_MAX_ADDRESSES; i++)
+        snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "10.0.1.%d many.example\n",
+                 i);
+    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "11.0.0.1 many.example\n");
+    if (fake_dns(hosts) < 0)
+        return 77;
+    struct pf_error *err = NULL;
+    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
+    if (!l)
+        return 2;
+    struct answer many = {0};
+    if (!egress_lookup_start(l, "many.example", 1, 5000, record_answer, &many, &err))
+        return 3;
+    uint64_t start = uv_hrtime();
+    while (!many.calls && uv_hrtime() - start < 5000000000ull)
+        uv_run(uv_default_loop(), UV_RUN_ONCE);
+    char text[INET6_ADDRSTRLEN] = "";
+    inet_ntop(many.first.family, &many.first.addr, text, sizeof(text));
+    fprintf(stderr, "  many.example: %d answer(s), status %d, %zu kept, first %s\n", many.calls,
+            many.status, many.n, text);
+    bool ok = many.calls == 1 && many.status == 0 && many.n == EGRESS_LOOKUP_MAX_ADDRESSES &&
+              strcmp(text, "11.0.0.1") == 0;
+    egress_lookups_close(l);
+    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
+        return 5;
+    return ok ? 0 : 4;
+}
+
+/* An answer of more private addresses than a lookup keeps, then a public one: the public one
+ * is kept (first), not dropped for the cap, which would refuse a name that has one. */
+static void
+test_public_addresses_are_kept_first(void **state)
+{
+    (void) state;
+    run_in_namespaces(many_child);
+}
+
 int
 main(void)
 {
@@ -929,6 +972,7 @@ main(void)
             cmocka_unit_test(test_lookups_under_way_are_bounded_in_all),
             cmocka_unit_test(test_resolv_conf_is_read_per_lookup),
             cmocka_unit_test(test_only_the_first_name_servers_are_asked),
+            cmocka_unit_test(test_public_addresses_are_kept_first),
     };
     struct pf_error *err = NULL;
     if (egress_global_init(&err) < 0)
