@@ -17,15 +17,23 @@
  * it after a module that did not make it. */
 #include "exec_internal.h"
 
-static PyObject *makers;    /* {weakref to a class: its maker's module name} */
-static PyObject *forget_fn; /* the weakrefs' callback: drops a dead class's entry */
+/* The record is keyed by the class's address, never by the class (or a weakref to it, which
+ * hashes and compares as its referent): a snippet metaclass's __hash__ and __eq__ (bool, no
+ * snippet code) made a lookup for enum.Enum find the entry of the snippet's own class, and
+ * with it a library as enum.Enum's maker. Each entry holds (weakref to the class, maker); the
+ * weakref's callback, bound to the entry's key, drops the entry when the class dies, and a
+ * lookup accepts an entry only if its weakref still refers to the very class asked about. */
+static PyObject *makers; /* {id of a class: (weakref to it, its maker's module name)} */
 
+/* self: the entry's key; wr: the dead class's weakref. Drops the entry only if it is still
+ * that class's (a later class at the same address has an entry of its own). */
 static PyObject *
 forget(PyObject *self, PyObject *wr)
 {
-    (void) self;
-    if (PyDict_DelItem(makers, wr) < 0)
-        PyErr_Clear(); /* already gone */
+    PyObject *entry = PyDict_GetItemWithError(makers, self); /* borrowed */
+    if (entry && PyTuple_GET_ITEM(entry, 0) == wr && PyDict_DelItem(makers, self) < 0)
+        PyErr_WriteUnraisable(self);
+    PyErr_Clear();
     return Py_NewRef(Py_None);
 }
 
@@ -53,9 +61,15 @@ exec_class_maker_remember(PyTypeObject *t, PyObject *maker)
 {
     if (!makers)
         return 0;
-    PyObject *wr = PyWeakref_NewRef((PyObject *) t, forget_fn);
-    int rc = wr ? PyDict_SetItem(makers, wr, maker) : -1;
+    PyObject *key = PyLong_FromVoidPtr(t);
+    PyObject *forget_fn = key ? PyCFunction_New(&forget_def, key) : NULL;
+    PyObject *wr = forget_fn ? PyWeakref_NewRef((PyObject *) t, forget_fn) : NULL;
+    PyObject *entry = wr ? PyTuple_Pack(2, wr, maker) : NULL;
+    int rc = entry ? PyDict_SetItem(makers, key, entry) : -1;
+    Py_XDECREF(entry);
     Py_XDECREF(wr);
+    Py_XDECREF(forget_fn);
+    Py_XDECREF(key);
     return rc;
 }
 
@@ -73,11 +87,13 @@ exec_class_maker(PyTypeObject *t)
 {
     if (!makers)
         return NULL;
-    PyObject *wr = PyWeakref_NewRef((PyObject *) t, NULL);
-    PyObject *maker = wr ? PyDict_GetItemWithError(makers, wr) : NULL; /* borrowed */
-    Py_XDECREF(wr);
+    PyObject *key = PyLong_FromVoidPtr(t);
+    PyObject *entry = key ? PyDict_GetItemWithError(makers, key) : NULL; /* borrowed */
+    Py_XDECREF(key);
     PyErr_Clear();
-    return maker ? PyUnicode_AsUTF8(maker) : NULL;
+    if (!entry || PyWeakref_GetObject(PyTuple_GET_ITEM(entry, 0)) != (PyObject *) t)
+        return NULL;
+    return PyUnicode_AsUTF8(PyTuple_GET_ITEM(entry, 1));
 }
 
 int
@@ -85,9 +101,5 @@ exec_class_maker_install(void)
 {
     if (makers)
         return 0;
-    if (!(forget_fn = PyCFunction_New(&forget_def, NULL)) || !(makers = PyDict_New())) {
-        Py_CLEAR(forget_fn);
-        return -1;
-    }
-    return 0;
+    return (makers = PyDict_New()) ? 0 : -1;
 }
