@@ -28,16 +28,17 @@
  *     start-up) by one walk of object's subclasses then, in the zygote, before any library is
  *     imported: no type object is written after the fork.
  * CPython resets the slot when a class's or a base's __getattr__, __getattribute__ or
- * __bases__ is stored (guard_store.c puts the check back after such a store), and its
- * __getattr__ dispatcher replaces itself by the simpler one when it finds no __getattr__ (a
- * class with only a Python __getattribute__): the check goes back then too. */
+ * __bases__ is stored (guard_store.c puts the check back after such a store). Its __getattr__
+ * dispatcher replaces itself by the unchecked simpler one when it finds no __getattr__ (a
+ * class with only a Python __getattribute__), then runs that __getattribute__: the check never
+ * lets it, but makes the swap to the checked simpler one itself, before any Python code. */
 #include "exec_internal.h"
 
 /* CPython's slot_tp_getattr_hook (a Python __getattr__, or a __getattribute__ before its first
  * use) and slot_tp_getattro (a Python __getattribute__ only), static in typeobject.c: read
  * from a probe class at install. */
 static getattrofunc real_getattr_hook, real_getattribute;
-static PyObject *str_getattribute;
+static PyObject *str_getattribute, *str_getattr;
 
 /* The nearest __getattribute__ along t's MRO that is a C slot's (a wrapper descriptor; the
  * others are Python code), new reference, or NULL for object's own. */
@@ -85,17 +86,19 @@ is_refused(PyObject *name)
     return PyUnicode_Check(name) && !exec_class_dunder_allowed(name);
 }
 
-/* CPython's __getattr__ dispatcher; finding no __getattr__, it puts the simpler one in the
- * class's slot and calls that: the check `simpler` goes back. */
+/* CPython's __getattr__ dispatcher, asked only when t has a __getattr__. Finding none, it
+ * would put its unchecked simpler dispatcher in t's slot and run the Python __getattribute__
+ * under it, and every lookup on t made meanwhile (numpy.record's __getattribute__ reading a
+ * field whose object's __getattr__ calls a library back with another record) went unchecked:
+ * the check `simpler` takes the slot first, before any Python code runs, and answers. */
 static PyObject *
 call_getattr_hook(PyObject *self, PyObject *name, getattrofunc simpler)
 {
-    PyTypeObject *t = (PyTypeObject *) Py_NewRef(Py_TYPE(self));
-    PyObject *res = real_getattr_hook(self, name);
-    if (t->tp_getattro == real_getattribute)
-        t->tp_getattro = simpler;
-    Py_DECREF(t);
-    return res;
+    PyTypeObject *t = Py_TYPE(self);
+    if (_PyType_Lookup(t, str_getattr)) /* borrowed; no Python code runs */
+        return real_getattr_hook(self, name);
+    t->tp_getattro = simpler;
+    return simpler(self, name);
 }
 
 /* The slots of a class made while a snippet ran. */
@@ -223,7 +226,8 @@ exec_class_getattr_install(void)
 {
     if (real_getattr_hook)
         return 0;
-    if (!(str_getattribute = PyUnicode_InternFromString("__getattribute__")))
+    if (!(str_getattribute = PyUnicode_InternFromString("__getattribute__")) ||
+        !(str_getattr = PyUnicode_InternFromString("__getattr__")))
         return -1;
     getattrofunc hook = probe_slot("__getattr__", false);
     getattrofunc simpler = probe_slot("__getattribute__", true);
