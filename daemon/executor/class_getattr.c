@@ -169,6 +169,20 @@ exec_class_getattr_guard(PyTypeObject *t)
         t->tp_getattro = checked_getattribute;
 }
 
+/* type.__new__ guards the class it makes only once CPython's returns (class_dunders.c), but
+ * CPython calls the class's namespace values' __set_name__ and its bases' __init_subclass__
+ * before that, with the class under CPython's own dispatcher: copy.deepcopy(cls()) there asked
+ * the snippet's __getattr__ for __deepcopy__. Every value entering the snippet's hands (a
+ * call's arguments, function.c; whatever the walk checks, policy.c) passes here first, so such
+ * a class and its instances are checked before any snippet code holds them. */
+void
+exec_class_getattr_guard_value(PyObject *v)
+{
+    if (PyType_Check(v))
+        exec_class_getattr_guard((PyTypeObject *) v);
+    exec_class_getattr_guard(Py_TYPE(v));
+}
+
 void
 exec_class_getattr_guard_library(PyTypeObject *t)
 {

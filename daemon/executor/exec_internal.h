@@ -403,6 +403,9 @@ void exec_class_getattr_guard_library(PyTypeObject *t);
  * Return 0, or -1 with an exception set. */
 int exec_class_getattr_guard_tree(PyTypeObject *t);
 int exec_class_getattr_guard_library_tree(PyTypeObject *t);
+/* Gives v, if a class, and v's class the checking dispatcher if they still have CPython's own:
+ * a class type.__new__ has not returned yet, handed to a __set_name__ or __init_subclass__. */
+void exec_class_getattr_guard_value(PyObject *v);
 /* PyObject_GetAttr(obj, name) for the snippet's own read, after the walk's checks of name: a
  * library's __getattr__ answers it as in CPython. */
 PyObject *exec_class_getattr_own_read(PyObject *obj, PyObject *name);

@@ -411,6 +411,7 @@ check_dict(struct exec_run *r, PyObject *v)
 int
 exec_check_value_slow(struct exec_run *r, PyObject *v)
 {
+    exec_class_getattr_guard_value(v); /* class_getattr.c: before the snippet holds it */
     if (PyMethod_Check(v))
         return exec_check_value(r, PyMethod_GET_FUNCTION(v));
     if (PyCFunction_Check(v))
