@@ -255,9 +255,10 @@ exec_check_class_namespace(struct exec_run *r, PyObject *ns, PyObject *clsname)
  * (map(type, ...)) calls type(). So type.__new__ itself is replaced, once, before any library
  * is imported: while a snippet runs (outside imports), a namespace handed to it by the
  * snippet's frame is checked as a class body's, and one handed to it by library code may hold
- * a refused dunder only as the library's own: a function of a library module (namedtuple's
- * __getnewargs__), or anything when the library is dataclasses (its slots=True rebuild copies
- * the class dict it made itself: __dataclass_fields__, __dataclass_params__). */
+ * a refused dunder only as the library's own: a function of the package whose code calls
+ * type.__new__ (namedtuple's __getnewargs__, collections'), or anything when the library is
+ * dataclasses (its slots=True rebuild copies the class dict it made itself: __dataclass_fields__,
+ * __dataclass_params__). */
 static newfunc real_type_new;
 
 /* The module whose code f runs (its globals are that module's own dict), or NULL. */
@@ -274,17 +275,32 @@ frame_module(PyFrameObject *f)
     return own ? PyUnicode_AsUTF8(name) : NULL;
 }
 
-/* A Python function of a library module: its globals are that module's own dict. */
+/* Module names a and b are of one top-level package. */
 static bool
-is_library_function(PyObject *v)
+same_package(const char *a, const char *b)
 {
-    if (!PyFunction_Check(v))
+    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* A Python function of the library (top-level package) `writer` whose code calls type.__new__:
+ * its globals are the own dict of a module of that package. Any library's function was
+ * accepted, but the snippet chooses the namespace make_dataclass (through types' new_class)
+ * hands on: {'__subclasshook__': pandas.api.types.is_hashable} on a Mapping subclass made
+ * every object a Mapping. A library's own refused dunders are its own functions (namedtuple's
+ * __getnewargs__, collections'). */
+static bool
+is_writers_function(PyObject *v, const char *writer)
+{
+    if (!writer || !PyFunction_Check(v))
         return false;
     PyObject *globals = PyFunction_GET_GLOBALS(v);
     PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
-    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
-    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals &&
-               PyUnicode_CompareWithASCIIString(name, "__main__") != 0;
+    PyObject *mod = name && PyUnicode_CheckExact(name) ? PyImport_GetModule(name) : NULL;
+    const char *s = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals
+                            ? PyUnicode_AsUTF8(name)
+                            : NULL;
+    bool own = s && strcmp(s, "__main__") != 0 && same_package(s, writer);
     Py_XDECREF(mod);
     PyErr_Clear();
     return own;
@@ -300,7 +316,7 @@ check_library_namespace(PyObject *ns, PyObject *clsname)
     Py_ssize_t pos = 0;
     while (PyDict_Next(ns, &pos, &key, &value))
         if (!PyUnicode_CheckExact(key) ||
-            (!exec_class_dunder_allowed(key) && !is_library_function(value)))
+            (!exec_class_dunder_allowed(key) && !is_writers_function(value, writer)))
             return refuse_key(NULL, key, clsname);
     return 0;
 }
