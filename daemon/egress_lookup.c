@@ -303,7 +303,10 @@ keep_first_servers(ares_channel channel)
     return rc;
 }
 
-/* A new channel, reading resolv.conf now, for q (NULL: only to see that c-ares can start). */
+/* A new channel, reading resolv.conf now, for q (NULL: only to see that c-ares can start).
+ * c-ares 1.18 fails here for memory only: a resolv.conf it cannot read (no fd left, say) gives
+ * it its defaults (a name server on 127.0.0.1), so a lookup then fails later, when it cannot
+ * open a socket or gets no answer, with that error instead. */
 static int
 channel_new(struct egress_lookup *q, ares_channel *ret, struct pf_error **err)
 {
@@ -323,8 +326,7 @@ channel_new(struct egress_lookup *q, ares_channel *ret, struct pf_error **err)
     if (rc == ARES_SUCCESS && (rc = keep_first_servers(channel)) != ARES_SUCCESS)
         ares_destroy(channel);
     if (rc != ARES_SUCCESS)
-        return pf_error_set(err, PF_E_INTERNAL,
-                            "egress: cannot start the c-ares resolver (/etc/resolv.conf): %s",
+        return pf_error_set(err, PF_E_INTERNAL, "egress: cannot start the c-ares resolver: %s",
                             ares_strerror(rc));
     *ret = channel;
     return 0;
