@@ -572,6 +572,30 @@ test_close_with_hung_lookups_returns_at_once(void **state)
     run_in_namespaces(close_child);
 }
 
+/* A lookup test child's start: the fake DNS with hosts as /etc/hosts, and an engine of at most
+ * max_in_flight lookups. 0, or the child's exit status: 77 (cannot set up here) or 2. */
+static int
+child_start(const char *hosts, unsigned max_in_flight, struct egress_lookups **ret)
+{
+    if (fake_dns(hosts) < 0)
+        return 77;
+    struct pf_error *err = NULL;
+    *ret = egress_lookups_new(uv_default_loop(), max_in_flight, &err);
+    pf_error_free(err);
+    return *ret ? 0 : 2;
+}
+
+/* A lookup test child's end: l closed and the loop drained to nothing (5 when something is
+ * left), else 0 when ok, 4 when not. */
+static int
+child_end(struct egress_lookups *l, bool ok)
+{
+    egress_lookups_close(l);
+    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
+        return 5;
+    return ok ? 0 : 4;
+}
+
 struct answer {
     int calls, status;
     size_t n;
@@ -593,12 +617,11 @@ record_answer(void *ctx, int status, const struct egress_address *addrs, size_t 
 static int
 cancel_child(void)
 {
-    if (fake_dns(HOSTS_TEXT) < 0)
-        return 77;
     struct pf_error *err = NULL;
-    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
-    if (!l)
-        return 2;
+    struct egress_lookups *l = NULL;
+    int set_up = child_start(HOSTS_TEXT, 16, &l);
+    if (set_up != 0)
+        return set_up;
     struct answer good = {0}, hung = {0}, cancelled = {0}, v6 = {0};
     struct egress_lookup *g =
             egress_lookup_start(l, "good.example", 1, 5000, record_answer, &good, &err);
@@ -660,12 +683,11 @@ both_slow_queries_seen(void)
 static int
 ports_child(void)
 {
-    if (fake_dns(HOSTS_TEXT) < 0)
-        return 77;
     struct pf_error *err = NULL;
-    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
-    if (!l)
-        return 2;
+    struct egress_lookups *l = NULL;
+    int set_up = child_start(HOSTS_TEXT, 16, &l);
+    if (set_up != 0)
+        return set_up;
     struct answer a1 = {0}, a2 = {0};
     struct egress_lookup *q1 =
             egress_lookup_start(l, "slow1.example", 1, 5000, record_answer, &a1, &err);
@@ -678,10 +700,7 @@ ports_child(void)
     const struct dns_query_seen *s2 = dns_log_find("slow2.example");
     fprintf(stderr, "  source ports: slow1 %u, slow2 %u\n", s1 ? s1->port : 0, s2 ? s2->port : 0);
     bool ok = s1 && s2 && s1->port != s2->port && a1.calls == 0 && a2.calls == 0;
-    egress_lookups_close(l);
-    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
-        return 5;
-    return ok ? 0 : 4;
+    return child_end(l, ok);
 }
 
 /* Two lookups under way at once send their queries from sockets of their own, so from two
@@ -697,12 +716,11 @@ test_concurrent_lookups_use_their_own_source_ports(void **state)
 static int
 cancel_frees_child(void)
 {
-    if (fake_dns(HOSTS_TEXT) < 0)
-        return 77;
     struct pf_error *err = NULL;
-    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 1024, &err);
-    if (!l)
-        return 2;
+    struct egress_lookups *l = NULL;
+    int set_up = child_start(HOSTS_TEXT, 1024, &l);
+    if (set_up != 0)
+        return set_up;
     int fds_before = count_fds();
     static struct answer hung[EGRESS_LOOKUPS_MAX_PER_OWNER];
     struct egress_lookup *q[EGRESS_LOOKUPS_MAX_PER_OWNER];
@@ -741,10 +759,7 @@ cancel_frees_child(void)
             again.status, hung_calls);
     bool ok = fds_hung > fds_before && refused && fds_cancelled == fds_before && counted == 0 &&
               g && again.calls == 1 && again.status == 0 && hung_calls == 0;
-    egress_lookups_close(l);
-    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
-        return 5;
-    return ok ? 0 : 4;
+    return child_end(l, ok);
 }
 
 /* A cancelled lookup hung on a DNS server that does not answer gives its socket back at once
@@ -759,12 +774,11 @@ test_cancelled_hung_lookup_frees_its_fd_and_place(void **state)
 static int
 total_bound_child(void)
 {
-    if (fake_dns(HOSTS_TEXT) < 0)
-        return 77;
     struct pf_error *err = NULL;
-    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 2, &err);
-    if (!l)
-        return 2;
+    struct egress_lookups *l = NULL;
+    int set_up = child_start(HOSTS_TEXT, 2, &l);
+    if (set_up != 0)
+        return set_up;
     struct answer a[3] = {{0}};
     struct egress_lookup *q0 =
             egress_lookup_start(l, "slow.example", 1, 10000, record_answer, &a[0], &err);
@@ -786,10 +800,7 @@ total_bound_child(void)
         run_until(&a[2], NULL);
     fprintf(stderr, "  once one is cancelled: %d/%d\n", a[2].calls, a[2].status);
     bool ok = refused && q2 && a[2].calls == 1 && a[2].status == 0 && a[0].calls == 0;
-    egress_lookups_close(l);
-    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
-        return 5;
-    return ok ? 0 : 4;
+    return child_end(l, ok);
 }
 
 /* At most max_in_flight lookups (the daemon's max_workers) are under way, whoever asks; a
@@ -924,12 +935,11 @@ many_child(void)
         snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "10.0.1.%d many.example\n",
                  i);
     snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "11.0.0.1 many.example\n");
-    if (fake_dns(hosts) < 0)
-        return 77;
     struct pf_error *err = NULL;
-    struct egress_lookups *l = egress_lookups_new(uv_default_loop(), 16, &err);
-    if (!l)
-        return 2;
+    struct egress_lookups *l = NULL;
+    int set_up = child_start(hosts, 16, &l);
+    if (set_up != 0)
+        return set_up;
     struct answer many = {0};
     if (!egress_lookup_start(l, "many.example", 1, 5000, record_answer, &many, &err))
         return 3;
@@ -942,10 +952,7 @@ many_child(void)
             many.status, many.n, text);
     bool ok = many.calls == 1 && many.status == 0 && many.n == EGRESS_LOOKUP_MAX_ADDRESSES &&
               strcmp(text, "11.0.0.1") == 0;
-    egress_lookups_close(l);
-    if (uv_run(uv_default_loop(), UV_RUN_DEFAULT) != 0 || uv_loop_close(uv_default_loop()) != 0)
-        return 5;
-    return ok ? 0 : 4;
+    return child_end(l, ok);
 }
 
 /* An answer of more private addresses than a lookup keeps, then a public one: the public one
