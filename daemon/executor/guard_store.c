@@ -148,6 +148,59 @@ made_by_writer(PyTypeObject *t, const char *module, const char *w)
     return strcmp(writers, makers) == 0 && strcmp(writers, own) == 0;
 }
 
+/* The dunders a snippet's class may not define (class_dunders.c) that a library stores on a
+ * class it makes or finishes during a run, with the top-level package whose code stores them:
+ * found by logging every such store over the cases and policy suites. Any other library store
+ * of a refused dunder on any class, the snippet's own included, is refused: pandas'
+ * delegate_names(accessors=['__dataframe__'])(X) put a delegator calling the snippet's
+ * _delegate_method under X.__dataframe__, a hook from_dataframe then called. */
+static const struct {
+    const char *package, *name;
+} library_dunder_stores[] = {
+        {"abc", "__abstractmethods__"}, /* ABCMeta.__new__ (_abc_init) */
+        {"copyreg", "__slotnames__"},   /* _slotnames' cache, for copy and pickle */
+        {"dataclasses", "__dataclass_fields__"},
+        {"dataclasses", "__dataclass_params__"},
+        {"dataclasses", "__getstate__"}, /* frozen slots: its own functions */
+        {"dataclasses", "__setstate__"},
+        {"typing", "__bases__"},        /* a generic NamedTuple's */
+        {"typing", "__final__"},        /* typing.final */
+        {"typing", "__parameters__"},   /* Generic.__init_subclass__ */
+        {"typing", "__subclasshook__"}, /* Protocol.__init_subclass__: _proto_hook */
+        {"typing", "__total__"},        /* TypedDict's three */
+        {"typing", "__required_keys__"},
+        {"typing", "__optional_keys__"},
+};
+
+/* Code of module w (NULL: of no module) may store `name` on a class, as far as the name goes. */
+static bool
+library_may_store_name(const char *w, PyObject *name)
+{
+    char package[256];
+    if (!PyUnicode_Check(name) || exec_class_dunder_allowed(name))
+        /* type's own store refuses a name that is no str */
+        return true;
+    if (!w || !PyUnicode_CheckExact(name))
+        return false;
+    top_package(w, package, sizeof(package));
+    for (size_t i = 0; i < sizeof(library_dunder_stores) / sizeof(library_dunder_stores[0]); i++)
+        if (strcmp(package, library_dunder_stores[i].package) == 0 &&
+            PyUnicode_CompareWithASCIIString(name, library_dunder_stores[i].name) == 0)
+            return true;
+    return false;
+}
+
+static int
+refuse_dunder_store(const char *w, PyTypeObject *t, PyObject *name)
+{
+    PyErr_Format(exec_InterpreterError,
+                 "Forbidden while a snippet runs: %s%s setting dunder %R of class %s (a library "
+                 "stores on a class only the dunders a snippet's class may define, and a few of "
+                 "its own bookkeeping ones)",
+                 w ? w : "code of no module", w ? "'s code" : "", name, t->tp_name);
+    return -1;
+}
+
 /* The store, then, if it is one after which CPython resets the __getattr__ dispatcher of the
  * class and its subclasses, the check put back by guard_tree (class_getattr.c). */
 static int
@@ -165,7 +218,15 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
     PyTypeObject *t = (PyTypeObject *) obj;
     if (!exec_audit_stores_checked() || !PyType_Check(obj))
         return store_and_guard(obj, name, value, exec_class_getattr_guard_library_tree);
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    PyObject *writer = f ? frame_module_name(f) : NULL;
+    const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
+    PyErr_Clear();
+    /* the snippet's own stores are checked by the walk (policy.c) */
+    bool name_ok = exec_audit_snippet_run() || library_may_store_name(w, name);
     if (exec_class_is_snippets(t)) {
+        if (!name_ok)
+            return refuse_dunder_store(w, t, name);
         /* CPython resets the __getattr__ dispatcher of t and its subclasses on some stores */
         int rc = real_type_setattro(obj, name, value);
         return rc < 0 ? rc : exec_class_getattr_guard_tree(t);
@@ -173,11 +234,9 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
     char module[256];
     if (!exec_class_module(t, module, sizeof(module)))
         snprintf(module, sizeof(module), "?");
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    PyObject *writer = f ? frame_module_name(f) : NULL;
-    const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
     if (w && !exec_audit_snippet_run() && made_by_writer(t, module, w))
-        return store_and_guard(obj, name, value, exec_class_getattr_guard_tree);
+        return name_ok ? store_and_guard(obj, name, value, exec_class_getattr_guard_tree)
+                       : refuse_dunder_store(w, t, name);
     PyErr_Clear();
     char target[512];
     snprintf(target, sizeof(target), "%s.%s", module,
