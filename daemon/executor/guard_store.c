@@ -22,6 +22,8 @@
  *     name of DataFrame (copy's __reduce_ex__ among them). A store the class's own package
  *     needs at run time is on a class it is making for the snippet; one it made at import is
  *     what the rest of its code trusts.
+ *   and on any class, a dunder the snippet's class may not define only as the stdlib's own
+ *   bookkeeping (library_dunder_stores below).
  * copy's state written through y.__dict__ is no attribute store: copy._reconstruct is
  * replaced by a version that refuses a module as the object it rebuilds. */
 #include "exec_internal.h"
