@@ -378,6 +378,23 @@ cmd_ping(const char *socket_path, int argc, char **argv)
     return EXIT_OK;
 }
 
+/* One line per outcome, the counts in one column whatever the longest name
+ * (hardening_unavailable is 21 characters); at least 12 wide, as the table's other rows. */
+static void
+print_outcome_counts(const cJSON *by)
+{
+    const cJSON *o;
+    int width = 12;
+    cJSON_ArrayForEach(o, by) {
+        if (cJSON_IsNumber(o) && o->string && (int) strlen(o->string) > width)
+            width = (int) strlen(o->string);
+    }
+    cJSON_ArrayForEach(o, by) {
+        if (cJSON_IsNumber(o) && o->string)
+            printf("    %-*s %.0f\n", width, o->string, o->valuedouble);
+    }
+}
+
 static void
 print_status_table(const cJSON *st, const char *path)
 {
@@ -392,12 +409,7 @@ print_status_table(const cJSON *st, const char *path)
     /* jobs.running counts live worker processes, idle pool workers included (PROTOCOL.md). */
     printf("  %-14s %.0f\n", "live workers", cli_num(jobs, "running"));
     printf("  %-14s %.0f\n", "jobs total", cli_num(jobs, "total"));
-    const cJSON *by = cJSON_GetObjectItemCaseSensitive(jobs, "by_outcome");
-    const cJSON *o;
-    cJSON_ArrayForEach(o, by) {
-        if (cJSON_IsNumber(o))
-            printf("    %-12s %.0f\n", o->string, o->valuedouble);
-    }
+    print_outcome_counts(cJSON_GetObjectItemCaseSensitive(jobs, "by_outcome"));
     cli_status_scheduling(stdout, st);
     if (cJSON_IsObject(zyg))
         printf("  %-14s %.0f (restarts %.0f)\n", "zygote pid", cli_num(zyg, "pid"),

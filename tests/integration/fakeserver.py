@@ -147,7 +147,8 @@ def emulate(conn, req):
         conn.send({"id": rid, "ok": True})
     elif op == "stats":
         conn.send({"id": rid, "ok": True, "version": "0.1.0", "uptime_ms": 3723000, "connections": 2,
-                   "jobs": {"running": 1, "total": 12, "by_outcome": {"ok": 10, "timeout": 2}},
+                   "jobs": {"running": 1, "total": 13,
+                            "by_outcome": {"ok": 10, "timeout": 2, "hardening_unavailable": 1}},
                    "zygote": {"pid": 4242, "restarts": 0}})
     elif op == "exec":
         emulate_exec(conn, req)

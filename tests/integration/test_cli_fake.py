@@ -225,12 +225,16 @@ def test_ping_and_status(srv):
     lines = r.stdout.splitlines()
     assert lines[0] == f"pyfenced 0.1.0 at {srv.path}"
     assert "uptime         0d 01h 02m 03s" in r.stdout
-    assert "connections    2" in r.stdout and "jobs total     12" in r.stdout
+    assert "connections    2" in r.stdout and "jobs total     13" in r.stdout
     # jobs.running counts live worker processes, idle ones included: not "jobs running".
     assert "live workers   1" in r.stdout and "jobs running" not in r.stdout
-    assert "    timeout      2" in r.stdout and "zygote pid     4242 (restarts 0)" in r.stdout
+    assert "zygote pid     4242 (restarts 0)" in r.stdout
+    # the counts in one column, however long the longest outcome's name
+    assert lines[5:8] == ["    ok                    10", "    timeout               2",
+                          "    hardening_unavailable 1"], lines
     r = run_cli("status", "--json", socket_path=srv.path)
-    assert r.returncode == 0 and json.loads(r.stdout)["jobs"]["by_outcome"] == {"ok": 10, "timeout": 2}
+    assert r.returncode == 0 and json.loads(r.stdout)["jobs"]["by_outcome"] == \
+        {"ok": 10, "timeout": 2, "hardening_unavailable": 1}
 
 
 def test_help_and_version():
