@@ -358,23 +358,10 @@ start_zygote(struct daemon *d, bool full, struct zygote **ret, struct pf_error *
 static int
 check_groups(const struct daemon *d, struct pf_error **err)
 {
-    int n = getgroups(0, NULL);
-    _cleanup_free_ gid_t *groups = n > 0 ? calloc((size_t) n, sizeof(*groups)) : NULL;
-    if (n > 0 && !groups)
-        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
-    if (n < 0 || (n > 0 && (n = getgroups(n, groups)) < 0))
-        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "getgroups");
-    char list[256] = "";
-    size_t len = 0;
+    char list[256];
     unsigned extra = 0;
-    for (int i = 0; i < n; i++) {
-        if (groups[i] == getegid())
-            continue;
-        extra++;
-        if (len < sizeof(list))
-            len += (size_t) snprintf(list + len, sizeof(list) - len, "%s%u", len ? ", " : "",
-                                     (unsigned) groups[i]);
-    }
+    if (harden_extra_groups(list, sizeof(list), &extra, err) < 0)
+        return -1;
     if (!extra)
         return 0;
     if (d->opts.keep_groups) {

@@ -128,8 +128,8 @@ help(void)
             printf("  %-22s also %s N, its former name\n", "", limit_options[i].alias);
     }
     printf("  --check                audit the host: print what each hardening layer gets\n"
-           "                         with the --cgroup, --namespaces and --uid-range given,\n"
-           "                         then exit\n"
+           "                         with the --cgroup, --namespaces, --uid-range and\n"
+           "                         --keep-groups given, then exit\n"
            "  --check-policy DIR     validate the profiles of DIR and print them as they\n"
            "                         would be applied (one JSON object, by profile name),\n"
            "                         then exit\n"
@@ -419,7 +419,7 @@ check_host(const struct options *o)
             .uid_base = o->d.uid_base,
             .uid_count = o->d.uid_count,
     };
-    return harden_check_host(&config, stdout);
+    return harden_check_host(&config, o->d.keep_groups, stdout);
 }
 
 /* The zygote next to us (installed layout with libexecdir == bindir), in worker/ below us

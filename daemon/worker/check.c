@@ -183,8 +183,39 @@ check_identity(uint32_t base, uint32_t count, FILE *out)
     return setuid && setgid && setpcap;
 }
 
+/* false when pyfenced would refuse to start: not root, with supplementary groups every worker
+ * would keep, and no --keep-groups (daemon.c). */
+static bool
+check_groups(bool keep_groups, FILE *out)
+{
+    char list[256];
+    unsigned extra = 0;
+    struct pf_error *err = NULL;
+    if (harden_extra_groups(list, sizeof(list), &extra, &err) < 0) {
+        fprintf(out, "groups:      CANNOT BE READ: %s\n", err ? err->msg : "out of memory");
+        pf_error_free(err);
+        return false;
+    }
+    if (!extra)
+        fprintf(out, "groups:      none besides gid %u\n", (unsigned) getegid());
+    else if (geteuid() == 0)
+        fprintf(out, "groups:      %s, dropped by each worker (identity)\n", list);
+    else if (keep_groups)
+        fprintf(out,
+                "groups:      %s, KEPT BY EVERY WORKER (--keep-groups; not root, a user "
+                "namespace cannot drop them)\n",
+                list);
+    else
+        fprintf(out,
+                "groups:      %s CANNOT BE DROPPED without root: pyfenced would not start "
+                "(start it without them, or pass --keep-groups to accept that every worker "
+                "keeps them)\n",
+                list);
+    return !extra || geteuid() == 0 || keep_groups;
+}
+
 int
-harden_check_host(const struct harden_zygote_config *config, FILE *out)
+harden_check_host(const struct harden_zygote_config *config, bool keep_groups, FILE *out)
 {
     fprintf(out, "pyfence host check (each layer and what this host gives it)\n");
     bool cg = check_cgroup(config->cgroup_mode, out);
@@ -192,6 +223,7 @@ harden_check_host(const struct harden_zygote_config *config, FILE *out)
     bool ids =
             check_identity(config->uid_base ? config->uid_base : HARDEN_UID_BASE_DEFAULT,
                            config->uid_count ? config->uid_count : HARDEN_UID_COUNT_DEFAULT, out);
+    bool groups = check_groups(keep_groups, out);
     int abi = harden_landlock_abi();
     if (abi > 0)
         fprintf(out, "landlock:    ABI %d%s%s\n", abi, abi >= 4 ? ", TCP bind/connect denied" : "",
@@ -203,11 +235,12 @@ harden_check_host(const struct harden_zygote_config *config, FILE *out)
     if (!ns && !config->namespaces_off)
         fprintf(out, "NOTE: some namespaces are unavailable; the namespaces layer (best-effort "
                      "by default) will be skipped\n");
-    bool ok = sc && ids && cg;
+    bool ok = sc && ids && cg && groups;
     fprintf(out, "result:      %s\n",
-            ok    ? "every layer required by default can be applied"
-            : !cg ? "the cgroup backend asked for CANNOT be used: pyfenced would not start"
-                  : "a layer required by default (seccomp, identity, privileges) CANNOT be "
-                    "applied");
+            ok        ? "every layer required by default can be applied"
+            : !cg     ? "the cgroup backend asked for CANNOT be used: pyfenced would not start"
+            : !groups ? "the supplementary groups CANNOT be dropped: pyfenced would not start"
+                      : "a layer required by default (seccomp, identity, privileges) CANNOT be "
+                        "applied");
     return ok ? 0 : 1;
 }

@@ -4,11 +4,14 @@
  * uid and cannot signal or ptrace each other even without a pid namespace. */
 #include <errno.h>
 #include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "harden_internal.h"
 #include "harden_zygote.h"
+#include "pf_cleanup.h"
 
 int
 harden_identity_apply(const struct harden_params *p, struct pf_error **err)
@@ -43,5 +46,29 @@ harden_identity_apply(const struct harden_params *p, struct pf_error **err)
         su != uid || rg != gid || eg != gid || sg != gid || getgroups(0, NULL) != 0)
         return pf_error_set(err, PF_E_INTERNAL, "identity: uid/gid switch to %u/%u did not hold",
                             (unsigned) uid, (unsigned) gid);
+    return 0;
+}
+
+int
+harden_extra_groups(char *list, size_t size, unsigned *count, struct pf_error **err)
+{
+    int n = getgroups(0, NULL);
+    _cleanup_free_ gid_t *groups = n > 0 ? calloc((size_t) n, sizeof(*groups)) : NULL;
+    if (n > 0 && !groups)
+        return pf_error_set(err, PF_E_INTERNAL, "out of memory");
+    if (n < 0 || (n > 0 && (n = getgroups(n, groups)) < 0))
+        return pf_error_set_errno(err, PF_E_INTERNAL, errno, "getgroups");
+    size_t len = 0;
+    *count = 0;
+    if (size)
+        list[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (groups[i] == getegid())
+            continue;
+        (*count)++;
+        if (len < size)
+            len += (size_t) snprintf(list + len, size - len, "%s%u", len ? ", " : "",
+                                     (unsigned) groups[i]);
+    }
     return 0;
 }

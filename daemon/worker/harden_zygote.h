@@ -144,10 +144,16 @@ int harden_privileges_prepare(struct pf_error **err);
 /* The Landlock ABI of the running kernel: 0 when Landlock is absent or disabled. */
 int harden_landlock_abi(void);
 
+/* The calling process's supplementary groups other than its effective gid: how many in
+ * *count, the first of them as "4, 27" in list. Without root a worker keeps them (its zygote's
+ * user namespace must deny setgroups), so pyfenced starts with any only under --keep-groups. */
+int harden_extra_groups(char *list, size_t size, unsigned *count, struct pf_error **err);
+
 /* `pyfenced --check`: prints, for each layer, what this host will give it under config (the
- * options pyfenced was given: --cgroup, --namespaces, --uid-range). Returns 0 when every layer
- * that is required by default (seccomp, privileges, identity, rlimits) can be applied and the
- * cgroup backend asked for can be used, 1 otherwise. */
-int harden_check_host(const struct harden_zygote_config *config, FILE *out);
+ * options pyfenced was given: --cgroup, --namespaces, --uid-range; keep_groups: --keep-groups).
+ * Returns 0 when every layer that is required by default (seccomp, privileges, identity,
+ * rlimits) can be applied and pyfenced would start (the cgroup backend asked for can be used;
+ * not root, no supplementary groups or --keep-groups), 1 otherwise. */
+int harden_check_host(const struct harden_zygote_config *config, bool keep_groups, FILE *out);
 
 #endif

@@ -42,11 +42,9 @@ USERNS_REFUSED = Path(__file__).resolve().parent / "userns_refused.py"
 
 
 @contextlib.contextmanager
-def unprivileged_daemon(extra_args=(), profiles=None, groups=(), no_userns=False):
-    """pyfenced as uid 65534, from copies of the binaries in a directory that uid can reach (the
-    checkout may sit below a directory only root may enter); profiles: {name: profile} for a
-    --policy directory instead of the built-in profiles; no_userns: where the kernel refuses
-    it any user namespace (userns_refused.py)."""
+def unprivileged_binaries():
+    """(top, copies): copies of pyfenced and the zygote in a directory uid 65534 can reach (the
+    checkout may sit below a directory only root may enter), removed afterwards."""
     if os.geteuid() != 0:
         pytest.skip("needs root to start pyfenced as another uid")
     pyfenced = require_binary(PYFENCED)
@@ -59,6 +57,18 @@ def unprivileged_daemon(extra_args=(), profiles=None, groups=(), no_userns=False
         copies = (str(bindir / "pyfenced"), str(bindir / "pyfence-zygote"))
         shutil.copy2(pyfenced, copies[0])
         shutil.copy2(zygote, copies[1])
+        yield top, copies
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def unprivileged_daemon(extra_args=(), profiles=None, groups=(), no_userns=False):
+    """pyfenced as uid 65534 (unprivileged_binaries); profiles: {name: profile} for a --policy
+    directory instead of the built-in profiles; no_userns: where the kernel refuses it any user
+    namespace (userns_refused.py)."""
+    with unprivileged_binaries() as (top, copies):
+        bindir = Path(copies[0]).parent
         run = top / "run"
         run.mkdir(mode=0o755)
         os.chown(run, NOBODY, NOBODY)
@@ -82,8 +92,6 @@ def unprivileged_daemon(extra_args=(), profiles=None, groups=(), no_userns=False
         finally:
             if d.proc.returncode is None:
                 d.stop()
-    finally:
-        shutil.rmtree(top, ignore_errors=True)
 
 
 @pytest.fixture
@@ -325,3 +333,24 @@ def test_supplementary_groups_refused_without_root():
     # The daemon's own gid among its groups is no supplementary group: it starts.
     with unprivileged_daemon(groups=[NOBODY]) as d:
         assert "supplementary groups" not in d.logs(), d.logs()
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_check_says_whether_supplementary_groups_stop_the_start(keep):
+    """`pyfenced --check` without root and with a supplementary group says what a start would do:
+    refuse (exit 1) without --keep-groups; with it, that every worker keeps the group."""
+    group = 4
+    with unprivileged_binaries() as (_, copies):
+        r = subprocess.run([copies[0], "--check"] + (["--keep-groups"] if keep else []),
+                           user=NOBODY, group=NOBODY, extra_groups=[group], capture_output=True,
+                           text=True, timeout=60)
+    line = re.search(r"^groups: +(.*)$", r.stdout, re.M)
+    assert line, r
+    if keep:
+        assert line[1].startswith(f"{group}, KEPT BY EVERY WORKER (--keep-groups"), r.stdout
+        assert "the supplementary groups CANNOT be dropped" not in r.stdout, r.stdout
+    else:
+        assert line[1].startswith(f"{group} CANNOT BE DROPPED without root"), r.stdout
+        assert r.returncode == 1, r
+        assert "result:      the supplementary groups CANNOT be dropped: pyfenced would not " \
+            "start" in r.stdout, r.stdout

@@ -161,7 +161,7 @@ test_check_host(void **state)
     FILE *f = open_memstream(&text, &len);
     assert_non_null(f);
     struct harden_zygote_config config = {0}; /* pyfenced's defaults */
-    int r = harden_check_host(&config, f);
+    int r = harden_check_host(&config, false, f);
     fclose(f);
     print_message("%s", text);
     /* As root on a kernel with seccomp: every layer required by default can be applied. */
@@ -174,6 +174,9 @@ test_check_host(void **state)
     assert_non_null(strstr(text, "namespaces:"));
     assert_non_null(strstr(text, "landlock:"));
     assert_non_null(strstr(text, "workers as uid/gid 600000..665535"));
+    /* root: supplementary groups, if any, are dropped by each worker */
+    assert_non_null(strstr(text, "\ngroups:      "));
+    assert_null(strstr(text, "CANNOT BE DROPPED"));
     free(text);
 }
 
