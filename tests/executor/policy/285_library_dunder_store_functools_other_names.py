@@ -8,5 +8,9 @@ import functools
 
 class C:
     pass
-functools.update_wrapper(C, functools, assigned=('__all__',), updated=())
+class Source:
+    pass
+src = Source()
+src.__all__ = ['a']
+functools.update_wrapper(C, src, assigned=('__all__',), updated=())
 print(C.__all__)
