@@ -150,45 +150,114 @@ made_by_writer(PyTypeObject *t, const char *module, const char *w)
     return strcmp(writers, makers) == 0 && strcmp(writers, own) == 0;
 }
 
+/* enum's EnumType.__new__ saves the class body's __new__ as __new_member__ (its subclasses
+ * make their members with it): value is the __new__ in t's own dict, or the function a
+ * staticmethod there holds. A snippet's class may define __new__, so this is a name for what
+ * it already has; another value (a snippet base's __init_subclass__ rebinding cls.__new__
+ * first) is refused, as everything unforeseen is. */
+static bool
+is_own_new(PyTypeObject *t, PyObject *value, PyObject *ns)
+{
+    (void) ns;
+    PyObject *own = t->tp_dict ? PyDict_GetItemString(t->tp_dict, "__new__") : NULL; /* borrowed */
+    if (!own)
+        return false;
+    if (own == value)
+        return true;
+    if (!Py_IS_TYPE(own, &PyStaticMethod_Type))
+        return false;
+    PyObject *fn = PyStaticMethod_Type.tp_descr_get(own, NULL, (PyObject *) t);
+    bool same = fn == value;
+    Py_XDECREF(fn);
+    PyErr_Clear();
+    return same;
+}
+
+/* EnumType.__new__ puts first_enum's __reduce_ex__ over a mixed-in data type's own
+ * (datetime.time's): value is enum.Enum's own, by identity, found in the storing module's
+ * dict (enum's: its code is the writer, and no code but enum's changes that dict). Any other
+ * function of enum's can be first_enum's: the functional API files Enum('B',
+ * [('__reduce_ex__', enum.global_str)])'s as a plain attribute. */
+static bool
+is_enum_reduce_ex(PyTypeObject *t, PyObject *value, PyObject *ns)
+{
+    (void) t;
+    PyObject *e = PyDict_GetItemString(ns, "Enum"); /* borrowed */
+    PyTypeObject *enum_type = e && PyType_Check(e) ? (PyTypeObject *) e : NULL;
+    PyObject *own = enum_type && enum_type->tp_dict
+                            ? PyDict_GetItemString(enum_type->tp_dict, "__reduce_ex__")
+                            : NULL;
+    return own && own == value;
+}
+
 /* The dunders a snippet's class may not define (class_dunders.c) that a library stores on a
- * class it makes or finishes during a run, with the top-level package whose code stores them:
- * found by logging every such store over the cases and policy suites. Any other library store
- * of a refused dunder on any class, the snippet's own included, is refused: pandas'
- * delegate_names(accessors=['__dataframe__'])(X) put a delegator calling the snippet's
- * _delegate_method under X.__dataframe__, a hook from_dataframe then called. */
+ * class it makes or finishes during a run, with the top-level package whose code stores them
+ * and, where the name alone would allow too much, what the value must be (value_ok, given
+ * the class, the value and the storing code's module dict; NULL: any value that package's
+ * code stores). Found by logging every such store over the cases and policy suites, and by
+ * reading the stdlib's stores on classes (the executor README lists those left refused). Any
+ * other library store of a refused dunder on any class, the snippet's own included, is
+ * refused: pandas' delegate_names(accessors=['__dataframe__'])(X) put a delegator calling the
+ * snippet's _delegate_method under X.__dataframe__, a hook from_dataframe then called. */
 static const struct {
     const char *package, *name;
+    bool (*value_ok)(PyTypeObject *t, PyObject *value, PyObject *ns);
 } library_dunder_stores[] = {
-        {"abc", "__abstractmethods__"}, /* ABCMeta.__new__ (_abc_init) */
-        {"copyreg", "__slotnames__"},   /* _slotnames' cache, for copy and pickle */
-        {"dataclasses", "__dataclass_fields__"},
-        {"dataclasses", "__dataclass_params__"},
-        {"dataclasses", "__getstate__"}, /* frozen slots: its own functions */
-        {"dataclasses", "__setstate__"},
-        {"typing", "__bases__"},        /* a generic NamedTuple's */
-        {"typing", "__final__"},        /* typing.final */
-        {"typing", "__parameters__"},   /* Generic.__init_subclass__ */
-        {"typing", "__subclasshook__"}, /* Protocol.__init_subclass__: _proto_hook */
-        {"typing", "__total__"},        /* TypedDict's three */
-        {"typing", "__required_keys__"},
-        {"typing", "__optional_keys__"},
+        {"abc", "__abstractmethods__", NULL}, /* ABCMeta.__new__ (_abc_init) */
+        {"copyreg", "__slotnames__", NULL},   /* _slotnames' cache, for copy and pickle */
+        {"dataclasses", "__dataclass_fields__", NULL},
+        {"dataclasses", "__dataclass_params__", NULL},
+        {"dataclasses", "__getstate__", NULL}, /* frozen slots: its own functions */
+        {"dataclasses", "__setstate__", NULL},
+        {"enum", "__new_member__", is_own_new},
+        {"enum", "__reduce_ex__", is_enum_reduce_ex},
+        /* update_wrapper(C, f, updated=()): both are names the snippet's own store may set on
+         * its class (policy.c), and functools makes no class to store on */
+        {"functools", "__name__", NULL},
+        {"functools", "__wrapped__", NULL},
+        {"typing", "__bases__", NULL},        /* a generic NamedTuple's */
+        {"typing", "__final__", NULL},        /* typing.final */
+        {"typing", "__parameters__", NULL},   /* Generic.__init_subclass__ */
+        {"typing", "__subclasshook__", NULL}, /* Protocol.__init_subclass__: _proto_hook */
+        {"typing", "__total__", NULL},        /* TypedDict's three */
+        {"typing", "__required_keys__", NULL},
+        {"typing", "__optional_keys__", NULL},
+        /* markers for static checkers: no_type_check's True (get_type_hints then answers {}),
+         * dataclass_transform's dict of its arguments, which nothing reads at run time */
+        {"typing", "__no_type_check__", NULL},
+        {"typing", "__dataclass_transform__", NULL},
 };
 
-/* Code of module w (NULL: of no module) may store `name` on a class, as far as the name goes. */
+/* The table's entry i allows value (NULL: a deletion) from code whose module dict f holds. */
 static bool
-library_may_store_name(const char *w, PyObject *name)
+store_value_allowed(size_t i, PyFrameObject *f, PyTypeObject *t, PyObject *value)
+{
+    if (!library_dunder_stores[i].value_ok)
+        return true;
+    if (!value)
+        return false;
+    PyObject *ns = PyFrame_GetGlobals(f);
+    bool ok = library_dunder_stores[i].value_ok(t, value, ns);
+    Py_DECREF(ns);
+    return ok;
+}
+
+/* Code of module w (NULL: of no module), running in frame f, may store `name` = value on
+ * class t, as far as the name and the value go. */
+static bool
+library_may_store(PyFrameObject *f, const char *w, PyTypeObject *t, PyObject *name, PyObject *value)
 {
     char package[256];
     if (!PyUnicode_Check(name) || exec_class_dunder_allowed(name))
         /* type's own store refuses a name that is no str */
         return true;
-    if (!w || !PyUnicode_CheckExact(name))
+    if (!w || !f || !PyUnicode_CheckExact(name))
         return false;
     top_package(w, package, sizeof(package));
     for (size_t i = 0; i < sizeof(library_dunder_stores) / sizeof(library_dunder_stores[0]); i++)
         if (strcmp(package, library_dunder_stores[i].package) == 0 &&
             PyUnicode_CompareWithASCIIString(name, library_dunder_stores[i].name) == 0)
-            return true;
+            return store_value_allowed(i, f, t, value);
     return false;
 }
 
@@ -225,7 +294,7 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
     const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
     PyErr_Clear();
     /* the snippet's own stores are checked by the walk (policy.c) */
-    bool name_ok = exec_audit_snippet_run() || library_may_store_name(w, name);
+    bool name_ok = exec_audit_snippet_run() || library_may_store(f, w, t, name, value);
     if (exec_class_is_snippets(t)) {
         if (!name_ok)
             return refuse_dunder_store(w, t, name);

@@ -14,7 +14,6 @@ class When(datetime.time, enum.Enum):
     MIDNIGHT = (0, 0)
 print(When.NOON, When.NOON.hour, When.MIDNIGHT.isoformat())
 print(copy.copy(When.NOON) is When.NOON, copy.deepcopy(When.MIDNIGHT) is When.MIDNIGHT)
-print(When.NOON.__reduce_ex__(4))
 
 class Day(datetime.datetime, enum.Enum):
     EPOCH = (1970, 1, 1)

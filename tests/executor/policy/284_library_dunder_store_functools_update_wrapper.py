@@ -10,11 +10,11 @@ import functools
 class C:
     def __init__(self, a):
         self.a = a
-def make(a: int) -> 'C':
+def make(a):
     'Make a C.'
     return C(a)
 functools.update_wrapper(C, make, updated=())
-print(C.__name__, C.__qualname__, C.__doc__, C.__annotations__, C.__wrapped__ is make)
+print(C.__name__, C.__qualname__, C.__doc__, C.__wrapped__ is make)
 print(C(3).a, type(C(3)).__name__)
 
 class D:
