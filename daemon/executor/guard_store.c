@@ -23,7 +23,9 @@
  *     needs at run time is on a class it is making for the snippet; one it made at import is
  *     what the rest of its code trusts.
  *   and on any class, a dunder the snippet's class may not define only as the stdlib's own
- *   bookkeeping (library_dunder_stores below).
+ *   bookkeeping (library_dunder_stores below): by (package, name), and where the name alone
+ *   would allow too much, by the value too (enum's __reduce_ex__ only as enum.Enum's own:
+ *   enum's same line of code copies whatever its first enum's __reduce_ex__ is).
  * copy's state written through y.__dict__ is no attribute store: copy._reconstruct is
  * replaced by a version that refuses a module as the object it rebuilds. */
 #include "exec_internal.h"
