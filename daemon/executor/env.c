@@ -173,6 +173,12 @@ exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struc
         free_names(names, n);
         return -1;
     }
+    if (!(env->frame_builtins = exec_main_frame_builtins_new(env->builtins))) {
+        _cleanup_free_ char *t = take_exception_text();
+        free_names(names, n);
+        return pf_error_set(err, PF_E_INTERNAL, "cannot make the run frame's builtins: %s",
+                            t ? t : "?");
+    }
     env->policy = *policy;
     policy_defaults(&env->policy);
     env->policy.builtins_add = env->policy.builtins_remove = NULL; /* borrowed: not kept */
@@ -226,6 +232,7 @@ exec_env_free(struct exec_env *env)
         PyDict_Clear(env->globals);
     Py_XDECREF(env->globals);
     Py_XDECREF(env->builtins);
+    Py_XDECREF(env->frame_builtins);
     free_names(env->import_names, env->policy.n_imports);
     if (env->rs) {
         free(env->rs->logs); /* printed by finalisers while the environment closed */

@@ -5,14 +5,28 @@
  * With no frame below them, enum marked its classes '<unknown>' (then refused as a module the
  * profile does not allow) and namedtuple's came out as collections'. In CPython a script's
  * module frame answers '__main__', so each run is made to stand on one: a tiny Python function
- * whose globals are a fresh {'__name__': '__main__', '__builtins__': builtins}, calling back
- * into C, which runs the snippet. That frame is the one the audit hook records as the
- * snippet's (exec_audit_enter runs inside it), so "the caller is the snippet" keeps meaning
+ * whose globals are a fresh {'__name__': '__main__', '__builtins__': <the frame's builtins>},
+ * calling back into C, which runs the snippet. That frame is the one the audit hook records as
+ * the snippet's (exec_audit_enter runs inside it), so "the caller is the snippet" keeps meaning
  * what it meant with no frame. The snippet never holds it: frames, and dicts holding
  * __builtins__, are refused as values, and the frame-reaching attributes by name. Its globals
  * are nobody's namespace (the snippet's is the environment's dict; this one is made per run
  * and dropped after), so library code writing into its caller's globals (the warnings
- * registry) changes nothing anyone trusts. */
+ * registry) changes nothing anyone trusts.
+ *
+ * Library code may still hand those globals out: pandas' Scope copied its caller's f_globals
+ * into a ChainMap, and C code (map, operator.itemgetter, operator.call) took the real builtins
+ * out of it and called __import__('os') where no value check looks. So nothing reachable from
+ * them is more than the snippet has: the frame's builtins are the environment's own (made
+ * once per environment), holding exactly the CPython objects the snippet's builtins hold
+ * (not eval, exec, open, getattr, __build_class__ ...), and an __import__ of its own. C code
+ * reads that __import__ while the snippet's frame is current (PyImport_Import: strptime's
+ * _strptime, pickle saving a global), and functions made with globals lacking __builtins__
+ * (types.FunctionType) take these builtins. It loads only the lazy imports of C code (a list
+ * found by logging) and what the run may import, refuses the rest with a message naming the
+ * module, and answers None: PyImport_Import takes the module from sys.modules, and whoever
+ * else calls it gets no module. The frame's builtins and their __import__ are refused as
+ * values like the real ones. */
 #include "exec_internal.h"
 
 /* `lambda run: run()`, renamed <module>: compiled once, before any run (no audit event then). */
@@ -78,15 +92,122 @@ exec_main_frame_init(void)
     return main_code ? 0 : -1;
 }
 
-/* A fresh trampoline: its globals say __main__, with the real builtins (C code calling
- * PyImport_Import reads __builtins__ from the current frame's globals). */
+/* What C code imports, besides the run's allowed modules, while the snippet's frame is current
+ * (PyImport_Import reads __import__ from that frame's builtins): found by logging every name
+ * the frame's __import__ was asked for over the executor's cases and policy suites and
+ * realistic numpy/pandas/datetime/decimal/json/pickle code. The executor's own checks import
+ * builtins; datetime.strptime imports _strptime, timetuple()/strftime time; pickle imports the
+ * module of each global it saves (datetime, decimal, collections, functools, math, __main__
+ * for the snippet's classes); 'x'.encode('idna') unicodedata. Each is the standard library's
+ * and loaded for its side effect only (the answer is None). */
+static const char *const lazy_imports[] = {
+        "__main__", "_strptime", "builtins", "collections", "datetime",
+        "decimal",  "functools", "math",     "time",        "unicodedata",
+};
+
+static bool
+lazy_import_allowed(const char *name)
+{
+    for (size_t i = 0; i < sizeof(lazy_imports) / sizeof(lazy_imports[0]); i++)
+        if (strcmp(lazy_imports[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Whether the frame's __import__ may load name: a lazy import of C code, or a module whose
+ * functions the run in progress may hold (policy.c: an allowed module, or a submodule of an
+ * allowed package, where its objects' methods are): pickle saving a pandas.DataFrame imports
+ * pandas.core.frame. */
+static bool
+frame_import_allowed(const char *name)
+{
+    if (lazy_import_allowed(name))
+        return true;
+    struct exec_run *r = exec_audit_snippet_run();
+    return r && exec_module_functions_allowed(r->env, name);
+}
+
+/* The trampoline's __import__(name, globals=None, locals=None, fromlist=(), level=0). Its
+ * callers are C code calling PyImport_Import, which takes the module from sys.modules once
+ * the call returns: so it imports for the side effect only and answers None. Snippet code can
+ * reach it too (library code copies its caller's globals: pandas' Scope), so it hands out no
+ * module, imports only what frame_import_allowed says, and no relative import (the package
+ * would be read from globals the caller chooses). fromlist is not used: PyImport_Import's is
+ * empty, and the module named is imported with its parents anyway. */
 static PyObject *
-main_function(void)
+frame_import(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void) self;
+    static char *kwlist[] = {"name", "globals", "locals", "fromlist", "level", NULL};
+    PyObject *name, *globals = NULL, *locals = NULL, *fromlist = NULL;
+    int level = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OOOi:__import__", kwlist, &name, &globals,
+                                     &locals, &fromlist, &level))
+        return NULL;
+    if (!PyUnicode_CheckExact(name))
+        return exec_fail(NULL, ABORT_NONE, "Forbidden import by C code: the name is no plain str");
+    const char *n = PyUnicode_AsUTF8(name);
+    if (!n)
+        return NULL;
+    if (level != 0)
+        return exec_fail(NULL, ABORT_NONE, "Forbidden relative import of module %s by C code", n);
+    if (!frame_import_allowed(n))
+        return exec_fail(NULL, ABORT_NONE,
+                         "Forbidden import of module %s by C code called from the snippet: it "
+                         "is not among the run's allowed imports",
+                         n);
+    PyObject *m = PyImport_ImportModuleLevelObject(name, NULL, NULL, NULL, 0);
+    if (!m)
+        return NULL;
+    Py_DECREF(m);
+    return Py_NewRef(Py_None);
+}
+
+static PyMethodDef frame_import_def = {
+        "__import__", (PyCFunction) (void (*)(void)) frame_import, METH_VARARGS | METH_KEYWORDS,
+        "__import__(name, ...): the lazy imports of C code called by a snippet; answers None"};
+
+bool
+exec_main_frame_is_import(PyObject *v)
+{
+    return PyCFunction_Check(v) && ((PyCFunctionObject *) v)->m_ml == &frame_import_def;
+}
+
+PyObject *
+exec_main_frame_builtins_new(PyObject *snippet_builtins)
+{
+    PyObject *real = PyEval_GetBuiltins(); /* borrowed: the interpreter's, outside runs */
+    PyObject *dict = real ? PyDict_New() : NULL;
+    PyObject *imp = dict ? PyCFunction_New(&frame_import_def, NULL) : NULL;
+    if (!imp || PyDict_SetItemString(dict, "__import__", imp) < 0)
+        goto fail;
+    Py_CLEAR(imp);
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(snippet_builtins, &pos, &k, &v)) {
+        /* CPython's own object under its own name: not one of the environment's checking
+         * versions (getattr, print), which are bound to a run and belong to the walk */
+        PyObject *own = PyDict_GetItemWithError(real, k);
+        if (own == v && PyDict_SetItem(dict, k, v) < 0)
+            goto fail;
+        if (!own && PyErr_Occurred())
+            goto fail;
+    }
+    return dict;
+fail:
+    Py_XDECREF(imp);
+    Py_XDECREF(dict);
+    return NULL;
+}
+
+/* A fresh trampoline: its globals say __main__, with the run's frame builtins (C code calling
+ * PyImport_Import reads __import__ from the current frame's globals' __builtins__). */
+static PyObject *
+main_function(PyObject *builtins)
 {
     PyObject *globals = PyDict_New();
-    PyObject *builtins = PyEval_GetBuiltins(); /* borrowed: the interpreter's, outside runs */
     PyObject *fn = NULL;
-    if (globals && builtins && PyDict_SetItemString(globals, "__name__", main_name) == 0 &&
+    if (globals && PyDict_SetItemString(globals, "__name__", main_name) == 0 &&
         PyDict_SetItemString(globals, "__builtins__", builtins) == 0)
         fn = PyFunction_New(main_code, globals);
     Py_XDECREF(globals);
@@ -94,10 +215,10 @@ main_function(void)
 }
 
 void
-exec_main_frame_call(void (*fn)(void *arg), void *arg)
+exec_main_frame_call(PyObject *builtins, void (*fn)(void *arg), void *arg)
 {
     struct main_call c = {.fn = fn, .arg = arg};
-    PyObject *func = main_code ? main_function() : NULL;
+    PyObject *func = main_code && builtins ? main_function(builtins) : NULL;
     PyObject *entry = func ? PyCFunction_New(&main_enter_def, NULL) : NULL;
     PyObject *res = NULL;
     if (entry) {

@@ -378,6 +378,10 @@ check_builtin_function(struct exec_run *r, PyObject *v)
     }
     if (self && self != builtins)
         return exec_check_bound_c_method(r, v); /* a method: judged by the class defining it */
+    if (exec_main_frame_is_import(v)) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to the builtin function __import__");
+        return -1;
+    }
     if (!self)
         return 0; /* bound to nothing: no module's function, no class's method */
     for (size_t i = 0; i < sizeof(refused_builtins) / sizeof(refused_builtins[0]); i++)
@@ -388,8 +392,21 @@ check_builtin_function(struct exec_run *r, PyObject *v)
     return 0;
 }
 
+/* The run frame's builtins (main_frame.c) are known by their __import__: borrowed, or NULL
+ * (with an exception set on error). */
+static PyObject *
+frame_builtins_import(PyObject *v)
+{
+    static PyObject *key;
+    if (!key && !(key = PyUnicode_InternFromString("__import__")))
+        return NULL;
+    PyObject *imp = PyDict_GetItemWithError(v, key);
+    return imp && exec_main_frame_is_import(imp) ? imp : NULL;
+}
+
 /* A module's namespace (its globals hold __builtins__, the builtins' own is the builtins
- * dict): every function of the module and the real builtins are one subscript away. */
+ * dict), or a run frame's builtins: every function of the module and the real builtins, or
+ * the frame's __import__, are one subscript away. */
 static int
 check_dict(struct exec_run *r, PyObject *v)
 {
@@ -402,6 +419,8 @@ check_dict(struct exec_run *r, PyObject *v)
             return -1;
     }
     PyObject *b = v == builtins_dict ? v : PyDict_GetItemWithError(v, key);
+    if (!b && !PyErr_Occurred())
+        b = frame_builtins_import(v);
     if (!b)
         return PyErr_Occurred() ? -1 : 0;
     exec_fail(r, ABORT_NONE, "Forbidden access to a module's namespace");

@@ -667,6 +667,63 @@ test_library_getattr(void **state)
     exec_env_free(env);
 }
 
+/* The run's frame's builtins (main_frame.c) hold nothing the snippet does not have: library
+ * code that copies its caller's globals (pandas' Scope did) hands out that frame's, and C code
+ * (map, operator.itemgetter, operator.call) can use them where no value check sees them. */
+static void
+test_frame_builtins(void **state)
+{
+    (void) state;
+    static const char *const imports[] = {"operator"};
+    struct exec_policy p = {.imports = imports, .n_imports = 1};
+    struct exec_env *env = t_env(&p);
+    PyObject *ns =
+            Py_BuildValue("{s:s,s:O}", "__name__", "libleak", "__builtins__", PyEval_GetBuiltins());
+    PyObject *done = ns ? PyRun_String("import sys\n"
+                                       "def leak():\n"
+                                       "    return [sys._getframe(1).f_globals['__builtins__']]\n",
+                                       Py_file_input, ns, ns)
+                        : NULL;
+    if (!done)
+        PyErr_Print();
+    assert_non_null(done);
+    Py_DECREF(done);
+    assert_int_equal(PyDict_SetItemString(env->globals, "leak", PyDict_GetItemString(ns, "leak")),
+                     0);
+    Py_DECREF(ns);
+    cJSON *res = t_run_in(
+            env, "import operator\n"
+                 "b = leak()\n"
+                 "imp = lambda name: list(map(operator.call, map(operator.itemgetter("
+                 "'__import__'), b), [name]))\n"
+                 "print(imp('_strptime'), imp('operator'))\n"
+                 "for name in ['os', 'sys']:\n"
+                 "    try:\n        imp(name)\n"
+                 "    except Exception as e:\n        print(type(e).__name__, e)\n"
+                 "has = lambda n: list(map(operator.contains, b, [n]))[0]\n"
+                 "print([n for n in ['eval', 'exec', 'compile', 'open', 'getattr', 'vars', "
+                 "'globals', '__build_class__', 'print', 'breakpoint'] if has(n)])\n"
+                 "print(has('len'), has('iter'), has('ValueError'))\n"
+                 "for get in [lambda: b[0], lambda: list(map(operator.itemgetter('__import__'), "
+                 "b))[0]]:\n"
+                 "    try:\n        get()\n"
+                 "    except Exception as e:\n        print(type(e).__name__, e)\n");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(
+            t_str(res, "logs"),
+            "[None] [None]\n"
+            "InterpreterError Forbidden import of module os by C code called from the snippet: it "
+            "is not among the run's allowed imports\n"
+            "InterpreterError Forbidden import of module sys by C code called from the snippet: it "
+            "is not among the run's allowed imports\n"
+            "[]\n"
+            "True True True\n"
+            "InterpreterError Forbidden access to a module's namespace\n"
+            "InterpreterError Forbidden access to the builtin function __import__\n");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 static void
 test_final_answer_from_function(void **state)
 {
@@ -766,6 +823,7 @@ main(void)
             cmocka_unit_test(test_string_formatter),
             cmocka_unit_test(test_builtins_add_remove),
             cmocka_unit_test(test_library_getattr),
+            cmocka_unit_test(test_frame_builtins),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
