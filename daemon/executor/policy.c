@@ -427,6 +427,62 @@ check_dict(struct exec_run *r, PyObject *v)
     return -1;
 }
 
+/* collections.ChainMap, read once (collections is loaded before any run); borrowed. */
+static PyTypeObject *
+chainmap_type(void)
+{
+    static PyTypeObject *t;
+    if (!t) {
+        PyObject *m = PyImport_ImportModule("collections");
+        PyObject *c = m ? PyObject_GetAttrString(m, "ChainMap") : NULL;
+        Py_XDECREF(m);
+        if (c && !PyType_Check(c)) {
+            Py_CLEAR(c);
+            PyErr_SetString(PyExc_RuntimeError, "collections.ChainMap is no class");
+        }
+        t = (PyTypeObject *) c; /* kept for the process's life */
+    }
+    return t;
+}
+
+/* ChainMaps nest (pandas' DeepChainMap holds the ChainMap new_child made): deeper than this is
+ * refused rather than left unlooked at. */
+#define CHAINMAP_MAX_DEPTH 16
+
+/* A ChainMap (or subclass: pandas' DeepChainMap) is a namespace when one of its maps is:
+ * pandas' Scope copied its caller's frame's globals into one, whose __builtins__ C code (map,
+ * operator.itemgetter) then took out. The maps are read from the instance dict (no property,
+ * no __getattr__ runs), as a snapshot; a snippet subclass keeping them elsewhere keeps its
+ * own. */
+static int
+check_chainmap(struct exec_run *r, PyObject *v, int depth)
+{
+    if (depth > CHAINMAP_MAX_DEPTH) {
+        exec_fail(r, ABORT_NONE, "Forbidden: ChainMaps nested more than %d deep",
+                  CHAINMAP_MAX_DEPTH);
+        return -1;
+    }
+    PyObject *d = PyObject_GenericGetDict(v, NULL);
+    if (!d)
+        return -1;
+    int rc = 0;
+    PyObject *items = NULL;
+    PyObject *maps = PyDict_GetItemString(d, "maps"); /* borrowed from d */
+    /* a list is what ChainMap's own methods make; anything else is a snippet's doing */
+    if (maps && (PyList_Check(maps) || PyTuple_Check(maps)))
+        rc = (items = PySequence_Tuple(maps)) ? 0 : -1;
+    for (Py_ssize_t i = 0; items && rc == 0 && i < PyTuple_GET_SIZE(items); i++) {
+        PyObject *m = PyTuple_GET_ITEM(items, i);
+        if (PyDict_Check(m))
+            rc = check_dict(r, m);
+        else if (PyType_IsSubtype(Py_TYPE(m), chainmap_type()))
+            rc = check_chainmap(r, m, depth + 1);
+    }
+    Py_XDECREF(items);
+    Py_DECREF(d);
+    return rc;
+}
+
 int
 exec_check_value_slow(struct exec_run *r, PyObject *v)
 {
@@ -437,6 +493,11 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         return check_builtin_function(r, v);
     if (PyDict_Check(v))
         return check_dict(r, v);
+    PyTypeObject *chainmap = chainmap_type();
+    if (!chainmap)
+        return -1;
+    if (PyType_IsSubtype(Py_TYPE(v), chainmap))
+        return check_chainmap(r, v, 0);
     if (PyModule_Check(v)) {
         const char *name = PyModule_GetName(v);
         if (!name)
