@@ -447,6 +447,9 @@ int exec_check_attr_owner(struct exec_run *r, PyObject *obj, PyObject *name, boo
 /* Functions of module `name` may be held: it, the public module it implements (posix: os), or
  * a package it belongs to is allowed. */
 bool exec_module_functions_allowed(const struct exec_env *env, const char *name);
+/* name is a module whose code hands out its caller's frame's namespace (pandas' Scope): no
+ * wildcard and no allowed package covers it, nor a subclass of its classes. */
+bool exec_module_reads_caller_frames(const char *name);
 /* policy_class.c: a class is refused when its module (type.__module__) is not allowed, a C
  * method when the class defining it is. Each returns 0, or -1 with InterpreterError set. */
 int exec_check_class_slow(struct exec_run *r, PyTypeObject *t);

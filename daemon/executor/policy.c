@@ -66,9 +66,42 @@ exec_stack_limit_here(void)
     return here - (size - reserve);
 }
 
+/* Library modules whose code copies its caller's frame's namespace and hands it out: pandas'
+ * Scope (ensure_scope, Scope, its subclass PyTablesScope) puts sys._getframe(level).f_globals
+ * into the ChainMap it answers as .scope and .resolve()s any name in it. Called from the
+ * snippet's frame that was the run's frame (main_frame.c: nothing more than the snippet has);
+ * called from a snippet function that library code called back, level 0 is that library's
+ * frame, whose globals hold the real builtins, which C code (map, operator.itemgetter) took
+ * out where no value check looks. pandas' own callers (eval, query) compile their expression,
+ * which the audit hook refuses anyway, so snippets lose nothing. Allowed only when a profile
+ * names them exactly: no wildcard ("pandas.*") and no allowed package covers them. */
+static const char *const caller_frame_readers[] = {
+        "pandas.core.computation.scope",
+};
+
+bool
+exec_module_reads_caller_frames(const char *name)
+{
+    for (size_t i = 0; i < sizeof(caller_frame_readers) / sizeof(caller_frame_readers[0]); i++)
+        if (strcmp(caller_frame_readers[i], name) == 0)
+            return true;
+    return false;
+}
+
+static bool
+import_listed_exactly(const struct exec_env *env, const char *name)
+{
+    for (size_t i = 0; i < env->policy.n_imports; i++)
+        if (strcmp(env->policy.imports[i], name) == 0)
+            return true;
+    return false;
+}
+
 bool
 exec_import_allowed(const struct exec_env *env, const char *name)
 {
+    if (exec_module_reads_caller_frames(name))
+        return import_listed_exactly(env, name);
     size_t len = strlen(name);
     for (size_t i = 0; i < env->policy.n_imports; i++) {
         const char *a = env->policy.imports[i];
@@ -289,6 +322,8 @@ exec_module_functions_allowed(const struct exec_env *env, const char *name)
     for (;;) {
         if (module_itself_allowed(env, package))
             return true;
+        if (exec_module_reads_caller_frames(package))
+            return false; /* not covered by its package either */
         char *dot = strrchr(package, '.');
         if (!dot)
             return false;

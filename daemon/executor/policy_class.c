@@ -147,10 +147,32 @@ exec_check_class_writable(struct exec_run *r, PyTypeObject *t, PyObject *name, c
     return -1;
 }
 
+/* A subclass of a class of a module that reads its caller's frames (policy.c) does what its base
+ * does, from wherever it is defined: pandas' PyTablesScope is a Scope. */
+static int
+check_frame_reading_base(struct exec_run *r, PyTypeObject *t)
+{
+    PyObject *mro = t->tp_mro;
+    for (Py_ssize_t i = 1; mro && i < PyTuple_GET_SIZE(mro); i++) {
+        PyTypeObject *base = (PyTypeObject *) PyTuple_GET_ITEM(mro, i);
+        char module[256];
+        if (!class_module(base, module, sizeof(module)) || !exec_module_reads_caller_frames(module))
+            continue;
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden access to class %s: a subclass of %s, which hands out its caller's "
+                  "frame's namespace",
+                  t->tp_name, base->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
 int
 exec_check_class_slow(struct exec_run *r, PyTypeObject *t)
 {
-    return check_class_module(r, t, NULL);
+    if (check_class_module(r, t, NULL) < 0)
+        return -1;
+    return check_frame_reading_base(r, t);
 }
 
 int

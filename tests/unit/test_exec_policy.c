@@ -724,6 +724,44 @@ test_frame_builtins(void **state)
     exec_env_free(env);
 }
 
+/* A ChainMap is a namespace when one of its maps is (nested too, as pandas' DeepChainMap holds
+ * a ChainMap): library code wrapped a copy of its caller's globals so (pandas' Scope). */
+static void
+test_chainmap_namespace(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    PyObject *ns = Py_BuildValue("{s:s,s:O}", "__name__", "libchain", "__builtins__",
+                                 PyEval_GetBuiltins());
+    PyObject *done =
+            ns ? PyRun_String("import sys, collections\n"
+                              "def wrap():\n"
+                              "    g = sys._getframe(1).f_globals.copy()\n"
+                              "    return collections.ChainMap(collections.ChainMap(g, {}))\n"
+                              "def mine():\n"
+                              "    return collections.ChainMap({'a': 1}, collections.ChainMap())\n",
+                              Py_file_input, ns, ns)
+               : NULL;
+    if (!done)
+        PyErr_Print();
+    assert_non_null(done);
+    Py_DECREF(done);
+    static const char *const names[] = {"wrap", "mine"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        assert_int_equal(
+                PyDict_SetItemString(env->globals, names[i], PyDict_GetItemString(ns, names[i])),
+                0);
+    Py_DECREF(ns);
+    cJSON *res = t_run_in(env, "print(mine()['a'])\n"
+                               "try:\n    wrap()\n"
+                               "except Exception as e:\n    print(type(e).__name__, e)\n");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"),
+                        "1\nInterpreterError Forbidden access to a module's namespace\n");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 static void
 test_final_answer_from_function(void **state)
 {
@@ -824,6 +862,7 @@ main(void)
             cmocka_unit_test(test_builtins_add_remove),
             cmocka_unit_test(test_library_getattr),
             cmocka_unit_test(test_frame_builtins),
+            cmocka_unit_test(test_chainmap_namespace),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
