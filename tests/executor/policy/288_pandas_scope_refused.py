@@ -5,8 +5,10 @@
 # of it (eval, query) compile their expression, refused anyway.
 # Its functions are refused as values however they are reached (eval's module imports one).
 import pandas
+print(pandas.__name__)
 try:
-    import pandas.core.computation.scope
+    import pandas.core.computation.scope as sc
+    print(sc)
 except Exception as e:
     print(type(e).__name__, e)
 from pandas.core.computation.eval import ensure_scope
