@@ -517,6 +517,10 @@ int exec_guard_str_format_install(void);
  * the snippet called: map(type, objs)) has its answer checked as a value. -1 with an
  * exception set. */
 int exec_guard_type_install(void);
+/* guard_function.c, once before any run: while a snippet runs (outside imports) no code makes a
+ * function from a code object (function.__new__ has no audit event). -1 with an exception
+ * set. */
+int exec_guard_function_install(void);
 /* guard_store.c, once before any library is imported: while a snippet runs, setting or deleting
  * an attribute of a module or of a library's class is allowed only to that module's (package's)
  * own code, whoever makes the store; copy never rebuilds an object as a module. -1 with an

@@ -762,6 +762,62 @@ test_chainmap_namespace(void **state)
     exec_env_free(env);
 }
 
+/* A code object typing.ForwardRef compiled from the snippet's text (the audit hook lets it
+ * compile) and the function class, held where no value check sees them (here put in lists
+ * behind the checks' back; a leaked namespace gave both), made a function running that text
+ * natively: function.__new__ is refused while a snippet runs. */
+static void
+test_function_from_code_refused(void **state)
+{
+    (void) state;
+    static const char *const imports[] = {"operator", "typing"};
+    struct exec_policy p = {.imports = imports, .n_imports = 2};
+    struct exec_env *env = t_env(&p);
+    PyObject *ns =
+            Py_BuildValue("{s:s,s:O}", "__name__", "libfn", "__builtins__", PyEval_GetBuiltins());
+    PyObject *done = ns ? PyRun_String("import operator, types\n"
+                                       "FT = [types.FunctionType]\n"
+                                       "getcode = [operator.attrgetter('__forward_code__')]\n",
+                                       Py_file_input, ns, ns)
+                        : NULL;
+    if (!done)
+        PyErr_Print();
+    assert_non_null(done);
+    Py_DECREF(done);
+    static const char *const names[] = {"FT", "getcode"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        assert_int_equal(
+                PyDict_SetItemString(env->globals, names[i], PyDict_GetItemString(ns, names[i])),
+                0);
+    Py_DECREF(ns);
+    cJSON *res = t_run_in(env, "import operator, typing\n"
+                               "code = list(map(operator.call, getcode, "
+                               "[typing.ForwardRef('6 * 7')]))\n"
+                               "try:\n"
+                               "    fn = list(map(operator.call, FT, code, [{}]))\n"
+                               "    print(list(map(operator.call, fn)))\n"
+                               "except Exception as e:\n    print(type(e).__name__, e)\n");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"),
+                        "InterpreterError Forbidden while a snippet runs: making a function from "
+                        "a code object (function.__new__)\n");
+    cJSON_Delete(res);
+    /* outside runs (the daemon's own code, imports before them) the class works as ever */
+    PyObject *types = PyImport_ImportModule("types");
+    PyObject *ft = types ? PyObject_GetAttrString(types, "FunctionType") : NULL;
+    PyObject *code = Py_CompileString("42", "<t>", Py_eval_input);
+    PyObject *globals = PyDict_New();
+    PyObject *fn =
+            ft && code && globals ? PyObject_CallFunctionObjArgs(ft, code, globals, NULL) : NULL;
+    assert_non_null(fn);
+    Py_XDECREF(fn);
+    Py_XDECREF(globals);
+    Py_XDECREF(code);
+    Py_XDECREF(ft);
+    Py_XDECREF(types);
+    exec_env_free(env);
+}
+
 static void
 test_final_answer_from_function(void **state)
 {
@@ -863,6 +919,7 @@ main(void)
             cmocka_unit_test(test_library_getattr),
             cmocka_unit_test(test_frame_builtins),
             cmocka_unit_test(test_chainmap_namespace),
+            cmocka_unit_test(test_function_from_code_refused),
     };
     return cmocka_run_group_tests(tests, t_setup_python, NULL);
 }
