@@ -26,7 +26,9 @@
  * found by logging) and what the run may import, refuses the rest with a message naming the
  * module, and answers None: PyImport_Import takes the module from sys.modules, and whoever
  * else calls it gets no module. The frame's builtins and their __import__ are refused as
- * values like the real ones. */
+ * values like the real ones. Snippet code that library Python code calls back stands on that
+ * library's frame instead, whose globals hold the real builtins: modules known to hand out
+ * their caller's globals are refused by name there (policy.c, caller_frame_readers). */
 #include "exec_internal.h"
 
 /* `lambda run: run()`, renamed <module>: compiled once, before any run (no audit event then). */
