@@ -247,7 +247,7 @@ check_dataclass_fields(PyFrameObject *f, const char *event)
                                        : NULL; /* borrowed */
             PyObject *fclass = NULL;
             if (fields && PyDict_CheckExact(fields)) {
-                PyObject *mod = PyImport_ImportModule("dataclasses");
+                PyObject *mod = exec_import_own("dataclasses");
                 fclass = mod ? PyObject_GetAttrString(mod, "Field") : NULL;
                 Py_XDECREF(mod);
             }

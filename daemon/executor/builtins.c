@@ -260,7 +260,7 @@ add_cpython_builtins(PyObject *dict)
 {
     PyObject *b = PyEval_GetBuiltins(); /* borrowed */
     if (!b) {
-        PyObject *mod = PyImport_ImportModule("builtins");
+        PyObject *mod = exec_import_own("builtins");
         if (!mod)
             return -1;
         b = PyModule_GetDict(mod);

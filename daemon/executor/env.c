@@ -41,7 +41,7 @@ take_exception_text(void)
 static int
 add_site_packages(void)
 {
-    PyObject *site = PyImport_ImportModule("site");
+    PyObject *site = exec_import_own("site");
     PyObject *dirs = site ? PyObject_CallMethod(site, "getsitepackages", NULL) : NULL;
     PyObject *path = PySys_GetObject("path"); /* borrowed */
     int r = dirs && path && PyList_Check(dirs) && PyList_Check(path) ? 0 : -1;

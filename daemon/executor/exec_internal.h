@@ -355,6 +355,10 @@ void exec_main_frame_call(PyObject *builtins, void (*fn)(void *arg), void *arg);
 PyObject *exec_main_frame_builtins_new(PyObject *snippet_builtins);
 /* v is that __import__ (refused as a value, like the real one). */
 bool exec_main_frame_is_import(PyObject *v);
+/* The executor's own import of module name (new reference, or NULL with an exception set),
+ * whatever frame is current: PyImport_ImportModule would ask the run frame's __import__, which
+ * loads only what C code called by the snippet may (a result's bytes need binascii). */
+PyObject *exec_import_own(const char *name);
 
 /* class_dunders.c: the dunders a snippet's class may define */
 /* name is no dunder, or one of the allow-list's (name: any str). */

@@ -58,7 +58,7 @@ load_string_helpers(void)
 {
     if (formatter_parser)
         return 0;
-    PyObject *mod = PyImport_ImportModule("_string");
+    PyObject *mod = exec_import_own("_string");
     if (!mod)
         return -1;
     formatter_parser = PyObject_GetAttrString(mod, "formatter_parser");
@@ -669,7 +669,7 @@ guarded_wraps(PyObject *self, PyObject *args, PyObject *kwargs)
     for (Py_ssize_t i = 0; kw && i < n; i++)
         if (PyDict_SetItemString(kw, names[i], PyTuple_GET_ITEM(args, i)) < 0)
             Py_CLEAR(kw);
-    PyObject *fn = PyImport_ImportModule("functools");
+    PyObject *fn = exec_import_own("functools");
     PyObject *partial = fn ? PyObject_GetAttrString(fn, "partial") : NULL;
     PyObject *uw = partial ? PyCFunction_New(&guarded_update_wrapper_def, update_wrapper_fn) : NULL;
     PyObject *res = uw && kw ? PyObject_VectorcallDict(partial, &uw, 1, kw) : NULL;

@@ -417,7 +417,7 @@ static PyMethodDef checked_reconstruct_def = {
 static int
 guard_copy(void)
 {
-    PyObject *copy = PyImport_ImportModule("copy");
+    PyObject *copy = exec_import_own("copy");
     if (!copy)
         return -1;
     PyObject *ns = PyModule_GetDict(copy); /* borrowed */

@@ -165,6 +165,15 @@ frame_import(PyObject *self, PyObject *args, PyObject *kwargs)
     return Py_NewRef(Py_None);
 }
 
+PyObject *
+exec_import_own(const char *name)
+{
+    PyObject *n = PyUnicode_FromString(name);
+    PyObject *m = n ? PyImport_ImportModuleLevelObject(n, NULL, NULL, NULL, 0) : NULL;
+    Py_XDECREF(n);
+    return m;
+}
+
 static PyMethodDef frame_import_def = {
         "__import__", (PyCFunction) (void (*)(void)) frame_import, METH_VARARGS | METH_KEYWORDS,
         "__import__(name, ...): the lazy imports of C code called by a snippet; answers None"};

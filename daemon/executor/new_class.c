@@ -53,7 +53,7 @@ exec_new_class_install(void)
 {
     if (real_new_class)
         return 0;
-    PyObject *types = PyImport_ImportModule("types");
+    PyObject *types = exec_import_own("types");
     if (!types)
         return -1;
     PyObject *ns = PyModule_GetDict(types); /* borrowed */

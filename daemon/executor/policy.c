@@ -400,7 +400,7 @@ static int
 check_builtin_function(struct exec_run *r, PyObject *v)
 {
     static PyObject *builtins;
-    if (!builtins && !(builtins = PyImport_ImportModule("builtins")))
+    if (!builtins && !(builtins = exec_import_own("builtins")))
         return -1;
     PyObject *self = PyCFunction_GET_SELF(v);
     const char *name = ((PyCFunctionObject *) v)->m_ml->ml_name;
@@ -448,7 +448,7 @@ check_dict(struct exec_run *r, PyObject *v)
 {
     static PyObject *builtins_dict, *key;
     if (!builtins_dict) {
-        PyObject *m = PyImport_ImportModule("builtins");
+        PyObject *m = exec_import_own("builtins");
         builtins_dict = m ? Py_NewRef(PyModule_GetDict(m)) : NULL;
         Py_XDECREF(m);
         if (!builtins_dict || !(key = PyUnicode_InternFromString("__builtins__")))
@@ -469,7 +469,7 @@ chainmap_type(void)
 {
     static PyTypeObject *t;
     if (!t) {
-        PyObject *m = PyImport_ImportModule("collections");
+        PyObject *m = exec_import_own("collections");
         PyObject *c = m ? PyObject_GetAttrString(m, "ChainMap") : NULL;
         Py_XDECREF(m);
         if (c && !PyType_Check(c)) {

@@ -26,7 +26,7 @@ is_builtins_own(PyTypeObject *t)
         return true;
     static PyObject *builtins_dict;
     if (!builtins_dict) {
-        PyObject *m = PyImport_ImportModule("builtins");
+        PyObject *m = exec_import_own("builtins");
         builtins_dict = m ? Py_NewRef(PyModule_GetDict(m)) : NULL;
         Py_XDECREF(m);
         if (!builtins_dict) {

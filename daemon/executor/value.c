@@ -14,7 +14,9 @@ PyObject *
 exec_value_binascii(const char *name, PyObject *arg, const char *kw, PyObject *flag)
 {
     static PyObject *mod;
-    if (!mod && !(mod = PyImport_ImportModule("binascii")))
+    /* not PyImport_ImportModule: during a run it asks the run frame's __import__, which loads
+     * only what C code called by the snippet may (main_frame.c) */
+    if (!mod && !(mod = PyImport_ImportModuleLevel("binascii", NULL, NULL, NULL, 0)))
         return NULL;
     _cleanup_pyobj_ PyObject *fn = PyObject_GetAttrString(mod, name);
     _cleanup_pyobj_ PyObject *args = fn ? PyTuple_Pack(1, arg) : NULL;
