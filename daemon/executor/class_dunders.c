@@ -202,6 +202,12 @@ exec_class_dunder_allowed(PyObject *name)
     return false;
 }
 
+bool
+exec_class_dunder_instance_allowed(PyObject *name)
+{
+    return exec_class_dunder_allowed(name) || exec_is_allowed_dunder_str(name);
+}
+
 /* The class's name for a message: its str, or "?" for what is none (type() then fails). */
 static PyObject *
 display_name(PyObject *clsname)
@@ -321,6 +327,43 @@ check_library_namespace(PyObject *ns, PyObject *clsname)
     return 0;
 }
 
+/* __slots__ = ('__deepcopy__',) makes a member descriptor under a refused name: a data
+ * descriptor of the class, which the lookup answers (class_getattr.c asks the class alone for
+ * such a name) and library code fills (copy's slotstate, setattr). Checked on the class made,
+ * whose own dict holds the members under their final (mangled) names, whatever iterable
+ * __slots__ was. */
+static int
+check_slots(struct exec_run *r, PyTypeObject *t, PyObject *clsname)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(t->tp_dict, &pos, &key, &value))
+        if (Py_IS_TYPE(value, &PyMemberDescr_Type) && PyUnicode_Check(key) &&
+            !exec_class_dunder_instance_allowed(key)) {
+            exec_fail(r, ABORT_NONE,
+                      "Forbidden slot %U in class %V: a snippet's class may name its __slots__ "
+                      "with the dunders its methods may have only",
+                      key, display_name(clsname), "?");
+            return -1;
+        }
+    return 0;
+}
+
+/* What type.__new__ does to a class it made while a snippet runs: the checking lookup
+ * (class_getattr.c), its maker recorded (class_maker.c), its slots checked. Consumes cls;
+ * returns it, or NULL with an exception set. */
+static PyObject *
+finish_class(struct exec_run *r, PyObject *cls, PyObject *name)
+{
+    if (!cls || !PyType_Check(cls))
+        return cls;
+    exec_class_getattr_guard((PyTypeObject *) cls);
+    if (check_slots(r, (PyTypeObject *) cls, name) < 0 ||
+        exec_class_maker_note((PyTypeObject *) cls) < 0)
+        Py_CLEAR(cls);
+    return cls;
+}
+
 static PyObject *
 checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
 {
@@ -330,13 +373,7 @@ checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
         struct exec_run *r = exec_audit_snippet_run();
         if ((r ? exec_check_class_namespace(r, ns, name) : check_library_namespace(ns, name)) < 0)
             return NULL;
-        PyObject *cls = real_type_new(metatype, args, kwds);
-        if (cls && PyType_Check(cls)) {
-            exec_class_getattr_guard((PyTypeObject *) cls);      /* class_getattr.c */
-            if (exec_class_maker_note((PyTypeObject *) cls) < 0) /* class_maker.c */
-                Py_CLEAR(cls);
-        }
-        return cls;
+        return finish_class(r, real_type_new(metatype, args, kwds), name);
     }
     /* import, start-up, the daemon's own code: checked while a snippet runs (class_getattr.c) */
     PyObject *cls = real_type_new(metatype, args, kwds);

@@ -79,11 +79,43 @@ lookup_in_c(PyObject *self, PyObject *name)
     return res;
 }
 
+/* An instance's dunder that may not answer from the instance's own state, answered by its
+ * class alone, as CPython looks up the hooks it calls itself (_PyObject_LookupSpecial): the
+ * first class along the MRO whose dict has it, through its descriptor. Library code planted it
+ * in the instance dict (functools.cached_property writing its cache under an attrname the
+ * snippet chose, copy's state), where CPython's lookup found it before the class. */
+static PyObject *
+lookup_in_type(PyObject *self, PyObject *name)
+{
+    PyTypeObject *t = Py_TYPE(self);
+    PyObject *descr = _PyType_Lookup(t, name); /* borrowed */
+    if (!descr)
+        return PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%U'",
+                            t->tp_name, name);
+    descrgetfunc get = Py_TYPE(descr)->tp_descr_get;
+    Py_INCREF(descr); /* the getter may run code that drops it from the class */
+    if (!get)
+        return descr;
+    PyObject *res = get(descr, self, (PyObject *) t);
+    Py_DECREF(descr);
+    return res;
+}
+
 /* decided on the characters, as the class namespace check is */
 static bool
 is_refused(PyObject *name)
 {
     return PyUnicode_Check(name) && !exec_class_dunder_allowed(name);
+}
+
+/* The lookup of a refused dunder on an instance of a class made while a snippet ran: by the
+ * class alone, unless the name is one the snippet could store on the instance itself
+ * (__name__, __wrapped__: update_wrapper on a snippet's object), then as the C classes
+ * beneath the Python lookup make it. */
+static PyObject *
+lookup_refused(PyObject *self, PyObject *name)
+{
+    return exec_is_allowed_dunder_str(name) ? lookup_in_c(self, name) : lookup_in_type(self, name);
 }
 
 /* CPython's __getattr__ dispatcher, asked only when t has a __getattr__. Finding none, it
@@ -105,14 +137,22 @@ call_getattr_hook(PyObject *self, PyObject *name, getattrofunc simpler)
 static PyObject *
 checked_getattribute(PyObject *self, PyObject *name)
 {
-    return is_refused(name) ? lookup_in_c(self, name) : real_getattribute(self, name);
+    return is_refused(name) ? lookup_refused(self, name) : real_getattribute(self, name);
 }
 
 static PyObject *
 checked_getattr_hook(PyObject *self, PyObject *name)
 {
-    return is_refused(name) ? lookup_in_c(self, name)
+    return is_refused(name) ? lookup_refused(self, name)
                             : call_getattr_hook(self, name, checked_getattribute);
+}
+
+/* ... and of one with CPython's generic lookup (no Python __getattr__ or __getattribute__):
+ * ordinary names, and the dunders a class may define, pay four character reads. */
+static PyObject *
+checked_generic(PyObject *self, PyObject *name)
+{
+    return is_refused(name) ? lookup_refused(self, name) : PyObject_GenericGetAttr(self, name);
 }
 
 /* The lookup the walk makes for the snippet's own read (obj.name, getattr(), hasattr(), a class
@@ -160,13 +200,22 @@ library_getattr_hook(PyObject *self, PyObject *name)
                                       : call_getattr_hook(self, name, library_getattribute);
 }
 
-void
-exec_class_getattr_guard(PyTypeObject *t)
+/* CPython's dispatchers in t's slot, replaced by the checking ones. */
+static void
+guard_dispatcher(PyTypeObject *t)
 {
     if (real_getattr_hook && t->tp_getattro == real_getattr_hook)
         t->tp_getattro = checked_getattr_hook;
     else if (real_getattribute && t->tp_getattro == real_getattribute)
         t->tp_getattro = checked_getattribute;
+}
+
+void
+exec_class_getattr_guard(PyTypeObject *t)
+{
+    guard_dispatcher(t);
+    if (t->tp_getattro == PyObject_GenericGetAttr && (t->tp_flags & Py_TPFLAGS_HEAPTYPE))
+        t->tp_getattro = checked_generic;
 }
 
 /* type.__new__ guards the class it makes only once CPython's returns (class_dunders.c), but
@@ -175,12 +224,22 @@ exec_class_getattr_guard(PyTypeObject *t)
  * the snippet's __getattr__ for __deepcopy__. Every value entering the snippet's hands (a
  * call's arguments, function.c; whatever the walk checks, policy.c) passes here first, so such
  * a class and its instances are checked before any snippet code holds them. */
+static void
+guard_value_class(PyTypeObject *t)
+{
+    guard_dispatcher(t);
+    /* the instance dict's check for the snippet's classes only: a library's objects keep
+     * their dunders there (typing.TypeVar's __bound__, enum members' __objclass__) */
+    if (t->tp_getattro == PyObject_GenericGetAttr && exec_class_is_snippets(t))
+        t->tp_getattro = checked_generic;
+}
+
 void
 exec_class_getattr_guard_value(PyObject *v)
 {
     if (PyType_Check(v))
-        exec_class_getattr_guard((PyTypeObject *) v);
-    exec_class_getattr_guard(Py_TYPE(v));
+        guard_value_class((PyTypeObject *) v);
+    guard_value_class(Py_TYPE(v));
 }
 
 void

@@ -363,6 +363,12 @@ PyObject *exec_import_own(const char *name);
 /* class_dunders.c: the dunders a snippet's class may define */
 /* name is no dunder, or one of the allow-list's (name: any str). */
 bool exec_class_dunder_allowed(PyObject *name);
+/* name may be in an object's own state, answer a lookup from there and be written there by
+ * library code (an instance dict, a __slots__ member, copy's state, a function's attributes):
+ * a dunder a snippet's class may define, or one the walk lets the snippet set on an object
+ * itself (__name__, __wrapped__, __notes__: a library writing it gives nothing the snippet's
+ * own store could not). name: any str. */
+bool exec_class_dunder_instance_allowed(PyObject *name);
 /* Every key of a class namespace the snippet filled (a class body's, the dict handed to
  * type(name, bases, ns) or type.__new__) is a plain str and no refused dunder; a namespace
  * that is no dict is refused. clsname names the class in the message (NULL or no str: "?").
@@ -442,6 +448,8 @@ bool exec_dunder_forbidden(const char *name);
 /* name as a plain str (new reference): a str subclass could fake its hash and == */
 PyObject *exec_exact_str(PyObject *name);
 bool exec_is_allowed_dunder(const char *name);
+/* The same for a str, decided on its characters (name: any object; false for no str). */
+bool exec_is_allowed_dunder_str(PyObject *name);
 /* For names the snippet computes (str, possibly with lone surrogates): a refused dunder sets
  * InterpreterError and returns -1. */
 int exec_check_attr_name(struct exec_run *r, PyObject *name);

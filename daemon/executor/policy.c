@@ -236,6 +236,12 @@ allowed_dunder_str(PyObject *name)
 }
 
 bool
+exec_is_allowed_dunder_str(PyObject *name)
+{
+    return PyUnicode_Check(name) && allowed_dunder_str(name);
+}
+
+bool
 exec_str_is_private(PyObject *name)
 {
     return PyUnicode_GET_LENGTH(name) > 0 && PyUnicode_READ_CHAR(name, 0) == '_' &&
