@@ -363,15 +363,179 @@ patch_descriptors(PyTypeObject *t, setattrofunc real, setattrofunc checked)
     return 0;
 }
 
-/* copy._reconstruct(x, memo, func, args, state, ...) rebuilds y = func(*args), then writes
- * state into y.__dict__ or sets it attribute by attribute: func is the reducer's choice (a
- * snippet's __reduce_ex__, copy.dispatch_table), so y is checked before copy touches it. */
-static PyObject *real_reconstruct;
+/* Library code's stores on functions. A function's dunders are its behaviour
+ * (__kwdefaults__, __defaults__, __code__, __dict__), and the snippet's own stores of them are
+ * refused by name (the walk), but library code sets attributes by names and on objects it was
+ * handed: copy's slotstate loop ran setattr(json.dumps, '__kwdefaults__', ...), and json.dumps
+ * indented by 7 for every later caller; dataclasses.dataclass(f) stores __dataclass_params__
+ * on any f. So function's attribute-setting slot is replaced too (CPython's own check then
+ * refuses object.__setattr__ on a function, as on a module): while a snippet runs, library
+ * code stores on a function only what an object's own state may hold
+ * (exec_class_dunder_instance_allowed: __name__, __doc__, __wrapped__, __annotations__...),
+ * and the stdlib's own stores on functions it has just made, by (package, name, value): the
+ * snippet's functions are the executor's own type, never these. */
+static setattrofunc real_function_setattro;
+
+/* fn was made from text (namedtuple's __new__, by eval): its globals are no module's own
+ * dict. A module's functions (json.dumps, a class's methods) are what the module's code
+ * trusts. */
+static bool
+is_made_from_text(PyObject *fn, PyObject *value)
+{
+    (void) value;
+    PyObject *globals = PyFunction_GET_GLOBALS(fn);
+    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
+    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
+    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return !own;
+}
+
+static const struct {
+    const char *package, *name;
+    bool (*value_ok)(PyObject *fn, PyObject *value);
+} library_function_stores[] = {
+        /* namedtuple(..., defaults=...): __new__.__defaults__ on the __new__ it just made */
+        {"collections", "__defaults__", is_made_from_text},
+        /* partialmethod's and singledispatchmethod's __get__: on the _method just made */
+        {"functools", "__isabstractmethod__", NULL},
+};
+
+static bool
+library_may_store_on_function(PyObject *writer, PyObject *fn, PyObject *name, PyObject *value)
+{
+    const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
+    char package[256];
+    if (!w || !PyUnicode_CheckExact(name)) {
+        PyErr_Clear();
+        return false;
+    }
+    top_package(w, package, sizeof(package));
+    for (size_t i = 0; i < sizeof(library_function_stores) / sizeof(library_function_stores[0]);
+         i++)
+        if (strcmp(package, library_function_stores[i].package) == 0 &&
+            PyUnicode_CompareWithASCIIString(name, library_function_stores[i].name) == 0)
+            return value && (!library_function_stores[i].value_ok ||
+                             library_function_stores[i].value_ok(fn, value));
+    return false;
+}
+
+static int
+checked_function_setattro(PyObject *fn, PyObject *name, PyObject *value)
+{
+    /* the snippet's own stores are checked by the walk (policy.c) */
+    if (!exec_audit_stores_checked() || exec_audit_snippet_run() || !PyUnicode_Check(name) ||
+        exec_class_dunder_instance_allowed(name))
+        return real_function_setattro(fn, name, value);
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    PyObject *writer = f ? frame_module_name(f) : NULL;
+    if (PyFunction_Check(fn) && library_may_store_on_function(writer, fn, name, value))
+        return real_function_setattro(fn, name, value);
+    PyObject *qualname = PyFunction_Check(fn) ? ((PyFunctionObject *) fn)->func_qualname : NULL;
+    PyErr_Format(exec_InterpreterError,
+                 "Forbidden while a snippet runs: %s%s %s dunder %R of function %S (library "
+                 "code sets on a function only what the snippet's own store could)",
+                 writer ? PyUnicode_AsUTF8(writer) : "code of no module", writer ? "'s code" : "",
+                 value ? "setting" : "deleting", name, qualname ? qualname : Py_None);
+    return -1;
+}
+
+static int
+guard_functions(void)
+{
+    if (PyFunction_Type.tp_setattro != PyObject_GenericSetAttr ||
+        PyDict_GetItemString(PyFunction_Type.tp_dict, "__setattr__")) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "function's attribute store is not CPython's generic one, expected");
+        return -1;
+    }
+    real_function_setattro = PyFunction_Type.tp_setattro;
+    PyFunction_Type.tp_setattro = checked_function_setattro;
+    return 0;
+}
+
+/* copy._reconstruct(x, memo, func, args, state, listiter, dictiter) rebuilds y = func(*args),
+ * then, unless y has a __setstate__, writes state into y.__dict__ and sets slotstate attribute
+ * by attribute (state may be a pair (state, slotstate)), deep-copying state first when memo is
+ * given. func and state are the reducer's choice (a snippet's copy.dispatch_table entry), so:
+ *   - y is checked before copy touches it: no module (its namespace would be written);
+ *   - the state copy writes is checked once it is the one copy writes (the shallow copy's as
+ *     y is made, the deep copy's as _reconstruct's deepcopy returns it, through the deepcopy
+ *     keyword copy never passes): every key that is a str is a plain str and no dunder an
+ *     object's own state may not hold (class_dunders.c). setattr(json.dumps, '__kwdefaults__',
+ *     ...) from the slotstate loop changed json.dumps for everyone, y.__dict__ ['__deepcopy__']
+ *     made a library object's lookup answer the snippet's hook; a str subclass key can fake
+ *     its hash and == in either. Unless y has its own __setstate__ (which takes any state),
+ *     each part must be a plain dict: a subclass's keys() may answer keys its storage, which
+ *     is what is checked, does not hold.
+ * The call's context is a list [func, state, y, deep]: copy may keep the factory (a
+ * traceback's locals) after the call. */
+enum { CTX_FUNC, CTX_STATE, CTX_Y, CTX_DEEP, CTX_N };
+
+static PyObject *real_reconstruct, *real_deepcopy;
+
+static int
+refuse_state(PyObject *y, PyObject *key, const char *why)
+{
+    PyErr_Format(exec_InterpreterError, "Forbidden: copy writing state key %R into a %s object: %s",
+                 key, Py_TYPE(y)->tp_name, why);
+    return -1;
+}
+
+static int
+refuse_state_type(PyObject *y, PyObject *part, const char *why)
+{
+    PyErr_Format(exec_InterpreterError,
+                 "Forbidden: copy writing a %s as the state of a %s object: %s",
+                 Py_TYPE(part)->tp_name, Py_TYPE(y)->tp_name, why);
+    return -1;
+}
+
+/* One part of the state (state or slotstate); own_setstate: y has a __setstate__ to take it. */
+static int
+check_state_part(PyObject *y, PyObject *part, bool own_setstate)
+{
+    if (part == Py_None)
+        return 0;
+    if (!PyDict_Check(part)) {
+        return own_setstate ? 0 : refuse_state_type(y, part, "it writes state from a dict only");
+    }
+    if (!PyDict_CheckExact(part) && !own_setstate)
+        return refuse_state_type(y, part, "a dict subclass may answer other keys than it holds");
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(part, &pos, &key, &value)) {
+        if (!PyUnicode_Check(key))
+            continue; /* no attribute name: never answers a lookup */
+        if (!PyUnicode_CheckExact(key))
+            return refuse_state(y, key, "a str subclass can fake its hash and ==");
+        if (!exec_class_dunder_instance_allowed(key))
+            return refuse_state(y, key,
+                                "an object's own state may hold only the dunders a snippet's "
+                                "class may define and the walk lets a snippet set");
+    }
+    return 0;
+}
+
+static int
+check_state(PyObject *y, PyObject *state)
+{
+    if (state == Py_None || y == Py_None)
+        return 0;
+    bool own_setstate = PyObject_HasAttrString(y, "__setstate__");
+    if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2)
+        return check_state_part(y, PyTuple_GET_ITEM(state, 0), own_setstate) < 0 ||
+                               check_state_part(y, PyTuple_GET_ITEM(state, 1), own_setstate) < 0
+                       ? -1
+                       : 0;
+    return check_state_part(y, state, own_setstate);
+}
 
 static PyObject *
-checked_factory(PyObject *func, PyObject *args, PyObject *kwargs)
+checked_factory(PyObject *ctx, PyObject *args, PyObject *kwargs)
 {
-    PyObject *y = PyObject_Call(func, args, kwargs);
+    PyObject *y = PyObject_Call(PyList_GET_ITEM(ctx, CTX_FUNC), args, kwargs);
     if (y && PyModule_Check(y)) {
         const char *m = PyModule_GetName(y);
         PyErr_Clear();
@@ -381,6 +545,12 @@ checked_factory(PyObject *func, PyObject *args, PyObject *kwargs)
                      m ? m : "?");
         Py_CLEAR(y);
     }
+    if (!y)
+        return NULL;
+    PyList_SetItem(ctx, CTX_Y, Py_NewRef(y)); /* an index in range: cannot fail */
+    if (PyList_GET_ITEM(ctx, CTX_DEEP) == Py_False &&
+        check_state(y, PyList_GET_ITEM(ctx, CTX_STATE)) < 0)
+        Py_CLEAR(y);
     return y;
 }
 
@@ -388,31 +558,64 @@ static PyMethodDef checked_factory_def = {"copy_factory",
                                           (PyCFunction) (void (*)(void)) checked_factory,
                                           METH_VARARGS | METH_KEYWORDS, NULL};
 
+/* _reconstruct's deepcopy: the deep copy of the reducer's state is checked as the state. */
 static PyObject *
-checked_reconstruct(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+checked_deepcopy(PyObject *ctx, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    (void) self;
-    if (nargs < 3) /* copy passes func positionally; anything else is not copy's call */
-        return PyErr_Format(PyExc_TypeError, "copy._reconstruct: func must be positional");
-    Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    PyObject **argv = PyMem_Malloc((size_t) n * sizeof(PyObject *));
-    PyObject *factory = PyCFunction_New(&checked_factory_def, args[2]);
+    PyObject *res = PyObject_Vectorcall(real_deepcopy, args, (size_t) nargs, kwnames);
+    if (res && nargs >= 1 && args[0] == PyList_GET_ITEM(ctx, CTX_STATE) &&
+        check_state(PyList_GET_ITEM(ctx, CTX_Y), res) < 0)
+        Py_CLEAR(res);
+    return res;
+}
+
+static PyMethodDef checked_deepcopy_def = {"copy_deepcopy",
+                                           (PyCFunction) (void (*)(void)) checked_deepcopy,
+                                           METH_FASTCALL | METH_KEYWORDS, NULL};
+
+static PyObject *
+call_reconstruct(PyObject *ctx, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *factory = PyCFunction_New(&checked_factory_def, ctx);
+    PyObject *deepcopy = PyCFunction_New(&checked_deepcopy_def, ctx);
+    PyObject *kwnames = Py_BuildValue("(s)", "deepcopy");
+    PyObject **argv = PyMem_Malloc((size_t) (nargs + 1) * sizeof(PyObject *));
     PyObject *y = NULL;
-    if (argv && factory) {
-        memcpy(argv, args, (size_t) n * sizeof(PyObject *));
+    if (argv && factory && deepcopy && kwnames) {
+        memcpy(argv, args, (size_t) nargs * sizeof(PyObject *));
         argv[2] = factory;
+        argv[nargs] = deepcopy;
         y = PyObject_Vectorcall(real_reconstruct, argv, (size_t) nargs, kwnames);
     } else if (!argv) {
         PyErr_NoMemory();
     }
     PyMem_Free(argv);
+    Py_XDECREF(kwnames);
+    Py_XDECREF(deepcopy);
     Py_XDECREF(factory);
+    return y;
+}
+
+static PyObject *
+checked_reconstruct(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void) self;
+    /* copy passes func positionally, and no keyword: anything else is not copy's call */
+    if (nargs < 3 || (kwnames && PyTuple_GET_SIZE(kwnames) > 0))
+        return PyErr_Format(PyExc_TypeError,
+                            "copy._reconstruct: x, memo and func must be positional, and no "
+                            "keyword is taken");
+    PyObject *ctx = Py_BuildValue("[OOOO]", args[2], nargs > 4 ? args[4] : Py_None, Py_None,
+                                  args[1] == Py_None ? Py_False : Py_True);
+    PyObject *y = ctx ? call_reconstruct(ctx, args, nargs) : NULL;
+    Py_XDECREF(ctx);
     return y;
 }
 
 static PyMethodDef checked_reconstruct_def = {
         "_reconstruct", (PyCFunction) (void (*)(void)) checked_reconstruct,
-        METH_FASTCALL | METH_KEYWORDS, "copy._reconstruct, refusing to rebuild into a module"};
+        METH_FASTCALL | METH_KEYWORDS,
+        "copy._reconstruct, refusing to rebuild into a module or to write a refused dunder"};
 
 static int
 guard_copy(void)
@@ -422,12 +625,15 @@ guard_copy(void)
         return -1;
     PyObject *ns = PyModule_GetDict(copy); /* borrowed */
     real_reconstruct = PyDict_GetItemString(ns, "_reconstruct");
+    real_deepcopy = PyDict_GetItemString(ns, "deepcopy");
     PyObject *checked = PyCFunction_New(&checked_reconstruct_def, NULL);
     int rc = -1;
-    if (!real_reconstruct || !PyFunction_Check(real_reconstruct))
-        PyErr_SetString(PyExc_RuntimeError, "copy._reconstruct is not the function expected");
+    if (!real_reconstruct || !PyFunction_Check(real_reconstruct) || !real_deepcopy)
+        PyErr_SetString(PyExc_RuntimeError,
+                        "copy._reconstruct or copy.deepcopy is not the function expected");
     else if (checked) {
         Py_INCREF(real_reconstruct);
+        Py_INCREF(real_deepcopy);
         rc = PyDict_SetItemString(ns, "_reconstruct", checked);
     }
     Py_XDECREF(checked);
@@ -448,5 +654,5 @@ exec_guard_store_install(void)
         patch_slot(&PyType_Type, real_type_setattro, checked_type_setattro) < 0)
         return -1;
     /* a class types.new_class makes for its caller is its caller's to change (new_class.c) */
-    return guard_copy() < 0 ? -1 : exec_new_class_install();
+    return guard_copy() < 0 || guard_functions() < 0 ? -1 : exec_new_class_install();
 }
