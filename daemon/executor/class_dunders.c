@@ -13,7 +13,10 @@
  * called so and of type.__new__. Library code building a class for the snippet (dataclasses
  * adding __dataclass_fields__, enum, namedtuple) is not the snippet and is not checked here.
  * The same list bounds what a snippet class's __getattr__ is asked (class_getattr.c) and the
- * keywords a call may pass (eval_call.c: SimpleNamespace(**d) stores them as attributes). */
+ * keywords a call may pass (eval_call.c: SimpleNamespace(**d) stores them as attributes),
+ * what the instances of classes made during a run answer from their own state
+ * (class_getattr.c), what copy's state and library stores on functions may write
+ * (guard_store.c), and the names of a class's __slots__ (check_slots below). */
 #include <string.h>
 
 #include "exec_internal.h"

@@ -31,7 +31,18 @@
  * __bases__ is stored (guard_store.c puts the check back after such a store). Its __getattr__
  * dispatcher replaces itself by the unchecked simpler one when it finds no __getattr__ (a
  * class with only a Python __getattribute__), then runs that __getattribute__: the check never
- * lets it, but makes the swap to the checked simpler one itself, before any Python code. */
+ * lets it, but makes the swap to the checked simpler one itself, before any Python code.
+ *
+ * Nor does an instance's own state answer those dunders on the classes made while a snippet
+ * runs: library code writes into the instance dict under names the snippet chose
+ * (functools.cached_property caches under its attrname, copy writes its state), where
+ * CPython's lookup found '__deepcopy__' or '__dataframe__' before the class. So such a class
+ * gets a checking slot also where CPython gave it the generic lookup, and every checking slot
+ * of those classes looks such a name up on the class alone (the MRO, through the descriptor:
+ * CPython's own lookup of the hooks it calls), unless the walk lets the snippet set the name
+ * on an object itself (__name__, __wrapped__: exec_class_dunder_instance_allowed). A value
+ * entering the snippet's hands gets it only if its class is the snippet's own: a library's
+ * objects keep their dunders in their dicts. */
 #include "exec_internal.h"
 
 /* CPython's slot_tp_getattr_hook (a Python __getattr__, or a __getattribute__ before its first

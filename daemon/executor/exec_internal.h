@@ -411,7 +411,8 @@ const char *exec_class_maker(PyTypeObject *t);
 /* class_getattr.c: no class's __getattr__ is asked for dunders a snippet's class may not
  * define (a library's only while a snippet runs) */
 /* Gives t (a class made while a snippet runs) the checking __getattr__ dispatcher, if CPython
- * gave it its own. */
+ * gave it its own, or the checking generic lookup, if a heap type has CPython's: a refused
+ * dunder is answered by the class alone, not by the instance's own state. */
 void exec_class_getattr_guard(PyTypeObject *t);
 /* Gives t (any other class) the dispatcher that checks while a snippet runs (outside
  * imports), if CPython gave it its own. */
@@ -421,7 +422,8 @@ void exec_class_getattr_guard_library(PyTypeObject *t);
 int exec_class_getattr_guard_tree(PyTypeObject *t);
 int exec_class_getattr_guard_library_tree(PyTypeObject *t);
 /* Gives v, if a class, and v's class the checking dispatcher if they still have CPython's own:
- * a class type.__new__ has not returned yet, handed to a __set_name__ or __init_subclass__. */
+ * a class type.__new__ has not returned yet, handed to a __set_name__ or __init_subclass__;
+ * the checking generic lookup only to the snippet's own classes (__main__). */
 void exec_class_getattr_guard_value(PyObject *v);
 /* PyObject_GetAttr(obj, name) for the snippet's own read, after the walk's checks of name: a
  * library's __getattr__ answers it as in CPython. */

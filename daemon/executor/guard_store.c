@@ -27,7 +27,11 @@
  *   would allow too much, by the value too (enum's __reduce_ex__ only as enum.Enum's own:
  *   enum's same line of code copies whatever its first enum's __reduce_ex__ is).
  * copy's state written through y.__dict__ is no attribute store: copy._reconstruct is
- * replaced by a version that refuses a module as the object it rebuilds. */
+ * replaced by a version that refuses a module as the object it rebuilds and a state holding a
+ * dunder an object's own state may not (below). Function's attribute-setting slot is replaced
+ * as well: library code sets no such dunder on a function (its __kwdefaults__, __defaults__,
+ * __code__ and __dict__ are its behaviour), but for the stdlib's own stores on functions it
+ * has just made. */
 #include "exec_internal.h"
 
 static setattrofunc real_module_setattro, real_type_setattro;
