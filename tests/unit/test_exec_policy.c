@@ -611,6 +611,25 @@ test_audit_hook_holds_alone(void **state)
     exec_env_free(env);
 }
 
+/* Runs source as the code of a library module named module (its own namespace, the real
+ * builtins, outside any run, as a module's import is) and binds the names listed, NULL-ended,
+ * into env's globals. Returns the namespace (new reference) for checks of its own. */
+static PyObject *
+t_library(struct exec_env *env, const char *module, const char *source, const char *const *names)
+{
+    PyObject *ns =
+            Py_BuildValue("{s:s,s:O}", "__name__", module, "__builtins__", PyEval_GetBuiltins());
+    PyObject *done = ns ? PyRun_String(source, Py_file_input, ns, ns) : NULL;
+    if (!done)
+        PyErr_Print();
+    assert_non_null(done);
+    Py_DECREF(done);
+    for (; *names; names++)
+        assert_int_equal(
+                PyDict_SetItemString(env->globals, *names, PyDict_GetItemString(ns, *names)), 0);
+    return ns;
+}
+
 /* A library class's own __getattr__ is not asked for a dunder a snippet's class may not define
  * while a snippet runs (class_getattr.c), whatever way it got its checking slot: a class made
  * at CPython's start-up (codecs.StreamReaderWriter, forwarding any name to its stream: the walk
@@ -623,34 +642,23 @@ test_library_getattr(void **state)
 {
     (void) state;
     struct exec_env *env = t_env(NULL);
-    PyObject *ns = Py_BuildValue("{s:s,s:O}", "__name__", "libproxy", "__builtins__",
-                                 PyEval_GetBuiltins());
-    PyObject *done =
-            ns ? PyRun_String("import codecs, types\n"
-                              "def ask(x, name):\n    return getattr(x, name, 'missing')\n"
-                              "def answer(*a):\n    return 'answered'\n"
-                              "stream = types.SimpleNamespace(errors='strict')\n"
-                              "setattr(stream, '__deepcopy__', answer)\n"
-                              "srw = codecs.StreamReaderWriter(stream, codecs.StreamReader, "
-                              "codecs.StreamWriter)\n"
-                              "class Late:\n    pass\n"
-                              "Late.__getattr__ = lambda self, name: answer\n"
-                              "late = Late()\n"
-                              "outside = ask(srw, '__deepcopy__') is answer and "
-                              "ask(late, '__reduce_ex__') is not answer and "
-                              "ask(late, '__setstate__') is answer\n",
-                              Py_file_input, ns, ns)
-               : NULL;
-    if (!done)
-        PyErr_Print();
-    assert_non_null(done);
-    Py_DECREF(done);
+    static const char *const names[] = {"ask", "answer", "srw", "late", NULL};
+    PyObject *ns = t_library(env, "libproxy",
+                             "import codecs, types\n"
+                             "def ask(x, name):\n    return getattr(x, name, 'missing')\n"
+                             "def answer(*a):\n    return 'answered'\n"
+                             "stream = types.SimpleNamespace(errors='strict')\n"
+                             "setattr(stream, '__deepcopy__', answer)\n"
+                             "srw = codecs.StreamReaderWriter(stream, codecs.StreamReader, "
+                             "codecs.StreamWriter)\n"
+                             "class Late:\n    pass\n"
+                             "Late.__getattr__ = lambda self, name: answer\n"
+                             "late = Late()\n"
+                             "outside = ask(srw, '__deepcopy__') is answer and "
+                             "ask(late, '__reduce_ex__') is not answer and "
+                             "ask(late, '__setstate__') is answer\n",
+                             names);
     assert_true(PyDict_GetItemString(ns, "outside") == Py_True);
-    static const char *const names[] = {"ask", "answer", "srw", "late"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        assert_int_equal(
-                PyDict_SetItemString(env->globals, names[i], PyDict_GetItemString(ns, names[i])),
-                0);
     Py_DECREF(ns);
 
     cJSON *res = t_run_in(env, "print(ask(srw, '__deepcopy__'), ask(late, '__setstate__'), "
@@ -677,20 +685,12 @@ test_frame_builtins(void **state)
     static const char *const imports[] = {"operator"};
     struct exec_policy p = {.imports = imports, .n_imports = 1};
     struct exec_env *env = t_env(&p);
-    PyObject *ns =
-            Py_BuildValue("{s:s,s:O}", "__name__", "libleak", "__builtins__", PyEval_GetBuiltins());
-    PyObject *done = ns ? PyRun_String("import sys\n"
-                                       "def leak():\n"
-                                       "    return [sys._getframe(1).f_globals['__builtins__']]\n",
-                                       Py_file_input, ns, ns)
-                        : NULL;
-    if (!done)
-        PyErr_Print();
-    assert_non_null(done);
-    Py_DECREF(done);
-    assert_int_equal(PyDict_SetItemString(env->globals, "leak", PyDict_GetItemString(ns, "leak")),
-                     0);
-    Py_DECREF(ns);
+    static const char *const names[] = {"leak", NULL};
+    Py_DECREF(t_library(env, "libleak",
+                        "import sys\n"
+                        "def leak():\n"
+                        "    return [sys._getframe(1).f_globals['__builtins__']]\n",
+                        names));
     cJSON *res = t_run_in(
             env, "import operator\n"
                  "b = leak()\n"
@@ -731,27 +731,15 @@ test_chainmap_namespace(void **state)
 {
     (void) state;
     struct exec_env *env = t_env(NULL);
-    PyObject *ns = Py_BuildValue("{s:s,s:O}", "__name__", "libchain", "__builtins__",
-                                 PyEval_GetBuiltins());
-    PyObject *done =
-            ns ? PyRun_String("import sys, collections\n"
-                              "def wrap():\n"
-                              "    g = sys._getframe(1).f_globals.copy()\n"
-                              "    return collections.ChainMap(collections.ChainMap(g, {}))\n"
-                              "def mine():\n"
-                              "    return collections.ChainMap({'a': 1}, collections.ChainMap())\n",
-                              Py_file_input, ns, ns)
-               : NULL;
-    if (!done)
-        PyErr_Print();
-    assert_non_null(done);
-    Py_DECREF(done);
-    static const char *const names[] = {"wrap", "mine"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        assert_int_equal(
-                PyDict_SetItemString(env->globals, names[i], PyDict_GetItemString(ns, names[i])),
-                0);
-    Py_DECREF(ns);
+    static const char *const names[] = {"wrap", "mine", NULL};
+    Py_DECREF(t_library(env, "libchain",
+                        "import sys, collections\n"
+                        "def wrap():\n"
+                        "    g = sys._getframe(1).f_globals.copy()\n"
+                        "    return collections.ChainMap(collections.ChainMap(g, {}))\n"
+                        "def mine():\n"
+                        "    return collections.ChainMap({'a': 1}, collections.ChainMap())\n",
+                        names));
     cJSON *res = t_run_in(env, "print(mine()['a'])\n"
                                "try:\n    wrap()\n"
                                "except Exception as e:\n    print(type(e).__name__, e)\n");
@@ -773,23 +761,12 @@ test_function_from_code_refused(void **state)
     static const char *const imports[] = {"operator", "typing"};
     struct exec_policy p = {.imports = imports, .n_imports = 2};
     struct exec_env *env = t_env(&p);
-    PyObject *ns =
-            Py_BuildValue("{s:s,s:O}", "__name__", "libfn", "__builtins__", PyEval_GetBuiltins());
-    PyObject *done = ns ? PyRun_String("import operator, types\n"
-                                       "FT = [types.FunctionType]\n"
-                                       "getcode = [operator.attrgetter('__forward_code__')]\n",
-                                       Py_file_input, ns, ns)
-                        : NULL;
-    if (!done)
-        PyErr_Print();
-    assert_non_null(done);
-    Py_DECREF(done);
-    static const char *const names[] = {"FT", "getcode"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        assert_int_equal(
-                PyDict_SetItemString(env->globals, names[i], PyDict_GetItemString(ns, names[i])),
-                0);
-    Py_DECREF(ns);
+    static const char *const names[] = {"FT", "getcode", NULL};
+    Py_DECREF(t_library(env, "libfn",
+                        "import operator, types\n"
+                        "FT = [types.FunctionType]\n"
+                        "getcode = [operator.attrgetter('__forward_code__')]\n",
+                        names));
     cJSON *res = t_run_in(env, "import operator, typing\n"
                                "code = list(map(operator.call, getcode, "
                                "[typing.ForwardRef('6 * 7')]))\n"
