@@ -130,7 +130,8 @@ exec_env_prebuild(struct pf_error **err)
         pf_error_set(err, PF_E_INTERNAL, "out of memory creating an executor environment");
         return NULL;
     }
-    if (!(env->globals = PyDict_New()) || !(env->builtins = exec_builtins_new(env))) {
+    if (!(env->globals = PyDict_New()) || !(env->builtins = exec_builtins_new(env)) ||
+        !(env->frame_builtins = exec_main_frame_builtins_new(env->builtins))) {
         _cleanup_free_ char *t = take_exception_text();
         exec_env_free(env);
         pf_error_set(err, PF_E_INTERNAL, "cannot create the executor namespace: %s", t ? t : "?");
@@ -145,6 +146,24 @@ free_names(char **names, size_t n)
     for (size_t i = 0; names && i < n; i++)
         free(names[i]);
     free(names);
+}
+
+/* The run frame's builtins were made with the prebuilt environment's: only the names the
+ * policy added or removed can differ now. */
+static int
+frame_builtins_adjust(struct exec_env *env, const struct exec_policy *policy, struct pf_error **err)
+{
+    const char *const *lists[] = {policy->builtins_add, policy->builtins_remove};
+    size_t counts[] = {policy->n_builtins_add, policy->n_builtins_remove};
+    for (size_t l = 0; l < PF_ELEMENTSOF(lists); l++)
+        for (size_t i = 0; i < counts[l]; i++)
+            if (exec_main_frame_builtins_update(env->frame_builtins, env->builtins, lists[l][i]) <
+                0) {
+                _cleanup_free_ char *t = take_exception_text();
+                return pf_error_set(err, PF_E_INTERNAL, "cannot make the run frame's builtins: %s",
+                                    t ? t : "?");
+            }
+    return 0;
 }
 
 int
@@ -169,15 +188,9 @@ exec_env_configure(struct exec_env *env, const struct exec_policy *policy, struc
                      : pf_error_set(err, PF_E_BAD_REQUEST, "imports[%zu] is null", i);
         }
     }
-    if (exec_builtins_adjust(env, policy, err) < 0) {
+    if (exec_builtins_adjust(env, policy, err) < 0 || frame_builtins_adjust(env, policy, err) < 0) {
         free_names(names, n);
         return -1;
-    }
-    if (!(env->frame_builtins = exec_main_frame_builtins_new(env->builtins))) {
-        _cleanup_free_ char *t = take_exception_text();
-        free_names(names, n);
-        return pf_error_set(err, PF_E_INTERNAL, "cannot make the run frame's builtins: %s",
-                            t ? t : "?");
     }
     env->policy = *policy;
     policy_defaults(&env->policy);

@@ -353,6 +353,12 @@ void exec_main_frame_call(PyObject *builtins, void (*fn)(void *arg), void *arg);
  * objects among those, and an __import__ of the lazy imports of C code and the run's allowed
  * modules only, answering None. New reference, or NULL with an exception set. */
 PyObject *exec_main_frame_builtins_new(PyObject *snippet_builtins);
+/* Brings frame_builtins[name] in step with snippet_builtins[name] after an environment's
+ * configuration added or removed it: the zygote makes the frame's builtins with the prebuilt
+ * environment, so a worker does not take a reference to (and copy the page of) every builtin.
+ * 0, or -1 with an exception set. */
+int exec_main_frame_builtins_update(PyObject *frame_builtins, PyObject *snippet_builtins,
+                                    const char *name);
 /* v is that __import__ (refused as a value, like the real one). */
 bool exec_main_frame_is_import(PyObject *v);
 /* The executor's own import of module name (new reference, or NULL with an exception set),

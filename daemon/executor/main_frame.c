@@ -211,6 +211,25 @@ fail:
     return NULL;
 }
 
+int
+exec_main_frame_builtins_update(PyObject *frame_builtins, PyObject *snippet_builtins,
+                                const char *name)
+{
+    PyObject *real = PyEval_GetBuiltins();
+    PyObject *v = PyDict_GetItemString(snippet_builtins, name);
+    PyObject *own = real ? PyDict_GetItemString(real, name) : NULL;
+    if (v && own == v)
+        return PyDict_SetItemString(frame_builtins, name, v);
+    if (strcmp(name, "__import__") == 0) /* the frame's own, whatever the snippet's is */
+        return 0;
+    if (PyDict_DelItemString(frame_builtins, name) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError))
+            return -1;
+        PyErr_Clear();
+    }
+    return 0;
+}
+
 /* A fresh trampoline: its globals say __main__, with the run's frame builtins (C code calling
  * PyImport_Import reads __import__ from the current frame's globals' __builtins__). */
 static PyObject *

@@ -825,6 +825,40 @@ test_final_answer_from_function(void **state)
     exec_env_free(env);
 }
 
+/* The frame's builtins are made with the prebuilt environment, before its policy is known:
+ * what the policy removes must leave them too (else library code copying its caller's globals
+ * hands the snippet a builtin its profile took away), and what it adds comes in. */
+static void
+test_frame_builtins_follow_policy(void **state)
+{
+    (void) state;
+    static const char *const imports[] = {"operator"};
+    const char *add[] = {"id"};
+    const char *remove[] = {"len", "sorted"};
+    struct exec_policy p = {.imports = imports,
+                            .n_imports = 1,
+                            .builtins_add = add,
+                            .n_builtins_add = 1,
+                            .builtins_remove = remove,
+                            .n_builtins_remove = 2};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"leak", NULL};
+    Py_DECREF(t_library(env, "libleak2",
+                        "import sys\n"
+                        "def leak():\n"
+                        "    return [sys._getframe(1).f_globals['__builtins__']]\n",
+                        names));
+    cJSON *res = t_run_in(env, "import operator\n"
+                               "b = leak()\n"
+                               "has = lambda n: list(map(operator.contains, b, [n]))[0]\n"
+                               "print([has(n) for n in ['len', 'sorted', 'id', 'abs', "
+                               "'__import__']])\n");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "[False, False, True, True, True]\n");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 /* A profile's builtins_add / builtins_remove: only the addable ones come in, only builtins
  * snippets have go out, and nothing else is accepted, whatever the daemon sent. */
 static void
@@ -895,6 +929,7 @@ main(void)
             cmocka_unit_test(test_builtins_add_remove),
             cmocka_unit_test(test_library_getattr),
             cmocka_unit_test(test_frame_builtins),
+            cmocka_unit_test(test_frame_builtins_follow_policy),
             cmocka_unit_test(test_chainmap_namespace),
             cmocka_unit_test(test_function_from_code_refused),
     };
