@@ -131,7 +131,8 @@ exec_env_prebuild(struct pf_error **err)
         return NULL;
     }
     if (!(env->globals = PyDict_New()) || !(env->builtins = exec_builtins_new(env)) ||
-        !(env->frame_builtins = exec_main_frame_builtins_new(env->builtins))) {
+        !(env->frame_builtins = exec_main_frame_builtins_new(env->builtins)) ||
+        !(env->main_fn = exec_main_frame_new(env->frame_builtins))) {
         _cleanup_free_ char *t = take_exception_text();
         exec_env_free(env);
         pf_error_set(err, PF_E_INTERNAL, "cannot create the executor namespace: %s", t ? t : "?");
@@ -245,6 +246,7 @@ exec_env_free(struct exec_env *env)
         PyDict_Clear(env->globals);
     Py_XDECREF(env->globals);
     Py_XDECREF(env->builtins);
+    Py_XDECREF(env->main_fn);
     Py_XDECREF(env->frame_builtins);
     free_names(env->import_names, env->policy.n_imports);
     if (env->rs) {

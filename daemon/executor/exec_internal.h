@@ -266,6 +266,7 @@ struct exec_env {
     PyObject *globals;         /* the snippet's namespace, kept across runs (sessions) */
     PyObject *builtins;        /* name -> object: what the snippet may use without importing */
     PyObject *frame_builtins;  /* the run's frame's (main_frame.c), made from builtins */
+    PyObject *main_fn;         /* the trampoline a run's frame runs (main_frame.c) */
     struct exec_run *run;      /* the run in progress; NULL between runs */
     struct env_handle *handle; /* owned by capsule; see builtins.c */
     PyObject *capsule;         /* "pyfence.env": lets function objects find the env */
@@ -348,7 +349,10 @@ void exec_audit_snippet_leave(PyFrameObject *before);
  * naming a class's module after its caller's: enum, namedtuple, typing). init compiles its
  * code once, before any run; call runs fn(arg) inside it (directly if it cannot be made). */
 int exec_main_frame_init(void);
-void exec_main_frame_call(PyObject *builtins, void (*fn)(void *arg), void *arg);
+/* An environment's trampoline, whose globals hold builtins (its frame builtins). New
+ * reference, or NULL with an exception set. */
+PyObject *exec_main_frame_new(PyObject *builtins);
+void exec_main_frame_call(PyObject *main_fn, PyObject *builtins, void (*fn)(void *arg), void *arg);
 /* The frame's builtins for an environment whose snippet has snippet_builtins: CPython's own
  * objects among those, and an __import__ of the lazy imports of C code and the run's allowed
  * modules only, answering None. New reference, or NULL with an exception set. */

@@ -5,14 +5,17 @@
  * With no frame below them, enum marked its classes '<unknown>' (then refused as a module the
  * profile does not allow) and namedtuple's came out as collections'. In CPython a script's
  * module frame answers '__main__', so each run is made to stand on one: a tiny Python function
- * whose globals are a fresh {'__name__': '__main__', '__builtins__': <the frame's builtins>},
- * calling back into C, which runs the snippet. That frame is the one the audit hook records as
+ * whose globals are {'__name__': '__main__', '__builtins__': <the frame's builtins>}, calling
+ * back into C, which runs the snippet. That frame is the one the audit hook records as
  * the snippet's (exec_audit_enter runs inside it), so "the caller is the snippet" keeps meaning
  * what it meant with no frame. The snippet never holds it: frames, and dicts holding
  * __builtins__, are refused as values, and the frame-reaching attributes by name. Its globals
- * are nobody's namespace (the snippet's is the environment's dict; this one is made per run
- * and dropped after), so library code writing into its caller's globals (the warnings
- * registry) changes nothing anyone trusts.
+ * are nobody's namespace (the snippet's is the environment's dict; this one is the
+ * environment's trampoline's, and put back to those two entries before a run if anything
+ * changed it), so library code writing into its caller's globals (the warnings registry)
+ * changes nothing anyone trusts. The trampoline, its globals and the frame's builtins are made
+ * with the prebuilt environment, in the zygote: a worker making them at each run took ~30 page
+ * faults for its allocations and its references to shared objects.
  *
  * Library code may still hand those globals out: pandas' Scope copied its caller's f_globals
  * into a ChainMap, and C code (map, operator.itemgetter, operator.call) took the real builtins
@@ -33,7 +36,10 @@
 
 /* `lambda run: run()`, renamed <module>: compiled once, before any run (no audit event then). */
 static PyObject *main_code;
-static PyObject *main_name; /* "__main__" */
+static PyObject *main_name;    /* "__main__" */
+static PyObject *name_key;     /* "__name__" */
+static PyObject *builtins_key; /* "__builtins__" */
+static PyObject *main_entry;   /* main_enter, the trampoline's argument */
 
 struct main_call {
     void (*fn)(void *arg);
@@ -70,7 +76,10 @@ exec_main_frame_init(void)
 {
     if (main_code)
         return 0;
-    if (!main_name && !(main_name = PyUnicode_InternFromString("__main__")))
+    if ((!main_name && !(main_name = PyUnicode_InternFromString("__main__"))) ||
+        (!name_key && !(name_key = PyUnicode_InternFromString("__name__"))) ||
+        (!builtins_key && !(builtins_key = PyUnicode_InternFromString("__builtins__"))) ||
+        (!main_entry && !(main_entry = PyCFunction_New(&main_enter_def, NULL))))
         return -1;
     PyObject *expr = Py_CompileString("lambda run: run()", "<snippet>", Py_eval_input);
     PyObject *ns = expr ? PyDict_New() : NULL;
@@ -230,38 +239,50 @@ exec_main_frame_builtins_update(PyObject *frame_builtins, PyObject *snippet_buil
     return 0;
 }
 
-/* A fresh trampoline: its globals say __main__, with the run's frame builtins (C code calling
- * PyImport_Import reads __import__ from the current frame's globals' __builtins__). */
-static PyObject *
-main_function(PyObject *builtins)
+/* Puts the trampoline's globals back to what a run stands on: __main__, with the frame's
+ * builtins (C code calling PyImport_Import reads __import__ from the current frame's globals'
+ * __builtins__). Reads only when nothing changed them, so a worker copies no page for it. */
+static int
+main_globals_reset(PyObject *globals, PyObject *builtins)
 {
-    PyObject *globals = PyDict_New();
+    if (PyDict_GET_SIZE(globals) == 2 && PyDict_GetItem(globals, name_key) == main_name &&
+        PyDict_GetItem(globals, builtins_key) == builtins)
+        return 0;
+    PyDict_Clear(globals);
+    return PyDict_SetItem(globals, name_key, main_name) < 0 ||
+                           PyDict_SetItem(globals, builtins_key, builtins) < 0
+                   ? -1
+                   : 0;
+}
+
+PyObject *
+exec_main_frame_new(PyObject *builtins)
+{
+    PyObject *globals = main_code ? PyDict_New() : NULL;
     PyObject *fn = NULL;
-    if (globals && PyDict_SetItemString(globals, "__name__", main_name) == 0 &&
-        PyDict_SetItemString(globals, "__builtins__", builtins) == 0)
+    if (globals && main_globals_reset(globals, builtins) == 0)
         fn = PyFunction_New(main_code, globals);
     Py_XDECREF(globals);
+    if (!fn && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "the executor's __main__ frame is not initialised");
     return fn;
 }
 
 void
-exec_main_frame_call(PyObject *builtins, void (*fn)(void *arg), void *arg)
+exec_main_frame_call(PyObject *main_fn, PyObject *builtins, void (*fn)(void *arg), void *arg)
 {
     struct main_call c = {.fn = fn, .arg = arg};
-    PyObject *func = main_code && builtins ? main_function(builtins) : NULL;
-    PyObject *entry = func ? PyCFunction_New(&main_enter_def, NULL) : NULL;
-    PyObject *res = NULL;
-    if (entry) {
+    bool usable = main_fn && PyFunction_Check(main_fn) &&
+                  PyFunction_GET_CODE(main_fn) == main_code &&
+                  main_globals_reset(PyFunction_GET_GLOBALS(main_fn), builtins) == 0;
+    if (usable) {
         struct main_call *outer = pending;
         pending = &c;
-        res = PyObject_CallOneArg(func, entry);
+        Py_XDECREF(PyObject_CallOneArg(main_fn, main_entry));
         pending = outer;
     }
-    Py_XDECREF(res);
-    Py_XDECREF(entry);
-    Py_XDECREF(func);
     PyErr_Clear();
-    /* no frame could be made (out of memory): run as before, standing on no frame, where
+    /* no frame could be used (out of memory): run as before, standing on no frame, where
      * library code asking its caller's module gets no answer */
     if (!c.ran)
         fn(arg);

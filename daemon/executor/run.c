@@ -380,7 +380,7 @@ exec_env_value_json(struct exec_env *env, PyObject *v)
     if (env->run)
         return exec_value_to_json(v, EXEC_VALUE_MAX_DEPTH);
     struct value_json_call c = {.env = env, .value = v};
-    exec_main_frame_call(env->frame_builtins, value_json_in_main, &c);
+    exec_main_frame_call(env->main_fn, env->frame_builtins, value_json_in_main, &c);
     return c.json;
 }
 
@@ -492,6 +492,6 @@ exec_env_run(struct exec_env *env, const char *code, exec_output_cb cb, void *us
     if (!env->import_names)
         return NULL; /* prebuilt, never configured: no policy to run under */
     struct run_call c = {.env = env, .code = code, .cb = cb, .userdata = userdata};
-    exec_main_frame_call(env->frame_builtins, run_in_main, &c);
+    exec_main_frame_call(env->main_fn, env->frame_builtins, run_in_main, &c);
     return c.result;
 }

@@ -825,6 +825,36 @@ test_final_answer_from_function(void **state)
     exec_env_free(env);
 }
 
+/* The run's frame's globals belong to the environment's trampoline, kept across runs: what
+ * library code wrote into its caller's globals in one run is gone in the next. */
+static void
+test_frame_globals_reset(void **state)
+{
+    (void) state;
+    struct exec_policy p = {0};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"plant", "peek", NULL};
+    Py_DECREF(t_library(env, "libframeglobals",
+                        "import sys\n"
+                        "def plant():\n"
+                        "    g = sys._getframe(1).f_globals\n"
+                        "    g['x'] = 1\n"
+                        "    g['__builtins__'] = 'planted'\n"
+                        "def peek():\n"
+                        "    g = sys._getframe(1).f_globals\n"
+                        "    return sorted(g), type(g['__builtins__']).__name__, g['__name__']\n",
+                        names));
+    for (int run = 0; run < 2; run++) {
+        cJSON *res = t_run_in(env, run == 0 ? "plant()\nprint(peek())" : "print(peek())");
+        assert_string_equal(t_str(res, "outcome"), "ok");
+        assert_string_equal(t_str(res, "logs"),
+                            run == 0 ? "(['__builtins__', '__name__', 'x'], 'str', '__main__')\n"
+                                     : "(['__builtins__', '__name__'], 'dict', '__main__')\n");
+        cJSON_Delete(res);
+    }
+    exec_env_free(env);
+}
+
 /* The frame's builtins are made with the prebuilt environment, before its policy is known:
  * what the policy removes must leave them too (else library code copying its caller's globals
  * hands the snippet a builtin its profile took away), and what it adds comes in. */
@@ -930,6 +960,7 @@ main(void)
             cmocka_unit_test(test_library_getattr),
             cmocka_unit_test(test_frame_builtins),
             cmocka_unit_test(test_frame_builtins_follow_policy),
+            cmocka_unit_test(test_frame_globals_reset),
             cmocka_unit_test(test_chainmap_namespace),
             cmocka_unit_test(test_function_from_code_refused),
     };
