@@ -239,6 +239,22 @@ exec_run_frame(struct exec_run *r, struct exec_frame *frame)
     return res;
 }
 
+struct frame_call {
+    struct exec_run *r;
+    struct exec_frame *frame;
+    PyObject *res;
+};
+
+/* The body's run, as the snippet's own code for the audit hook. */
+static void
+frame_call_run(void *arg)
+{
+    struct frame_call *call = arg;
+    PyFrameObject *audit_before = exec_audit_snippet_enter();
+    call->res = exec_run_frame(call->r, call->frame);
+    exec_audit_snippet_leave(audit_before);
+}
+
 static PyObject *
 function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -278,9 +294,9 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
     if (exec_audit_snippet_may_enter(r) < 0 || exec_enter_call(r) < 0)
         goto out;
     struct exec_frame frame = {.slots = slots, .code = c, .tree_ref = f->tree_ref};
-    PyFrameObject *audit_before = exec_audit_snippet_enter();
-    res = exec_run_frame(r, &frame);
-    exec_audit_snippet_leave(audit_before);
+    struct frame_call call = {.r = r, .frame = &frame};
+    if (exec_main_frame_callback(r->env, frame_call_run, &call) == 0)
+        res = call.res;
     r->depth--;
 out:
     if (slots)

@@ -173,6 +173,23 @@ gen_run_to_yield(struct exec_generator *g, struct exec_run *r, PyObject *sent, b
     r->stack_limit = caller_limit;
 }
 
+struct resume_call {
+    struct exec_generator *g;
+    struct exec_run *r;
+    PyObject *sent;
+    bool throwing;
+};
+
+/* The resume, as the snippet's own code for the audit hook. */
+static void
+resume_call_run(void *arg)
+{
+    struct resume_call *call = arg;
+    PyFrameObject *audit_before = exec_audit_snippet_enter();
+    gen_run_to_yield(call->g, call->r, call->sent, call->throwing);
+    exec_audit_snippet_leave(audit_before);
+}
+
 /* Resumes g with `sent` (borrowed), or with the pending exception when throwing. Returns the
  * yielded value; NULL when it ended (g->state == GEN_DONE) or failed. */
 static PyObject *
@@ -204,10 +221,11 @@ gen_resume(struct exec_generator *g, PyObject *sent, bool throwing)
         return NULL;
     if (exec_enter_call(r) < 0)
         return NULL;
-    PyFrameObject *audit_before = exec_audit_snippet_enter();
-    gen_run_to_yield(g, r, sent, throwing);
-    exec_audit_snippet_leave(audit_before);
+    struct resume_call call = {.g = g, .r = r, .sent = sent, .throwing = throwing};
+    int entered = exec_main_frame_callback(env, resume_call_run, &call);
     r->depth--;
+    if (entered < 0)
+        return NULL;
     if (g->state == GEN_SUSPENDED) {
         g->next_live = env->live_gens;
         if (g->next_live)

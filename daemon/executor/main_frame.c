@@ -29,9 +29,12 @@
  * found by logging) and what the run may import, refuses the rest with a message naming the
  * module, and answers None: PyImport_Import takes the module from sys.modules, and whoever
  * else calls it gets no module. The frame's builtins and their __import__ are refused as
- * values like the real ones. Snippet code that library Python code calls back stands on that
- * library's frame instead, whose globals hold the real builtins: modules known to hand out
- * their caller's globals are refused by name there (policy.c, caller_frame_readers). */
+ * values like the real ones. Snippet code that library Python code calls back (a function,
+ * a generator resumed) is put on a trampoline frame of its own first (exec_main_frame_callback),
+ * so library code it calls in turn finds __main__'s globals one frame up, not the library's
+ * that called back, whose globals hold the real builtins. Library code reading frames further
+ * up still reaches those: modules known to hand out their caller's globals at a depth the
+ * caller chooses are refused by name (policy.c, caller_frame_readers). */
 #include "exec_internal.h"
 
 /* `lambda run: run()`, renamed <module>: compiled once, before any run (no audit event then). */
@@ -268,22 +271,89 @@ exec_main_frame_new(PyObject *builtins)
     return fn;
 }
 
+/* Runs fn(arg) inside main_fn's frame: true if it ran, false with an exception set when that
+ * frame could not be made (out of memory, Python's recursion limit). */
+static bool
+trampoline_run(PyObject *main_fn, PyObject *builtins, void (*fn)(void *arg), void *arg)
+{
+    struct main_call c = {.fn = fn, .arg = arg};
+    if (!main_fn || !PyFunction_Check(main_fn) || PyFunction_GET_CODE(main_fn) != main_code) {
+        PyErr_SetString(PyExc_RuntimeError, "the environment's __main__ frame is not usable");
+        return false;
+    }
+    if (main_globals_reset(PyFunction_GET_GLOBALS(main_fn), builtins) < 0)
+        return false;
+    struct main_call *outer = pending;
+    pending = &c;
+    PyObject *res = PyObject_CallOneArg(main_fn, main_entry);
+    pending = outer;
+    Py_XDECREF(res);
+    if (c.ran) {
+        PyErr_Clear(); /* the run reports its own errors; whatever a finaliser left is not ours */
+        return true;
+    }
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "the snippet's __main__ frame did not run");
+    return false;
+}
+
 void
 exec_main_frame_call(PyObject *main_fn, PyObject *builtins, void (*fn)(void *arg), void *arg)
 {
-    struct main_call c = {.fn = fn, .arg = arg};
-    bool usable = main_fn && PyFunction_Check(main_fn) &&
-                  PyFunction_GET_CODE(main_fn) == main_code &&
-                  main_globals_reset(PyFunction_GET_GLOBALS(main_fn), builtins) == 0;
-    if (usable) {
-        struct main_call *outer = pending;
-        pending = &c;
-        Py_XDECREF(PyObject_CallOneArg(main_fn, main_entry));
-        pending = outer;
-    }
-    PyErr_Clear();
-    /* no frame could be used (out of memory): run as before, standing on no frame, where
+    /* no frame could be made (out of memory): run as before, standing on no frame, where
      * library code asking its caller's module gets no answer */
-    if (!c.ran)
+    if (!trampoline_run(main_fn, builtins, fn, arg)) {
+        PyErr_Clear();
         fn(arg);
+    }
+}
+
+/* The current Python frame is a trampoline's (the walk itself pushes none), or there is none. */
+static bool
+on_main_frame(void)
+{
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    if (!f)
+        return true;
+    PyCodeObject *co = PyFrame_GetCode(f);
+    bool main = (PyObject *) co == main_code;
+    Py_DECREF(co);
+    return main;
+}
+
+/* The exception raised when fn is called (a generator thrown into) and the one fn leaves
+ * raised, carried past the trampoline's call, which takes none in and lets none out. */
+struct callback_call {
+    void (*fn)(void *arg);
+    void *arg;
+    PyObject *type, *value, *traceback;
+};
+
+static void
+callback_in_main(void *arg)
+{
+    struct callback_call *c = arg;
+    PyErr_Restore(c->type, c->value, c->traceback);
+    c->fn(c->arg);
+    PyErr_Fetch(&c->type, &c->value, &c->traceback);
+}
+
+int
+exec_main_frame_callback(struct exec_env *env, void (*fn)(void *arg), void *arg)
+{
+    if (on_main_frame()) {
+        fn(arg);
+        return 0;
+    }
+    struct callback_call c = {.fn = fn, .arg = arg};
+    PyErr_Fetch(&c.type, &c.value, &c.traceback);
+    if (!trampoline_run(env->main_fn, env->frame_builtins, callback_in_main, &c)) {
+        /* not run: the trampoline's error (a RecursionError) is raised instead */
+        Py_XDECREF(c.type);
+        Py_XDECREF(c.value);
+        Py_XDECREF(c.traceback);
+        return -1;
+    }
+    PyErr_Restore(c.type, c.value, c.traceback);
+    return 0;
 }

@@ -855,6 +855,52 @@ test_frame_globals_reset(void **state)
     exec_env_free(env);
 }
 
+/* Snippet code that library Python code calls back (a function, a generator it drives or
+ * throws into) stands on a trampoline frame of its own: library code it calls in turn finds
+ * __main__'s globals one frame up, not the real builtins of the library that called back.
+ * Exceptions cross the trampoline both ways. */
+static void
+test_callback_frame(void **state)
+{
+    (void) state;
+    struct exec_policy p = {0};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"peek", "call", "drive", "thrower", NULL};
+    Py_DECREF(t_library(env, "libcallback",
+                        "import sys\n"
+                        "def peek():\n"
+                        "    g = sys._getframe(1).f_globals\n"
+                        "    return g['__name__'], 'open' in g['__builtins__']\n"
+                        "def call(f):\n"
+                        "    return f()\n"
+                        "def drive(g):\n"
+                        "    return [x for x in g]\n"
+                        "def thrower(g):\n"
+                        "    next(g)\n"
+                        "    return g.throw(ValueError('thrown'))\n",
+                        names));
+    cJSON *res = t_run_in(env, "print(peek())\n"
+                               "def cb():\n    return peek()\n"
+                               "print(call(cb))\n"
+                               "def gen():\n    yield peek()\n"
+                               "print(drive(gen()))\n"
+                               "def bad():\n    raise KeyError('from the callback')\n"
+                               "try:\n    call(bad)\n"
+                               "except KeyError as e:\n    print('caught', e)\n"
+                               "def catcher():\n"
+                               "    try:\n        yield 1\n"
+                               "    except ValueError as e:\n        yield str(e)\n"
+                               "print(thrower(catcher()))\n");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "('__main__', False)\n"
+                                            "('__main__', False)\n"
+                                            "[('__main__', False)]\n"
+                                            "caught 'from the callback'\n"
+                                            "thrown\n");
+    cJSON_Delete(res);
+    exec_env_free(env);
+}
+
 /* The frame's builtins are made with the prebuilt environment, before its policy is known:
  * what the policy removes must leave them too (else library code copying its caller's globals
  * hands the snippet a builtin its profile took away), and what it adds comes in. */
@@ -961,6 +1007,7 @@ main(void)
             cmocka_unit_test(test_frame_builtins),
             cmocka_unit_test(test_frame_builtins_follow_policy),
             cmocka_unit_test(test_frame_globals_reset),
+            cmocka_unit_test(test_callback_frame),
             cmocka_unit_test(test_chainmap_namespace),
             cmocka_unit_test(test_function_from_code_refused),
     };
