@@ -14,8 +14,8 @@
  * environment's trampoline's, and put back to those two entries before a run if anything
  * changed it), so library code writing into its caller's globals (the warnings registry)
  * changes nothing anyone trusts. The trampoline, its globals and the frame's builtins are made
- * with the prebuilt environment, in the zygote: a worker making them at each run took ~30 page
- * faults for its allocations and its references to shared objects.
+ * with the prebuilt environment, in the zygote: a worker making the frame's builtins took a
+ * reference to each builtin object, copying ~70 pages, and the trampoline a few more.
  *
  * Library code may still hand those globals out: pandas' Scope copied its caller's f_globals
  * into a ChainMap, and C code (map, operator.itemgetter, operator.call) took the real builtins
