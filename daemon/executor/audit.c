@@ -12,9 +12,9 @@
 
 static unsigned active;  /* runs in progress */
 static bool own_compile; /* the executor parsing a snippet */
-/* The Python frame that was current when snippet code was last entered from C (a library
- * calling back a snippet function, or resuming a snippet generator); at a run's top, the
- * run's own __main__ frame (main_frame.c), NULL where none could be made. The
+/* The Python frame the snippet's code stands on: at a run's top, the run's own __main__ frame
+ * (main_frame.c), NULL where none could be made; in snippet code a library called back (a
+ * function, a generator resumed), the trampoline frame exec_main_frame_callback put it on. The
  * walk pushes no Python frames, so while the snippet runs this frame stays the current one:
  * an event raised with it current comes from the snippet itself, not from the library code
  * the frame runs, and frames at or below it are not the event's callers. */

@@ -353,10 +353,11 @@ int exec_main_frame_init(void);
  * reference, or NULL with an exception set. */
 PyObject *exec_main_frame_new(PyObject *builtins);
 void exec_main_frame_call(PyObject *main_fn, PyObject *builtins, void (*fn)(void *arg), void *arg);
-/* Runs fn(arg), snippet code entered from elsewhere (a call, a generator's resume), on env's
- * trampoline frame unless the current frame already is one: so code called back by library
- * Python code does not stand on that library's frame. What fn leaves raised stays raised.
- * 0, or -1 with an exception set (fn not run) when no frame could be made. */
+/* Runs fn(arg), snippet code entered from C (a call, a generator's resume): as it is when the
+ * snippet's own frame is current (the walk called it, or C code the walk called), else on a
+ * trampoline frame of env's, which the audit hook then takes for the snippet's: so code called
+ * back by library Python code does not stand on that library's frame. What fn leaves raised
+ * stays raised. 0, or -1 with an exception set (fn not run) when no frame could be made. */
 int exec_main_frame_callback(struct exec_env *env, void (*fn)(void *arg), void *arg);
 /* The frame's builtins for an environment whose snippet has snippet_builtins: CPython's own
  * objects among those, and an __import__ of the lazy imports of C code and the run's allowed

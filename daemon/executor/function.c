@@ -245,14 +245,11 @@ struct frame_call {
     PyObject *res;
 };
 
-/* The body's run, as the snippet's own code for the audit hook. */
 static void
 frame_call_run(void *arg)
 {
     struct frame_call *call = arg;
-    PyFrameObject *audit_before = exec_audit_snippet_enter();
     call->res = exec_run_frame(call->r, call->frame);
-    exec_audit_snippet_leave(audit_before);
 }
 
 static PyObject *

@@ -180,14 +180,11 @@ struct resume_call {
     bool throwing;
 };
 
-/* The resume, as the snippet's own code for the audit hook. */
 static void
 resume_call_run(void *arg)
 {
     struct resume_call *call = arg;
-    PyFrameObject *audit_before = exec_audit_snippet_enter();
     gen_run_to_yield(call->g, call->r, call->sent, call->throwing);
-    exec_audit_snippet_leave(audit_before);
 }
 
 /* Resumes g with `sent` (borrowed), or with the pending exception when throwing. Returns the

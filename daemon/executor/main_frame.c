@@ -308,21 +308,6 @@ exec_main_frame_call(PyObject *main_fn, PyObject *builtins, void (*fn)(void *arg
     }
 }
 
-/* The current Python frame is a trampoline's (the walk itself pushes none), or there is none. */
-static bool
-on_main_frame(void)
-{
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    if (!f)
-        return true;
-    PyCodeObject *co = PyFrame_GetCode(f);
-    bool main = (PyObject *) co == main_code;
-    Py_DECREF(co);
-    return main;
-}
-
-/* The exception raised when fn is called (a generator thrown into) and the one fn leaves
- * raised, carried past the trampoline's call, which takes none in and lets none out. */
 struct callback_call {
     void (*fn)(void *arg);
     void *arg;
@@ -334,14 +319,17 @@ callback_in_main(void *arg)
 {
     struct callback_call *c = arg;
     PyErr_Restore(c->type, c->value, c->traceback);
+    PyFrameObject *audit_before = exec_audit_snippet_enter();
     c->fn(c->arg);
+    exec_audit_snippet_leave(audit_before);
     PyErr_Fetch(&c->type, &c->value, &c->traceback);
 }
 
 int
 exec_main_frame_callback(struct exec_env *env, void (*fn)(void *arg), void *arg)
 {
-    if (on_main_frame()) {
+    /* called by the walk, or by C code it called: the snippet's frame is current already */
+    if (exec_audit_snippet_run()) {
         fn(arg);
         return 0;
     }
