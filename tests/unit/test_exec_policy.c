@@ -858,14 +858,16 @@ test_frame_globals_reset(void **state)
 /* Snippet code that library Python code calls back (a function, a generator it drives or
  * throws into) stands on a trampoline frame of its own: library code it calls in turn finds
  * __main__'s globals one frame up, not the real builtins of the library that called back.
- * Exceptions cross the trampoline both ways. */
+ * Exceptions cross the trampoline both ways. Called back from a library frame at Python's
+ * recursion limit, where the trampoline cannot be pushed, the callback is refused with that
+ * RecursionError rather than run on the library's frame. */
 static void
 test_callback_frame(void **state)
 {
     (void) state;
     struct exec_policy p = {0};
     struct exec_env *env = t_env(&p);
-    static const char *const names[] = {"peek", "call", "drive", "thrower", NULL};
+    static const char *const names[] = {"peek", "call", "drive", "thrower", "at_depth", NULL};
     Py_DECREF(t_library(env, "libcallback",
                         "import sys\n"
                         "def peek():\n"
@@ -877,7 +879,23 @@ test_callback_frame(void **state)
                         "    return [x for x in g]\n"
                         "def thrower(g):\n"
                         "    next(g)\n"
-                        "    return g.throw(ValueError('thrown'))\n",
+                        "    return g.throw(ValueError('thrown'))\n"
+                        "reached = []\n"
+                        "def chain(n, f):\n"
+                        "    if n == 0:\n"
+                        "        reached.append(1)\n"
+                        "        return f()\n"
+                        "    return chain(n - 1, f)\n"
+                        "def at_depth(f, n):\n"
+                        "    reached.clear()\n"
+                        "    old = sys.getrecursionlimit()\n"
+                        "    sys.setrecursionlimit(80)\n"
+                        "    try:\n"
+                        "        return chain(n, f)\n"
+                        "    except RecursionError:\n"
+                        "        return 'refused' if reached else 'too deep'\n"
+                        "    finally:\n"
+                        "        sys.setrecursionlimit(old)\n",
                         names));
     cJSON *res = t_run_in(env, "print(peek())\n"
                                "def cb():\n    return peek()\n"
@@ -890,13 +908,17 @@ test_callback_frame(void **state)
                                "def catcher():\n"
                                "    try:\n        yield 1\n"
                                "    except ValueError as e:\n        yield str(e)\n"
-                               "print(thrower(catcher()))\n");
+                               "print(thrower(catcher()))\n"
+                               "def ran():\n    return 'ran'\n"
+                               "r = [at_depth(ran, n) for n in range(100)]\n"
+                               "print(r[0], 'refused' in r, r[-1])\n");
     assert_string_equal(t_str(res, "outcome"), "ok");
     assert_string_equal(t_str(res, "logs"), "('__main__', False)\n"
                                             "('__main__', False)\n"
                                             "[('__main__', False)]\n"
                                             "caught 'from the callback'\n"
-                                            "thrown\n");
+                                            "thrown\n"
+                                            "ran True too deep\n");
     cJSON_Delete(res);
     exec_env_free(env);
 }
