@@ -472,10 +472,15 @@ guard_functions(void)
  *     made a library object's lookup answer the snippet's hook; a str subclass key can fake
  *     its hash and == in either. Unless y has its own __setstate__ (which takes any state),
  *     each part must be a plain dict: a subclass's keys() may answer keys its storage, which
- *     is what is checked, does not hold.
- * The call's context is a list [func, state, y, deep]: copy may keep the factory (a
+ *     is what is checked, does not hold;
+ *   - copy writes state, or appends listiter's and dictiter's items, only into an object func
+ *     has just made (the call's reference is its only one): a func returning an object that
+ *     exists already (calendar.c, which calendar.month() formats with) had copy write the
+ *     reducer's state into the shared object's dict, call its __setstate__, or add items to a
+ *     library's list or dict.
+ * The call's context is a list [func, state, y, deep, items]: copy may keep the factory (a
  * traceback's locals) after the call. */
-enum { CTX_FUNC, CTX_STATE, CTX_Y, CTX_DEEP, CTX_N };
+enum { CTX_FUNC, CTX_STATE, CTX_Y, CTX_DEEP, CTX_ITEMS, CTX_N };
 
 static PyObject *real_reconstruct, *real_deepcopy;
 
@@ -536,10 +541,35 @@ check_state(PyObject *y, PyObject *state)
     return check_state_part(y, state, own_setstate);
 }
 
+/* Whether copy will write into y: items to add, or a state it will pass to y's __setstate__
+ * or write into y's dict (a part that is None or empty writes nothing). */
+static bool
+copy_writes_into(PyObject *y, PyObject *ctx)
+{
+    PyObject *state = PyList_GET_ITEM(ctx, CTX_STATE);
+    if (PyList_GET_ITEM(ctx, CTX_ITEMS) == Py_True)
+        return true;
+    if (state == Py_None)
+        return false;
+    if (PyObject_HasAttrString(y, "__setstate__"))
+        return true;
+    PyObject *parts[2] = {state, Py_None};
+    if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2) {
+        parts[0] = PyTuple_GET_ITEM(state, 0);
+        parts[1] = PyTuple_GET_ITEM(state, 1);
+    }
+    for (size_t i = 0; i < 2; i++)
+        if (parts[i] != Py_None && !(PyDict_Check(parts[i]) && PyDict_GET_SIZE(parts[i]) == 0))
+            return true;
+    return false;
+}
+
 static PyObject *
 checked_factory(PyObject *ctx, PyObject *args, PyObject *kwargs)
 {
     PyObject *y = PyObject_Call(PyList_GET_ITEM(ctx, CTX_FUNC), args, kwargs);
+    /* made by the call, or held elsewhere too: read before anything else takes a reference */
+    bool existed = y && Py_REFCNT(y) > 1;
     if (y && PyModule_Check(y)) {
         const char *m = PyModule_GetName(y);
         PyErr_Clear();
@@ -553,8 +583,15 @@ checked_factory(PyObject *ctx, PyObject *args, PyObject *kwargs)
         return NULL;
     PyList_SetItem(ctx, CTX_Y, Py_NewRef(y)); /* an index in range: cannot fail */
     if (PyList_GET_ITEM(ctx, CTX_DEEP) == Py_False &&
-        check_state(y, PyList_GET_ITEM(ctx, CTX_STATE)) < 0)
+        check_state(y, PyList_GET_ITEM(ctx, CTX_STATE)) < 0) {
         Py_CLEAR(y);
+    } else if (existed && copy_writes_into(y, ctx)) {
+        PyErr_Format(exec_InterpreterError,
+                     "Forbidden: copy writing state or items into a %s object it did not make "
+                     "(the reducer's function returned an object that exists already)",
+                     Py_TYPE(y)->tp_name);
+        Py_CLEAR(y);
+    }
     return y;
 }
 
@@ -609,8 +646,10 @@ checked_reconstruct(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyO
         return PyErr_Format(PyExc_TypeError,
                             "copy._reconstruct: x, memo and func must be positional, and no "
                             "keyword is taken");
-    PyObject *ctx = Py_BuildValue("[OOOO]", args[2], nargs > 4 ? args[4] : Py_None, Py_None,
-                                  args[1] == Py_None ? Py_False : Py_True);
+    bool items = (nargs > 5 && args[5] != Py_None) || (nargs > 6 && args[6] != Py_None);
+    PyObject *ctx =
+            Py_BuildValue("[OOOOO]", args[2], nargs > 4 ? args[4] : Py_None, Py_None,
+                          args[1] == Py_None ? Py_False : Py_True, items ? Py_True : Py_False);
     PyObject *y = ctx ? call_reconstruct(ctx, args, nargs) : NULL;
     Py_XDECREF(ctx);
     return y;

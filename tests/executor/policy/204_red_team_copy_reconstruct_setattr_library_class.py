@@ -1,7 +1,10 @@
 # imports: dataclasses, copy, functools
-# expect: refused copy's code setting attribute 'name' of class dataclasses.Field
-# Now refused earlier: library code may not set attributes of another module or library class
-# (guard_store.c); the audit hook's check below stays as the backstop.
+# expect: refused Forbidden: copy writing state or items into a type object it did not make
+# Now refused earlier still: copy writes state only into an object the reducer's function has
+# just made (case 306), and dataclasses.Field exists already. Before that, library code could
+# not set attributes of another module or library class (guard_store.c: "copy's code setting
+# attribute 'name' of class dataclasses.Field"); both stay, with the audit hook's check below,
+# as backstops.
 # copy._reconstruct's slot state: setattr(y, key, value) in copy's own code, y = func(*args)
 # any object the snippet holds (the reducer chosen through copy.dispatch_table: a snippet class
 # may no longer define __reduce_ex__), here the library class dataclasses.Field (198's rule bypassed).
