@@ -527,18 +527,27 @@ check_state_part(PyObject *y, PyObject *part, bool own_setstate)
     return 0;
 }
 
+/* copy's split of a state: a pair is (state, slotstate), anything else the state alone. */
+static void
+state_parts(PyObject *state, PyObject *parts[2])
+{
+    bool pair = PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2;
+    parts[0] = pair ? PyTuple_GET_ITEM(state, 0) : state;
+    parts[1] = pair ? PyTuple_GET_ITEM(state, 1) : Py_None;
+}
+
 static int
 check_state(PyObject *y, PyObject *state)
 {
     if (state == Py_None || y == Py_None)
         return 0;
     bool own_setstate = PyObject_HasAttrString(y, "__setstate__");
-    if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2)
-        return check_state_part(y, PyTuple_GET_ITEM(state, 0), own_setstate) < 0 ||
-                               check_state_part(y, PyTuple_GET_ITEM(state, 1), own_setstate) < 0
-                       ? -1
-                       : 0;
-    return check_state_part(y, state, own_setstate);
+    PyObject *parts[2];
+    state_parts(state, parts);
+    return check_state_part(y, parts[0], own_setstate) < 0 ||
+                           check_state_part(y, parts[1], own_setstate) < 0
+                   ? -1
+                   : 0;
 }
 
 /* Whether copy will write into y: items to add, or a state it will pass to y's __setstate__
@@ -553,11 +562,8 @@ copy_writes_into(PyObject *y, PyObject *ctx)
         return false;
     if (PyObject_HasAttrString(y, "__setstate__"))
         return true;
-    PyObject *parts[2] = {state, Py_None};
-    if (PyTuple_Check(state) && PyTuple_GET_SIZE(state) == 2) {
-        parts[0] = PyTuple_GET_ITEM(state, 0);
-        parts[1] = PyTuple_GET_ITEM(state, 1);
-    }
+    PyObject *parts[2];
+    state_parts(state, parts);
     for (size_t i = 0; i < 2; i++)
         if (parts[i] != Py_None && !(PyDict_Check(parts[i]) && PyDict_GET_SIZE(parts[i]) == 0))
             return true;
