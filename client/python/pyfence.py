@@ -34,6 +34,12 @@ is the host's, not the snippet's: the profile requires a hardening layer (namesp
 Landlock...) that pyfenced cannot give there; the message names the profile, the layer, why,
 and what an operator can do. Retrying does not help until that changes.
 
+A KeyboardInterrupt (Ctrl-C) may come at any point of a call and leaves the Client usable:
+what had been read is kept for the next wait, another thread takes over the reading, and an
+interrupted `open_session` takes its open back. Only an interrupt in the middle of sending a
+request's frame closes the connection (the rest of the frame could not be told apart from
+the next request). `submit()` + `wait()` + `cancel()` give finer control.
+
 `Client(reply_timeout=SECONDS)` bounds each wait for a reply (default: none, as a busy daemon
 may queue a request for longer than its snippet runs): past it, `PyfenceError("timeout")` and
 the connection is closed, never left to hand a late reply to the wrong request.
@@ -47,6 +53,7 @@ import math
 import os
 import re
 import select
+import signal
 import socket
 import struct
 import threading
@@ -88,8 +95,36 @@ _INT_DECIMAL_BITS = 14285
 _INT_TEXT = re.compile(r"-?(?:0x[0-9a-fA-F]+|[0-9]+)")
 
 
-class _ReplyTimeout(Exception):
-    """Internal: a read's deadline passed before a whole frame came."""
+class _InterruptsHeld:
+    """A with block that a KeyboardInterrupt must not cut in half: bytes read off the socket
+    and not yet filed, a frame half sent, the reading taken and not yet handed on. A SIGINT
+    that comes meanwhile is acted on as the block ends, by the handler that was in force.
+    Python runs signal handlers in the main thread only, so elsewhere this does nothing; so
+    too when SIGINT's handler is not a Python function (SIG_DFL ends the process anyway,
+    SIG_IGN does nothing, and one set from C cannot be put back). Blocking waits stay outside
+    such blocks, so that an interrupt still ends them at once."""
+
+    __slots__ = ("_old", "_caught")
+
+    def __enter__(self):
+        self._old, self._caught = None, []
+        if threading.current_thread() is threading.main_thread():
+            old = signal.getsignal(signal.SIGINT)
+            if callable(old):
+                signal.signal(signal.SIGINT, self._catch)
+                self._old = old
+        return self
+
+    def _catch(self, signum, frame):
+        self._caught.append(frame)
+
+    def __exit__(self, *exc):
+        old, self._old = self._old, None
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+            if self._caught:
+                old(signal.SIGINT, self._caught[0])
+        return False
 
 
 class PyfenceError(Exception):
@@ -457,18 +492,26 @@ class Client:
 
     def submit_request(self, op, **fields):
         """Sends {"id", "op", **fields}; returns the id. Use wait_reply(id) to read the reply."""
+        return self._submit(op, fields)
+
+    def _submit(self, op, fields, ids=None):
+        """submit_request; the id also goes into the list `ids` before anything is sent, so that
+        a caller interrupted in here (KeyboardInterrupt) knows what it may have sent."""
         with self._send_lock:
             if self._broken is not None:
                 raise self._broken
             req = {"id": self._next_id, "op": op, **fields}
             _check_request(req)
-            rid = self._next_id
-            self._next_id += 1
             frame = encode_frame(req)
-            with self._cond:
-                self._inflight[rid] = deque()
+            with _InterruptsHeld():
+                rid = self._next_id
+                self._next_id += 1
+                with self._cond:
+                    self._inflight[rid] = deque()
+                if ids is not None:
+                    ids.append(rid)
             try:
-                self._send_frame(frame, self._deadline())
+                self._send_frame(rid, frame, self._deadline())
             except (OSError, PyfenceError) as e:
                 if isinstance(e, PyfenceError) and e.code == "timeout":
                     err = self._timed_out(f"did not read request {rid}")
@@ -507,45 +550,72 @@ class Client:
                                               "is closed (a stalled daemon?)"))
         return self._broken
 
-    def _send_frame(self, frame, deadline=None):
+    def _send_frame(self, rid, frame, deadline=None):
         """sendall, but taking replies in while the daemon is not reading us: it may have stopped
         because we are not reading its replies to earlier requests, and then both would block.
-        Past deadline (None: none), PyfenceError("timeout")."""
+        Past deadline (None: none), PyfenceError("timeout"). Interrupted (KeyboardInterrupt)
+        before any of the frame went out, request `rid` is dropped; half-way through a frame,
+        the connection is closed, as the next request would be read as the rest of this one."""
         view = memoryview(frame)
-        while view:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise PyfenceError("timeout", "did not read the request")
-            try:
-                view = view[self._sock.send(view, socket.MSG_DONTWAIT):]
-                continue
-            except (BlockingIOError, InterruptedError):
-                pass
-            with self._cond:
-                someone_reads = self._reading
-            left = self._remaining(deadline)
-            if someone_reads:  # that thread drains the socket; just wait for room
-                select.select([], [self._sock], [], 0.05 if left is None else min(0.05, left))
-            elif select.select([self._sock], [self._sock], [], left)[0]:
-                self._pump()
+        try:
+            while view:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise PyfenceError("timeout", "did not read the request")
+                with _InterruptsHeld():  # what went out is counted before an interrupt acts
+                    try:
+                        view = view[self._sock.send(view, socket.MSG_DONTWAIT):]
+                        continue
+                    except (BlockingIOError, InterruptedError):
+                        pass
+                with self._cond:
+                    someone_reads = self._reading
+                left = self._remaining(deadline)
+                if someone_reads:  # that thread drains the socket; just wait for room
+                    select.select([], [self._sock], [], 0.05 if left is None else min(0.05, left))
+                elif select.select([self._sock], [self._sock], [], left)[0]:
+                    self._pump()
+        except (OSError, PyfenceError):
+            raise
+        except BaseException:
+            if len(view) == len(frame):
+                with self._cond:
+                    self._inflight.pop(rid, None)
+            elif view:
+                self._abandon(PyfenceError("connect", f"interrupted in the middle of sending request {rid}: "
+                                                      f"the connection to pyfenced at '{self.socket_path}' "
+                                                      "is closed"))
+            raise
 
     def _pump(self):
         """Reads what is available without blocking and files the complete frames."""
-        with self._cond:
-            if self._reading:
-                return
-            self._reading = True
+        with _InterruptsHeld():
+            with self._cond:
+                if self._reading:
+                    return
+                self._reading = True
+            err = self._take_in(True)
+        if err is not None:
+            raise err
+
+    def _take_in(self, ready):
+        """For the thread that reads (self._reading): when `ready`, reads what the socket has
+        without blocking and files the complete frames; then hands the reading on. Returns the
+        error that ended the connection, or None. Call it with interrupts held: bytes read and
+        not yet filed would be lost to an interrupt."""
         msgs, err = [], None
         try:
-            try:
-                chunk = self._sock.recv(262144, socket.MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError):
-                chunk = None
-            if chunk == b"":
-                raise PyfenceError("connect", f"pyfenced at '{self.socket_path}' closed the connection")
-            if chunk:
-                self._buf += chunk
-            while (m := self._parse_buffered()) is not None:
-                msgs.append(m)
+            if ready:
+                try:
+                    chunk = self._sock.recv(262144, socket.MSG_DONTWAIT)
+                except (BlockingIOError, InterruptedError):
+                    chunk = None
+                if chunk == b"":
+                    pending = " in the middle of a frame" if self._buf else ""
+                    raise PyfenceError("connect", f"pyfenced at '{self.socket_path}' closed the connection{pending}")
+                if chunk:
+                    self._buf += chunk
+                while (m := self._parse_buffered()) is not None:
+                    msgs.append(m)
         except PyfenceError as e:
             err = e
         except OSError as e:
@@ -558,17 +628,17 @@ class Client:
                 if err is not None:
                     self._broken = self._broken or err
                 self._cond.notify_all()
-        if err is not None:
-            raise err
+        return err
 
     def _salvage_refusal(self):
         """After a failed send: the daemon may have said why before closing (busy,
         shutting_down). Returns that error, or None."""
-        with self._cond:
-            if self._reading:
-                return None
-            self._reading = True
+        claimed = False
         try:
+            with _InterruptsHeld(), self._cond:
+                if self._reading:
+                    return None
+                self._reading = claimed = True
             self._sock.settimeout(0.5)
             while True:
                 msg = self._read_frame()
@@ -579,18 +649,19 @@ class Client:
         except (PyfenceError, OSError):
             return None
         finally:
-            self._sock.settimeout(None)
-            with self._cond:
-                self._reading = False
+            if claimed:
+                self._sock.settimeout(None)
+                with self._cond:
+                    self._reading = False
+                    self._cond.notify_all()
 
-    def _recv_into_buf(self, deadline=None):
-        if deadline is not None and not select.select([self._sock], [], [], self._remaining(deadline))[0]:
-            raise _ReplyTimeout()
-        chunk = self._sock.recv(262144)
-        if not chunk:
-            pending = " in the middle of a frame" if self._buf else ""
-            raise PyfenceError("connect", f"pyfenced at '{self.socket_path}' closed the connection{pending}")
-        self._buf += chunk
+    def _read_frame(self):
+        while (msg := self._parse_buffered()) is None:
+            chunk = self._sock.recv(262144)
+            if not chunk:
+                raise PyfenceError("connect", f"pyfenced at '{self.socket_path}' closed the connection")
+            self._buf += chunk
+        return msg
 
     def _parse_buffered(self):
         """The next complete frame in the receive buffer, or None."""
@@ -604,11 +675,6 @@ class Client:
         payload = bytes(self._buf[4:4 + n])
         del self._buf[:4 + n]
         return _loads(payload)
-
-    def _read_frame(self, deadline=None):
-        while (msg := self._parse_buffered()) is None:
-            self._recv_into_buf(deadline)
-        return msg
 
     def _dispatch(self, msg):
         """Files a received frame under its id (called with self._cond held)."""
@@ -627,65 +693,77 @@ class Client:
 
     def wait_reply(self, rid, on_event=None):
         """Blocks until the reply of request `rid`; passes its events to on_event(frame).
-        Past reply_timeout, PyfenceError("timeout") and the connection is closed."""
+        Past reply_timeout, PyfenceError("timeout") and the connection is closed. Interrupted
+        (KeyboardInterrupt), the frames it had taken are put back for the next wait_reply(rid)
+        and another thread takes over the reading."""
         deadline = self._deadline()
         while True:
-            events, reply, must_read, timed_out = [], None, False, False
-            with self._cond:
-                if rid not in self._inflight:
-                    raise PyfenceError("not_found", f"request {rid!r} is not in flight on this connection")
-                q = self._inflight[rid]
-                while q and reply is None:
-                    m = q.popleft()
-                    if "event" in m:
-                        events.append(m)
-                    else:
-                        reply = m
-                if reply is not None:
-                    del self._inflight[rid]
-                elif not events:
-                    if self._broken is not None:
-                        del self._inflight[rid]
-                        raise self._broken
-                    if deadline is not None and time.monotonic() >= deadline:
-                        timed_out = True
-                    elif self._reading:
-                        self._cond.wait(self._remaining(deadline))
-                    else:
-                        self._reading = must_read = True
-            if on_event:
-                for ev in events:
-                    on_event(ev)
-            if reply is not None:
-                return reply
-            if timed_out:
-                raise self._timed_out(f"sent no reply to request {rid}") from None
-            if must_read and not self._read_one(deadline):
-                raise self._timed_out(f"sent no reply to request {rid}") from None
+            frames, reading = deque(), False
+            try:
+                with _InterruptsHeld(), self._cond:
+                    frames, reading = self._take_frames(rid, deadline)
+                if reading:
+                    ready = self._readable(deadline)
+                    with _InterruptsHeld():
+                        reading = False
+                        self._take_in(ready)
+                elif not frames:
+                    self._wait_for_reader(rid, deadline)
+                while frames:
+                    m = frames.popleft()
+                    if "event" not in m:
+                        return m
+                    if on_event:
+                        on_event(m)
+            except BaseException:
+                self._give_back(rid, frames, reading)
+                raise
 
-    def _read_one(self, deadline=None):
-        """Reads one frame and files it; False when deadline passed first (what was read of a
-        frame stays buffered)."""
-        msg, err = None, None
+    def _take_frames(self, rid, deadline):
+        """The frames received for `rid` up to its reply, and whether this thread must read
+        (it then has the reading). Called with self._cond held."""
+        if rid not in self._inflight:
+            raise PyfenceError("not_found", f"request {rid!r} is not in flight on this connection")
+        q, frames = self._inflight[rid], deque()
+        while q:
+            frames.append(q.popleft())
+            if "event" not in frames[-1]:
+                del self._inflight[rid]
+                return frames, False
+        if frames:
+            return frames, False
+        if self._broken is not None:
+            del self._inflight[rid]
+            raise self._broken
+        if deadline is not None and time.monotonic() >= deadline:
+            raise self._timed_out(f"sent no reply to request {rid}")
+        if self._reading:
+            return frames, False
+        self._reading = True
+        return frames, True
+
+    def _readable(self, deadline):
+        """Waits until the socket can be read or deadline passes (interruptible: nothing is
+        consumed). True when it can, or when waiting failed (the read then says why)."""
         try:
-            msg = self._read_frame(deadline)
-        except _ReplyTimeout:
-            return False  # the finally below hands the reading over
-        except PyfenceError as e:
-            err = e
-        except OSError as e:
-            err = PyfenceError("connect", f"reading from pyfenced at '{self.socket_path}': {e}")
-        finally:
-            with self._cond:
+            return bool(select.select([self._sock], [], [], self._remaining(deadline))[0])
+        except (OSError, ValueError):
+            return True
+
+    def _wait_for_reader(self, rid, deadline):
+        with self._cond:
+            if self._reading and not self._inflight.get(rid) and self._broken is None:
+                self._cond.wait(self._remaining(deadline))
+
+    def _give_back(self, rid, frames, reading):
+        """An interrupted wait_reply(rid): the frames it took not yet handed out go back in front
+        of its queue; the reading, if it had it, goes to the other threads."""
+        with _InterruptsHeld(), self._cond:
+            if frames:
+                self._inflight.setdefault(rid, deque()).extendleft(reversed(frames))
+            if reading:
                 self._reading = False
-                if err is not None:
-                    self._broken = self._broken or err
-                elif msg is not None:
-                    self._dispatch(msg)
-                else:  # interrupted by another exception: let the others take over
-                    pass
                 self._cond.notify_all()
-        return True
 
     def request(self, op, **fields):
         """Sends one request and returns its reply; a failure reply raises PyfenceError."""
@@ -762,23 +840,30 @@ class Client:
             fields["profile"] = profile
         if detach:
             fields["detach"] = True
-        rid = self.submit_request("session.open", **fields)
+        sent, reply = [], None
         try:
+            rid = self._submit("session.open", fields, sent)
             reply = self.wait_reply(rid)
+            session = Session(self, _checked(reply)["session"], reply)
         except BaseException:
             # KeyboardInterrupt, say, while the open waited for a worker: take it back, so
             # that no session is left that nobody knows of (a detached one outlives us).
-            self._take_back_open(rid)
+            self._take_back_open(sent, reply)
             raise
-        reply = _checked(reply)
-        return Session(self, reply["session"], reply)
+        return session
 
-    def _take_back_open(self, rid):
-        """Cancels session.open `rid`; closes the session if it opened all the same."""
+    def _take_back_open(self, sent, reply):
+        """After an interrupted open_session: `sent` holds the id of the session.open if it
+        may have gone out, `reply` its reply if one came. Cancels the open; closes the session
+        if it opened all the same."""
         try:
-            self.cancel(rid)
-            reply = self.wait_reply(rid)
-            if reply.get("ok") is True:
+            if reply is None and sent:
+                with self._cond:
+                    if sent[0] not in self._inflight:
+                        return  # not sent, or the connection broke: an attached open ends with it
+                self.cancel(sent[0])
+                reply = self.wait_reply(sent[0])
+            if reply is not None and reply.get("ok") is True:
                 self.request("session.close", session=reply["session"])
         except PyfenceError:
             pass  # the connection broke: an attached open ends with it

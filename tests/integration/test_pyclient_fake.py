@@ -3,6 +3,7 @@ error handling and the smolagents adapter, without the daemon."""
 
 import datetime
 import math
+import random
 import signal
 import threading
 import time
@@ -324,6 +325,69 @@ def test_interrupted_open_that_opened_is_closed(fake):
 
     assert interrupted_open(fake, opened) == [("session.open", None), ("cancel", 1),
                                               ("session.close", SID), ("ping", None)]
+
+
+def test_interrupt_anywhere_in_open_session_leaves_client_whole(fake):
+    """A SIGINT may land at any point of open_session: while it sends, waits, reads the reply,
+    takes the open back, or just after it returned. Wherever it lands, the connection stays
+    usable (a wedged reader or a half-read frame would hang the ping, or fail it with
+    reply_timeout), and no session is left that the caller neither got nor saw closed."""
+    rng = random.Random(5)
+    opened, closed = set(), set()
+
+    def handler(conn, req):
+        op = req["op"]
+        if op == "session.open":
+            if rng.random() < 0.5:
+                sid = f"{len(opened):032x}"
+                opened.add(sid)
+                conn.send({"id": req["id"], "ok": True, "session": sid, "detached": True})
+            else:
+                conn.held.append(req)
+        elif op == "cancel":
+            held = [r for r in conn.held if r["id"] == req["target"]]
+            if held:
+                conn.held.remove(held[0])
+                conn.send({"id": req["target"], "ok": False,
+                           "error": {"code": "cancelled", "message": "session.open was cancelled"}})
+            conn.send({"id": req["id"], "ok": True, "cancelled": bool(held)})
+        elif op == "session.close":
+            closed.add(req["session"])
+            conn.send({"id": req["id"], "ok": True})
+        else:  # ping
+            conn.send({"id": req["id"], "ok": True})
+
+    srv = fake(handler)
+    main = threading.main_thread().ident
+    landed = {"open": 0, "after": 0}
+    with pyfence.Client(srv.path, reply_timeout=10) as c:
+        for i in range(600):
+            delay = rng.uniform(0, 0.002)
+            fired = threading.Event()
+
+            def interrupt():
+                time.sleep(delay)
+                signal.pthread_kill(main, signal.SIGINT)
+                fired.set()
+
+            t = threading.Thread(target=interrupt)
+            got = None
+            where = "open"
+            try:
+                t.start()
+                got = c.open_session(detach=True)
+                where = "after"
+                fired.wait(10)
+                time.sleep(0.05)  # the handler runs here at the latest
+            except KeyboardInterrupt:
+                landed[where] += 1
+            t.join()
+            assert c.ping(), i
+            left = opened - closed - ({got.id} if got else set())
+            assert not left, f"iteration {i} (delay {delay * 1e6:.0f} us): session {left} left behind"
+            if got:
+                got.close()
+    assert landed["open"] > 100 and landed["after"] > 100, landed
 
 
 def test_unexpected_id_is_protocol_error(fake):
