@@ -93,6 +93,19 @@ _INT_LIMIT = 2**53 - 1
 _INT_MAX_DECIMAL_DIGITS = 4300
 _INT_DECIMAL_BITS = 14285
 _INT_TEXT = re.compile(r"-?(?:0x[0-9a-fA-F]+|[0-9]+)")
+# CPython runs a signal's Python handler between bytecodes: a SIGINT that comes after the last
+# check and before a blocking call starts waits for that call to return. The main thread
+# therefore blocks for at most this long at a time, so a Ctrl-C is acted on within it however
+# long the reply takes (with reply_timeout None, it could otherwise wait for ever).
+_INTERRUPT_SLICE = 0.2
+
+
+def _wait_slice(left):
+    """How long one blocking wait may last: `left` seconds (None: no bound), but in the main
+    thread, where KeyboardInterrupt is raised, at most _INTERRUPT_SLICE."""
+    if threading.current_thread() is not threading.main_thread():
+        return left
+    return _INTERRUPT_SLICE if left is None else min(left, _INTERRUPT_SLICE)
 
 
 class _InterruptsHeld:
@@ -503,15 +516,16 @@ class Client:
             req = {"id": self._next_id, "op": op, **fields}
             _check_request(req)
             frame = encode_frame(req)
-            with _InterruptsHeld():
-                rid = self._next_id
-                self._next_id += 1
-                with self._cond:
-                    self._inflight[rid] = deque()
-                if ids is not None:
-                    ids.append(rid)
+            rest, rid = [memoryview(frame)], None  # rest[0]: what is still to be sent
             try:
-                self._send_frame(rid, frame, self._deadline())
+                with _InterruptsHeld():
+                    rid = self._next_id
+                    self._next_id += 1
+                    with self._cond:
+                        self._inflight[rid] = deque()
+                    if ids is not None:
+                        ids.append(rid)
+                self._send_frame(rest, self._deadline())
             except (OSError, PyfenceError) as e:
                 if isinstance(e, PyfenceError) and e.code == "timeout":
                     err = self._timed_out(f"did not read request {rid}")
@@ -522,6 +536,10 @@ class Client:
                     self._inflight.pop(rid, None)
                 self._abandon(err)
                 raise self._broken from None
+            except BaseException:
+                if rid is not None:
+                    self._interrupted_send(rid, len(rest[0]), len(frame))
+                raise
         return rid
 
     def _deadline(self):
@@ -550,41 +568,39 @@ class Client:
                                               "is closed (a stalled daemon?)"))
         return self._broken
 
-    def _send_frame(self, rid, frame, deadline=None):
-        """sendall, but taking replies in while the daemon is not reading us: it may have stopped
-        because we are not reading its replies to earlier requests, and then both would block.
-        Past deadline (None: none), PyfenceError("timeout"). Interrupted (KeyboardInterrupt)
-        before any of the frame went out, request `rid` is dropped; half-way through a frame,
-        the connection is closed, as the next request would be read as the rest of this one."""
-        view = memoryview(frame)
-        try:
-            while view:
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise PyfenceError("timeout", "did not read the request")
-                with _InterruptsHeld():  # what went out is counted before an interrupt acts
-                    try:
-                        view = view[self._sock.send(view, socket.MSG_DONTWAIT):]
-                        continue
-                    except (BlockingIOError, InterruptedError):
-                        pass
-                with self._cond:
-                    someone_reads = self._reading
-                left = self._remaining(deadline)
-                if someone_reads:  # that thread drains the socket; just wait for room
-                    select.select([], [self._sock], [], 0.05 if left is None else min(0.05, left))
-                elif select.select([self._sock], [self._sock], [], left)[0]:
-                    self._pump()
-        except (OSError, PyfenceError):
-            raise
-        except BaseException:
-            if len(view) == len(frame):
-                with self._cond:
-                    self._inflight.pop(rid, None)
-            elif view:
-                self._abandon(PyfenceError("connect", f"interrupted in the middle of sending request {rid}: "
-                                                      f"the connection to pyfenced at '{self.socket_path}' "
-                                                      "is closed"))
-            raise
+    def _send_frame(self, rest, deadline=None):
+        """sendall of rest[0] (a memoryview, shortened as it goes out), but taking replies in
+        while the daemon is not reading us: it may have stopped because we are not reading its
+        replies to earlier requests, and then both would block. Past deadline (None: none),
+        PyfenceError("timeout")."""
+        while rest[0]:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise PyfenceError("timeout", "did not read the request")
+            with _InterruptsHeld():  # what went out is counted before an interrupt acts
+                try:
+                    rest[0] = rest[0][self._sock.send(rest[0], socket.MSG_DONTWAIT):]
+                    continue
+                except (BlockingIOError, InterruptedError):
+                    pass
+            with self._cond:
+                someone_reads = self._reading
+            left = self._remaining(deadline)
+            if someone_reads:  # that thread drains the socket; just wait for room
+                select.select([], [self._sock], [], 0.05 if left is None else min(0.05, left))
+            elif select.select([self._sock], [self._sock], [], _wait_slice(left))[0]:
+                self._pump()
+
+    def _interrupted_send(self, rid, left, size):
+        """Request `rid` was interrupted (KeyboardInterrupt) with `left` of its `size` bytes
+        unsent. None sent: it is dropped. All sent: it stays in flight. Some: the connection is
+        closed, as the next request would be read as the rest of this one."""
+        if left == size:
+            with self._cond:
+                self._inflight.pop(rid, None)
+        elif left:
+            self._abandon(PyfenceError("connect", f"interrupted in the middle of sending request {rid}: "
+                                                  f"the connection to pyfenced at '{self.socket_path}' "
+                                                  "is closed"))
 
     def _pump(self):
         """Reads what is available without blocking and files the complete frames."""
@@ -745,15 +761,19 @@ class Client:
     def _readable(self, deadline):
         """Waits until the socket can be read or deadline passes (interruptible: nothing is
         consumed). True when it can, or when waiting failed (the read then says why)."""
-        try:
-            return bool(select.select([self._sock], [], [], self._remaining(deadline))[0])
-        except (OSError, ValueError):
-            return True
+        while True:
+            try:
+                if select.select([self._sock], [], [], _wait_slice(self._remaining(deadline)))[0]:
+                    return True
+            except (OSError, ValueError):
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
 
     def _wait_for_reader(self, rid, deadline):
         with self._cond:
             if self._reading and not self._inflight.get(rid) and self._broken is None:
-                self._cond.wait(self._remaining(deadline))
+                self._cond.wait(_wait_slice(self._remaining(deadline)))
 
     def _give_back(self, rid, frames, reading):
         """An interrupted wait_reply(rid): the frames it took not yet handed out go back in front

@@ -5,8 +5,10 @@ import datetime
 import math
 import random
 import signal
+import statistics
 import threading
 import time
+from collections import deque
 
 import pytest
 
@@ -330,8 +332,9 @@ def test_interrupted_open_that_opened_is_closed(fake):
 def test_interrupt_anywhere_in_open_session_leaves_client_whole(fake):
     """A SIGINT may land at any point of open_session: while it sends, waits, reads the reply,
     takes the open back, or just after it returned. Wherever it lands, the connection stays
-    usable (a wedged reader or a half-read frame would hang the ping, or fail it with
-    reply_timeout), and no session is left that the caller neither got nor saw closed."""
+    usable (a wedged reader or a half-read frame would hang the ping), no session is left that
+    the caller neither got nor saw closed, and the interrupt is acted on even when it comes just
+    before the client blocks (with no reply_timeout, a lost one hangs the test)."""
     rng = random.Random(5)
     opened, closed = set(), set()
 
@@ -360,9 +363,13 @@ def test_interrupt_anywhere_in_open_session_leaves_client_whole(fake):
     srv = fake(handler)
     main = threading.main_thread().ident
     landed = {"open": 0, "after": 0}
-    with pyfence.Client(srv.path, reply_timeout=10) as c:
+    # The interrupt lands at a random point within about three open_session round trips, as
+    # this machine takes them now: a fixed range (it was 2 ms) lands nowhere but in the wait on
+    # a slow or starved CPU (CI's emulated guest: 19 of 600 after the return).
+    took = deque([0.001], maxlen=25)  # the latest opens that returned, start of the thread to return
+    with pyfence.Client(srv.path) as c:
         for i in range(600):
-            delay = rng.uniform(0, 0.002)
+            delay = rng.uniform(0, 3 * statistics.median(took))
             fired = threading.Event()
 
             def interrupt():
@@ -374,8 +381,10 @@ def test_interrupt_anywhere_in_open_session_leaves_client_whole(fake):
             got = None
             where = "open"
             try:
+                start = time.monotonic()
                 t.start()
                 got = c.open_session(detach=True)
+                took.append(time.monotonic() - start)
                 where = "after"
                 fired.wait(10)
                 time.sleep(0.05)  # the handler runs here at the latest
@@ -387,7 +396,9 @@ def test_interrupt_anywhere_in_open_session_leaves_client_whole(fake):
             assert not left, f"iteration {i} (delay {delay * 1e6:.0f} us): session {left} left behind"
             if got:
                 got.close()
-    assert landed["open"] > 100 and landed["after"] > 100, landed
+    # Half the opens are held until cancelled, so "open" gets at least ~300; of the rest, about
+    # two thirds should land after the return. Far fewer means the test stopped covering that.
+    assert landed["open"] > 100 and landed["after"] > 60, landed
 
 
 def test_unexpected_id_is_protocol_error(fake):
