@@ -490,15 +490,29 @@ test_mode_by_fd_allowed(void **state)
 }
 
 #if defined(__x86_64__)
+/* The i386 ABI from a 64-bit process (getpid is 20 there): not the native architecture. */
+static long
+int80_getpid(void)
+{
+    long ret;
+    __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
+    return ret;
+}
+
+static int
+do_int80_unfiltered(void *arg)
+{
+    signal(SIGSEGV, SIG_DFL); /* cmocka's handler would go on with the tests in this child */
+    return int80_getpid() > 0 ? 0 : 3;
+}
+
 static int
 do_int80(void *arg)
 {
     if (apply(16))
         return 2;
     child_say("ok");
-    /* The i386 ABI from a 64-bit process (getpid is 20 there): not the native architecture. */
-    long ret;
-    __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
+    int80_getpid();
     return 4;
 }
 
@@ -506,6 +520,17 @@ static void
 test_non_native_abi_killed(void **state)
 {
     struct child_result r;
+    /* Some kernels take no i386 system call from a 64-bit process at all (ia32_emulation=0,
+     * or a paravirtualised guest that does not route int 0x80: the probe dies of SIGSEGV):
+     * there the filter's rule has nothing to bite on. */
+    assert_int_equal(run_child(do_int80_unfiltered, NULL, &r), 0);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+        printf("this kernel runs no i386 system call from a 64-bit process (without a filter, "
+               "int 0x80 ended the probe with %s %d): nothing for the filter to kill, skipping\n",
+               WIFSIGNALED(r.status) ? "signal" : "exit status",
+               WIFSIGNALED(r.status) ? WTERMSIG(r.status) : WEXITSTATUS(r.status));
+        skip();
+    }
     assert_int_equal(run_child(do_int80, NULL, &r), 0);
     /* Killed outright (SCMP_ACT_KILL_PROCESS): no frame, no handler. */
     assert_true(WIFSIGNALED(r.status));
