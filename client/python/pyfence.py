@@ -712,6 +712,13 @@ class Client:
         Past reply_timeout, PyfenceError("timeout") and the connection is closed. Interrupted
         (KeyboardInterrupt), the frames it had taken are put back for the next wait_reply(rid)
         and another thread takes over the reading."""
+        return self._wait_reply(rid, on_event)
+
+    def _wait_reply(self, rid, on_event=None, into=None):
+        """wait_reply; the reply also goes into the list `into` before it is returned, so that
+        a caller interrupted as it returns still has it. Until then it stays among the frames
+        an interrupt puts back: taken off them first, it was lost to an interrupt that came
+        in between."""
         deadline = self._deadline()
         while True:
             frames, reading = deque(), False
@@ -726,9 +733,11 @@ class Client:
                 elif not frames:
                     self._wait_for_reader(rid, deadline)
                 while frames:
+                    if "event" not in frames[0]:
+                        if into is not None:
+                            into.append(frames[0])
+                        return frames[0]
                     m = frames.popleft()
-                    if "event" not in m:
-                        return m
                     if on_event:
                         on_event(m)
             except BaseException:
@@ -860,15 +869,15 @@ class Client:
             fields["profile"] = profile
         if detach:
             fields["detach"] = True
-        sent, reply = [], None
+        sent, got = [], []  # the open's id once it may go out, its reply once it came
         try:
             rid = self._submit("session.open", fields, sent)
-            reply = self.wait_reply(rid)
-            session = Session(self, _checked(reply)["session"], reply)
+            self._wait_reply(rid, None, got)
+            session = Session(self, _checked(got[0])["session"], got[0])
         except BaseException:
             # KeyboardInterrupt, say, while the open waited for a worker: take it back, so
             # that no session is left that nobody knows of (a detached one outlives us).
-            self._take_back_open(sent, reply)
+            self._take_back_open(sent, got[0] if got else None)
             raise
         return session
 
@@ -883,6 +892,9 @@ class Client:
                         return  # not sent, or the connection broke: an attached open ends with it
                 self.cancel(sent[0])
                 reply = self.wait_reply(sent[0])
+            elif sent:
+                with self._cond:  # an interrupt as the reply was handed out put it back as well
+                    self._inflight.pop(sent[0], None)
             if reply is not None and reply.get("ok") is True:
                 self.request("session.close", session=reply["session"])
         except PyfenceError:

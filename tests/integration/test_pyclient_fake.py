@@ -2,10 +2,12 @@
 error handling and the smolagents adapter, without the daemon."""
 
 import datetime
+import dis
 import math
 import random
 import signal
 import statistics
+import sys
 import threading
 import time
 from collections import deque
@@ -399,6 +401,82 @@ def test_interrupt_anywhere_in_open_session_leaves_client_whole(fake):
     # Half the opens are held until cancelled, so "open" gets at least ~300; of the rest, about
     # two thirds should land after the return. Far fewer means the test stopped covering that.
     assert landed["open"] > 100 and landed["after"] > 60, landed
+
+
+def _interrupt_at_point(n, count):
+    """A tracer that raises KeyboardInterrupt at the n-th point of the client's own code where
+    CPython (3.11) acts on a pending SIGINT: a function's start, a loop's jump back, the return
+    of a call. Points inside the client's held sections are skipped, as a real SIGINT's handler
+    waits there. count[0] counts the points passed."""
+    client_file = pyfence.__file__
+    opnames = {}
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename != client_file:
+            return None
+        frame.f_trace_opcodes = True
+        code = frame.f_code
+        if code not in opnames:
+            opnames[code] = {i.offset: i.opname for i in dis.get_instructions(code)}
+        names, prev = opnames[code], [None]
+
+        def local(frame, event, arg):
+            if event != "opcode":
+                return local
+            op = names.get(frame.f_lasti)
+            acts = op in ("RESUME", "JUMP_BACKWARD") or prev[0] in ("CALL", "CALL_FUNCTION_EX")
+            prev[0] = op
+            if acts and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                count[0] += 1
+                if count[0] == n:
+                    raise KeyboardInterrupt(f"at point {n} ({frame.f_code.co_name}, line {frame.f_lineno})")
+            return local
+
+        return local
+
+    return tracer
+
+
+def test_interrupt_at_every_point_of_open_session(fake):
+    """A KeyboardInterrupt at each point of open_session where a real one can come, in turn:
+    the connection stays usable, and the session is either the caller's or closed. The random
+    SIGINTs of the test above land at few of these points; this reaches every one (an interrupt
+    between taking the reply and handing it out left a session in 2 of 113)."""
+    opened, closed = set(), set()
+
+    def handler(conn, req):
+        if req["op"] == "session.open":
+            sid = f"{len(opened):032x}"
+            opened.add(sid)
+            conn.send({"id": req["id"], "ok": True, "session": sid, "detached": True})
+        elif req["op"] == "cancel":
+            conn.send({"id": req["id"], "ok": True, "cancelled": False})
+        else:  # session.close, ping
+            if req["op"] == "session.close":
+                closed.add(req["session"])
+            conn.send({"id": req["id"], "ok": True})
+
+    srv = fake(handler)
+    landed, n = [], 0
+    while True:
+        n += 1
+        count, got = [0], None
+        with pyfence.Client(srv.path, reply_timeout=10) as c:
+            sys.settrace(_interrupt_at_point(n, count))
+            try:
+                got = c.open_session(detach=True)
+            except KeyboardInterrupt as e:
+                landed.append(str(e))
+            finally:
+                sys.settrace(None)
+            assert c.ping(), landed[-1:]
+            left = opened - closed - ({got.id} if got else set())
+            assert not left, f"interrupted {landed[-1:]}: session {left} left behind"
+            if got:
+                got.close()
+        if count[0] < n:  # the whole call ran without reaching point n
+            break
+    assert len(landed) == n - 1 and n > 50, landed
 
 
 def test_unexpected_id_is_protocol_error(fake):
