@@ -3,7 +3,6 @@
  * spawn_failed, exited, ready). The zygote process itself, started, lost and restarted, is
  * zygote_client_proc.c's; the structs both use are in zygote_client_internal.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "control_packet.h"
 #include "harden_params.h"
 #include "msg.h"
 #include "pf_cleanup.h"
@@ -45,38 +45,6 @@ job_unlink(struct zygote *z, struct zjob *j)
                 z->n_live--;
             return;
         }
-}
-
-/* The parent pid of pid, from /proc/PID/stat; 0 when it cannot be read. */
-static pid_t
-parent_of(pid_t pid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* "pid (comm) state ppid ...": comm may hold anything, so parse from its last ')'. */
-    const char *p = strrchr(buf, ')');
-    int ppid = 0;
-    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-        return 0;
-    return (pid_t) ppid;
-}
-
-/* A handle on the worker that stays valid whatever happens to its pid. It is only trusted when,
- * after opening it, the process is still the zygote's child: the zygote had not reaped it, so
- * the pid cannot have been reused. Used to kill a lost zygote's workers (see zygote_fail_all_jobs).
- */
-static int
-open_worker_pidfd(pid_t pid, pid_t zygote)
-{
-    int fd = pidfd_open(pid, 0);
-    if (fd >= 0 && parent_of(pid) != zygote)
-        fd = pf_close(fd);
-    return fd;
 }
 
 int
@@ -209,8 +177,10 @@ on_exited(struct zygote *z, const cJSON *msg, struct pf_error **err)
     return 0;
 }
 
+/* fd: what came with the packet in SCM_RIGHTS, or -1; *fd is taken (set to -1) by the event
+ * that owns it, and closed by the caller otherwise. */
 static int
-on_event(struct zproc *p, const cJSON *msg, struct pf_error **err)
+on_event(struct zproc *p, const cJSON *msg, int *fd, struct pf_error **err)
 {
     struct zygote *z = p->z;
     const char *event = msg_get_string(msg, "event", "");
@@ -224,7 +194,9 @@ on_event(struct zproc *p, const cJSON *msg, struct pf_error **err)
         if (!j || j->pid > 0)
             return pf_error_set(err, PF_E_INTERNAL, "spawned: unexpected job");
         j->pid = (pid_t) msg_get_int(msg, "pid", 0);
-        j->pidfd = open_worker_pidfd(j->pid, p->pid);
+        /* The zygote opened it before it could reap the worker: it cannot name a reused pid. */
+        j->pidfd = *fd;
+        *fd = -1;
         z->n_live++;
         if (z->spawned_cb)
             z->spawned_cb(j->ctx, j->pid, NULL);
@@ -254,53 +226,47 @@ on_event(struct zproc *p, const cJSON *msg, struct pf_error **err)
     return pf_error_set(err, PF_E_INTERNAL, "unexpected event \"%s\"", event);
 }
 
+/* The zygote sends one fd at most, with "spawned": any more, or any with a truncated packet,
+ * are closed and the event handled without them. */
+static int
+take_one_fd(struct zproc *p, struct control_packet_fds *fds)
+{
+    if (fds->n == 0)
+        return -1;
+    if (fds->n > 1 || fds->truncated) {
+        pf_log_error(ZYGOTE, "zygote pid %d: a packet came with %zu fds%s, closing them",
+                     (int) p->pid, fds->n, fds->truncated ? " (truncated)" : "");
+        control_packet_close_fds(fds, 0);
+        return -1;
+    }
+    fds->n = 0;
+    return fds->fd[0];
+}
+
 int
 zygote_drain_control(struct zproc *p)
 {
     static char buf[CONTROL_MAX_PACKET];
     while (p->fd >= 0) {
-        ssize_t n = recv(p->fd, buf, sizeof(buf), MSG_DONTWAIT);
+        struct control_packet_fds fds;
+        ssize_t n = control_packet_recv(p->fd, buf, sizeof(buf), MSG_DONTWAIT, &fds);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
+        _cleanup_close_ int fd = take_one_fd(p, &fds);
         if (n <= 0)
             return -1;
         _cleanup_pf_error_ struct pf_error *err = NULL;
         _cleanup_json_ cJSON *msg = NULL;
-        if (msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &msg, &err) < 0 || on_event(p, msg, &err) < 0)
+        if (msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &msg, &err) < 0 ||
+            on_event(p, msg, &fd, &err) < 0)
             pf_log_error(ZYGOTE, "zygote pid %d: %s, ignoring", (int) p->pid, err->msg);
     }
     return -1;
 }
 
 /* ---- requests to the zygote ------------------------------------------------------------- */
-
-static int
-send_packet(int fd, const char *s, int pass_fd)
-{
-    struct iovec iov = {.iov_base = (void *) s, .iov_len = strlen(s)};
-    union {
-        char raw[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } cbuf;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (pass_fd >= 0) {
-        memset(&cbuf, 0, sizeof(cbuf));
-        mh.msg_control = cbuf.raw;
-        mh.msg_controllen = sizeof(cbuf.raw);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    ssize_t n;
-    do
-        n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    return n < 0 ? -errno : 0;
-}
 
 bool
 zygote_can_spawn(const struct zygote *z)
@@ -338,7 +304,7 @@ zygote_spawn(struct zygote *z, uint64_t job_id, const struct harden_params *para
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
         return pf_error_set_errno(err, PF_E_BUSY, errno, "worker socketpair");
     _cleanup_close_ int daemon_end = sv[0], worker_end = sv[1];
-    int r = send_packet(z->current->fd, s, worker_end);
+    int r = control_packet_send(z->current->fd, s, strlen(s), worker_end, MSG_DONTWAIT);
     if (r == -EAGAIN)
         return pf_error_set(err, PF_E_BUSY, "the zygote's control channel is full");
     /* The zygote died and its loss is not processed yet: the job meets what zygote_fail_all_jobs
@@ -364,7 +330,7 @@ zygote_kill(struct zygote *z, uint64_t job_id)
         return 0; /* its zygote is gone, and the worker with it */
     char s[96];
     snprintf(s, sizeof(s), "{\"op\":\"kill\",\"job\":%llu}", (unsigned long long) job_id);
-    int r = send_packet(z->current->fd, s, -1);
+    int r = control_packet_send(z->current->fd, s, strlen(s), -1, MSG_DONTWAIT);
     if (r < 0)
         pf_log_error(ZYGOTE, "job %llu: cannot ask for its kill: %s", (unsigned long long) job_id,
                      strerror(-r));
@@ -380,7 +346,7 @@ zygote_cancel(struct zygote *z, uint64_t job_id, int run)
     char s[128];
     snprintf(s, sizeof(s), "{\"op\":\"signal\",\"job\":%llu,\"signal\":\"SIGUSR1\",\"run\":%d}",
              (unsigned long long) job_id, run);
-    int r = send_packet(z->current->fd, s, -1);
+    int r = control_packet_send(z->current->fd, s, strlen(s), -1, MSG_DONTWAIT);
     if (r < 0)
         pf_log_error(ZYGOTE, "job %llu: cannot ask for its cancellation: %s",
                      (unsigned long long) job_id, strerror(-r));

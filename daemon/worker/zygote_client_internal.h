@@ -19,7 +19,7 @@ struct zjob {
     uint64_t id;
     void *ctx; /* not owned: the caller's */
     pid_t pid; /* 0 until "spawned" */
-    int pidfd; /* owned; -1 until "spawned", or when it could not be opened */
+    int pidfd; /* owned, from the zygote with "spawned"; -1 before, or when it sent none */
     bool killed;
 };
 

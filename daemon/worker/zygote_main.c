@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "control_packet.h"
 #include "exec.h"
 #include "harden_internal.h"
 #include "harden_params.h"
@@ -31,7 +33,6 @@
 
 #define CONTROL_FD         3
 #define CONTROL_MAX_PACKET (64 * 1024)
-#define MAX_PASSED_FDS     8 /* room to receive (and close) more fds than the one we accept */
 /* Room for the cJSON trees of one control packet or event (a spawn message needs ~4 KiB);
  * a larger one spills into malloc. */
 #define CJSON_ARENA_BYTES (256 * 1024)
@@ -72,9 +73,10 @@ cjson_freep(char **p)
 }
 #define _cleanup_cjson_free_ _cleanup_(cjson_freep)
 
-/* Sends one event. A failure means the daemon is gone: the caller shuts down. */
+/* Sends one event, with fd (when >= 0) in SCM_RIGHTS. A failure means the daemon is gone: the
+ * caller shuts down. */
 static int
-send_event(struct zygote *z, cJSON *obj)
+send_event_fd(struct zygote *z, cJSON *obj, int fd)
 {
     _cleanup_json_ cJSON *owned = obj;
     _cleanup_cjson_free_ char *s = owned ? cJSON_PrintUnformatted(owned) : NULL;
@@ -82,15 +84,18 @@ send_event(struct zygote *z, cJSON *obj)
         pf_log_error(ZYGOTE, "out of memory encoding an event");
         return -1;
     }
-    ssize_t n;
-    do
-        n = send(z->ctl, s, strlen(s), MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        pf_log_error(ZYGOTE, "control channel: send: %m");
+    int r = control_packet_send(z->ctl, s, strlen(s), fd, 0);
+    if (r < 0) {
+        pf_log_error(ZYGOTE, "control channel: sendmsg: %s", strerror(-r));
         return -1;
     }
     return 0;
+}
+
+static int
+send_event(struct zygote *z, cJSON *obj)
+{
+    return send_event_fd(z, obj, -1);
 }
 
 static struct job *
@@ -209,7 +214,15 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
     cJSON *o = job_event("spawned", id);
     if (o)
         cJSON_AddNumberToObject(o, "pid", pid);
-    return send_event(z, o);
+    /* The daemon's handle on the worker, for when this zygote is gone (CHANNEL.md). Opened
+     * here, before this process reaps anything, so it cannot name a reused pid. */
+    _cleanup_close_ int pidfd = pidfd_open(pid, 0);
+    if (pidfd < 0)
+        pf_log_warning(ZYGOTE,
+                       "job %llu: pidfd_open(%d): %m; pyfenced cannot kill this worker "
+                       "if the zygote dies before it",
+                       (unsigned long long) id, (int) pid);
+    return send_event_fd(z, o, pidfd);
 }
 
 static const struct msg_field spawn_fields[] = {
@@ -314,36 +327,18 @@ out:
 static int
 read_control(struct zygote *z)
 {
-    union {
-        char raw[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS)];
-        struct cmsghdr align;
-    } cbuf;
-    struct iovec iov = {.iov_base = z->rx, .iov_len = CONTROL_MAX_PACKET};
-    struct msghdr mh = {.msg_iov = &iov,
-                        .msg_iovlen = 1,
-                        .msg_control = cbuf.raw,
-                        .msg_controllen = sizeof(cbuf.raw)};
-    ssize_t n = recvmsg(z->ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    struct control_packet_fds fds;
+    ssize_t n = control_packet_recv(z->ctl, z->rx, CONTROL_MAX_PACKET, MSG_DONTWAIT, &fds);
     if (n < 0)
         return errno == EINTR || errno == EAGAIN ? 1 : -1;
-    int fds[MAX_PASSED_FDS];
-    size_t n_fds = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k && n_fds < MAX_PASSED_FDS; i++)
-            memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-    }
-    if (n == 0 && n_fds == 0)
+    if (n == 0 && fds.n == 0)
         return 0;
-    if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+    if (fds.truncated) {
         pf_log_error(ZYGOTE, "control channel: packet or its fds truncated, ignoring");
-        for (size_t i = 0; i < n_fds; i++)
-            close(fds[i]);
+        control_packet_close_fds(&fds, 0);
         return 1;
     }
-    return handle_packet(z, z->rx, (size_t) n, fds, n_fds) < 0 ? -1 : 1;
+    return handle_packet(z, z->rx, (size_t) n, fds.fd, fds.n) < 0 ? -1 : 1;
 }
 
 /* The optional fields of "exited" (CHANNEL.md), from the worker's cgroup. */

@@ -149,6 +149,14 @@ send_run(int fd, const char *code, const char *limits_json)
     assert_true(write_run(fd, code, limits_json) >= 0);
 }
 
+/* A run that spins until it is killed. */
+static void
+send_spin(int fd)
+{
+    send_run(fd, "while True: pass",
+             "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
+}
+
 /* A worker whose hardening fails answers and exits without reading its run frame: it may be
  * gone before the frame is written (EPIPE, or ECONNRESET once it closed with our bytes
  * unread), and its answer must still be there to read. */
@@ -199,6 +207,17 @@ spawn(struct zygote *z, uint64_t id, struct job *j)
     int fd = -1;
     if (zygote_spawn(z, id, &p, j, &fd, &err) < 0)
         fail_msg("zygote_spawn: %s", err->msg);
+    return fd;
+}
+
+/* A worker for job id, spinning once spawned; returns the channel. */
+static int
+spawn_spinning(uv_loop_t *loop, struct zygote *z, uint64_t id, struct job *j)
+{
+    int fd = spawn(z, id, j);
+    send_spin(fd);
+    assert_true(wfx_run_until(loop, &j->spawned, 10000));
+    assert_false(j->spawn_failed);
     return fd;
 }
 
@@ -264,11 +283,7 @@ test_kill_spinning_job(void **state)
     struct zygote *z = start(&loop);
 
     struct job j = {0};
-    int fd = spawn(z, 7, &j);
-    send_run(fd, "while True: pass",
-             "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
-    assert_true(wfx_run_until(&loop, &j.spawned, 10000));
-    assert_false(j.spawn_failed);
+    int fd = spawn_spinning(&loop, z, 7, &j);
     assert_int_equal(zygote_live_workers(z), 1);
     usleep(100000); /* let it spin */
     assert_false(j.exited);
@@ -286,6 +301,41 @@ test_kill_spinning_job(void **state)
     assert_int_equal(count_fds(), fds_before);
 }
 
+/* The zygote hands over each worker's pidfd with its spawned event: a worker that died is
+ * known to be dead before its exited event is read (the pool's check before lending an idle
+ * worker), and pyfenced can kill it if the zygote dies first. */
+static void
+test_worker_alive_follows_pidfd(void **state)
+{
+    (void) state;
+    int fds_before = count_fds();
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote *z = start(&loop);
+
+    struct job j = {0};
+    int fd = spawn_spinning(&loop, z, 9, &j);
+    assert_true(zygote_worker_alive(z, 9));
+    assert_int_equal(kill(j.pid, SIGKILL), 0);
+    /* The loop does not run here: the exited event waits unread, and the job is still live. */
+    bool alive = true;
+    for (int i = 0; i < 500 && alive; i++) {
+        alive = zygote_worker_alive(z, 9);
+        if (alive)
+            usleep(10000);
+    }
+    assert_false(alive);
+    assert_false(j.exited);
+    assert_int_equal(zygote_live_workers(z), 1);
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
+    assert_int_equal(j.exit.signal, SIGKILL);
+    assert_false(zygote_worker_alive(z, 9));
+    close(fd);
+
+    stop(&loop, z);
+    assert_int_equal(count_fds(), fds_before);
+}
+
 static void
 test_zygote_death_and_restart(void **state)
 {
@@ -297,10 +347,7 @@ test_zygote_death_and_restart(void **state)
     pid_t old = zygote_pid(z);
 
     struct job j = {0};
-    int fd = spawn(z, 3, &j);
-    send_run(fd, "while True: pass",
-             "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
-    assert_true(wfx_run_until(&loop, &j.spawned, 10000));
+    int fd = spawn_spinning(&loop, z, 3, &j);
     assert_int_equal(kill(old, SIGKILL), 0);
     assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_int_equal(j.exit.signal, SIGKILL);
@@ -438,8 +485,7 @@ test_cpu_limit(void **state)
     p.level[HARDEN_LAYER_NAMESPACES] = HARDEN_OFF;
     struct job j = {0};
     int fd = spawn_with(z, 11, &p, &j);
-    send_run(fd, "while True: pass",
-             "{\"max_while_iterations\":1000000000,\"max_ops\":10000000000}");
+    send_spin(fd);
     assert_true(wfx_run_until(&loop, &j.exited, 10000));
     assert_int_equal(j.exit.signal, SIGXCPU);
     assert_false(j.exit.killed_by_request);
@@ -595,17 +641,61 @@ start_raw_zygote(int *ret_ctl)
     return pid;
 }
 
+/* One event, and in *ret_fd the fd that came with it (-1 if none; NULL: none may come). */
 static cJSON *
-recv_event(int ctl)
+recv_event_fd(int ctl, int *ret_fd)
 {
     char buf[65536];
     struct pollfd pfd = {.fd = ctl, .events = POLLIN};
     assert_int_equal(poll(&pfd, 1, 10000), 1);
-    ssize_t n = recv(ctl, buf, sizeof(buf), 0);
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+    union {
+        char raw[CMSG_SPACE(sizeof(int) * 4)];
+        struct cmsghdr align;
+    } cbuf;
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = cbuf.raw,
+                        .msg_controllen = sizeof(cbuf)};
+    ssize_t n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
     assert_true(n > 0);
+    assert_false(mh.msg_flags & MSG_CTRUNC);
+    int fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        assert_int_equal(c->cmsg_type, SCM_RIGHTS);
+        assert_int_equal(c->cmsg_len, CMSG_LEN(sizeof(int)));
+        assert_int_equal(fd, -1);
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    }
+    if (ret_fd)
+        *ret_fd = fd;
+    else if (fd >= 0)
+        fail_msg("an event came with fd %d: \"%.*s\"", fd, (int) n, buf);
     cJSON *obj = NULL;
     assert_int_equal(msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &obj, NULL), 0);
     return obj;
+}
+
+static cJSON *
+recv_event(int ctl)
+{
+    return recv_event_fd(ctl, NULL);
+}
+
+/* The pid a pidfd refers to, from its fdinfo ("Pid:"); -1 if fd is no pidfd. */
+static pid_t
+pidfd_pid(int fd)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    pid_t pid = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Pid: %d", &pid) == 1)
+            break;
+    fclose(f);
+    return pid;
 }
 
 static void
@@ -679,11 +769,16 @@ test_control_channel_strict(void **state)
 
     /* And a good one still works after all that. */
     send_with_fds(ctl, good, &pair[1], 1);
-    ev = recv_event(ctl);
+    int pidfd = -1;
+    ev = recv_event_fd(ctl, &pidfd);
     assert_string_equal(msg_get_string(ev, "event", ""), "spawned");
     assert_int_equal(msg_get_int(ev, "job", 0), 5);
     pid_t wpid = (pid_t) msg_get_int(ev, "pid", 0);
     cJSON_Delete(ev);
+    /* With it, the worker's pidfd: the daemon's handle on it should this zygote die. */
+    assert_true(pidfd >= 0);
+    assert_int_equal(pidfd_pid(pidfd), wpid);
+    close(pidfd);
     close(pair[1]);
     close(pair[0]); /* the worker sees EOF instead of a run frame and reports, then exits */
     ev = recv_event(ctl);
@@ -697,6 +792,66 @@ test_control_channel_strict(void **state)
     assert_int_equal(waitpid(zpid, &status, 0), zpid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* This test binary run as a zygote (test_stray_fds_closed): it answers one spawn with two fds
+ * where one is the most a packet carries, and its exited event with an fd where none belongs. */
+static int
+fake_zygote_main(void)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), "{\"event\":\"ready\",\"pid\":%d,\"python\":\"3.0\"}",
+             (int) getpid());
+    send_with_fds(3, msg, NULL, 0);
+    char buf[65536];
+    ssize_t n;
+    while ((n = recv(3, buf, sizeof(buf) - 1, 0)) > 0) {
+        buf[n] = '\0';
+        cJSON *req = NULL;
+        if (msg_parse(buf, (size_t) n, MSG_MAX_DEPTH, &req, NULL) < 0)
+            return 1;
+        long long job = (long long) msg_get_int(req, "job", 0);
+        cJSON_Delete(req);
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        snprintf(msg, sizeof(msg), "{\"event\":\"spawned\",\"job\":%lld,\"pid\":%d}", job,
+                 (int) getpid());
+        send_with_fds(3, msg, (int[]){null, null}, 2);
+        snprintf(msg, sizeof(msg),
+                 "{\"event\":\"exited\",\"job\":%lld,\"pid\":%d,\"exit_code\":0,"
+                 "\"signal\":null,\"cpu_ms\":0,\"max_rss_kb\":0,\"killed\":false}",
+                 job, (int) getpid());
+        send_with_fds(3, msg, &null, 1);
+        close(null);
+    }
+    return n == 0 ? 0 : 1;
+}
+
+/* pyfenced takes one fd from the zygote, with "spawned": more than one, or one with another
+ * event, are closed, and the events still handled. */
+static void
+test_stray_fds_closed(void **state)
+{
+    (void) state;
+    int fds_before = count_fds();
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    assert_true(len > 0);
+    self[len] = '\0';
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct zygote_config cfg = {.path = self, .log_level = 0};
+    struct zygote *z = NULL;
+    struct pf_error *err = NULL;
+    if (zygote_start(&loop, &cfg, on_spawned, on_exit_cb, &z, &err) < 0)
+        fail_msg("zygote_start: %s", err->msg);
+    struct job j = {0};
+    int fd = spawn(z, 11, &j);
+    assert_true(wfx_run_until(&loop, &j.exited, 10000));
+    assert_true(j.spawned && !j.spawn_failed);
+    assert_int_equal(j.exit.exit_code, 0);
+    close(fd);
+    stop(&loop, z);
+    assert_int_equal(count_fds(), fds_before);
 }
 
 static void
@@ -768,7 +923,9 @@ test_spawn_failed_code(void **state)
 int
 main(int argc, char **argv)
 {
-    (void) argc, (void) argv;
+    /* Started by test_stray_fds_closed as its zygote: "--log-level" is what pyfenced passes. */
+    if (argc > 1 && strcmp(argv[1], "--log-level") == 0)
+        return fake_zygote_main();
     if (!wfx_find_zygote(zygote_path, sizeof(zygote_path))) {
         printf("SKIP: no pyfence-zygote at %s (set PYFENCE_ZYGOTE, or build the executor)\n",
                zygote_path);
@@ -787,6 +944,7 @@ main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_run_snippet),
             cmocka_unit_test(test_kill_spinning_job),
+            cmocka_unit_test(test_worker_alive_follows_pidfd),
             cmocka_unit_test(test_zygote_death_and_restart),
             cmocka_unit_test(test_spawn_to_a_zygote_just_dead),
             cmocka_unit_test(test_stop_with_live_worker),
@@ -795,6 +953,7 @@ main(int argc, char **argv)
             cmocka_unit_test(test_required_cgroup_without_cgroups),
             cmocka_unit_test(test_many_jobs),
             cmocka_unit_test(test_control_channel_strict),
+            cmocka_unit_test(test_stray_fds_closed),
             cmocka_unit_test(test_output_batching),
             cmocka_unit_test(test_result_over_max_result_bytes),
             cmocka_unit_test(test_required_layer_missing_fails_closed),
