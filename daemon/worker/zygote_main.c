@@ -611,11 +611,13 @@ lay_out_memory(struct zygote *z)
     bool shared = zygote_mem_share_code(probe_worker_code, z, &code) == 0;
     pf_log_info(ZYGOTE,
                 "memory laid out for forks: %zu bytes of free heap chunks out of use; forks copy "
-                "the entries of %zu code pages in %zu of %zu code mappings (%zu mapped before)",
+                "the entries of %zu code and constant pages in %zu of %zu read-only mappings (%zu "
+                "mapped before)",
                 settled, code.pages_shared, code.shared, code.mappings, code.pages_before);
     if (!shared)
-        pf_log_warning(ZYGOTE, "cannot read /proc/self/maps or write /proc/self/mem: every "
-                               "worker faults its code in again (slower jobs, same safety)");
+        pf_log_warning(ZYGOTE,
+                       "cannot read /proc/self/maps or pagemap, or write /proc/self/mem: every "
+                       "worker faults its code in again (slower jobs, same safety)");
     else if (!code.probed)
         pf_log_warning(ZYGOTE, "the probe of a worker's code failed: forks copy the entries of "
                                "all the code the zygote ran (slower jobs, same safety)");

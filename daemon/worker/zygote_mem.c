@@ -175,13 +175,14 @@ zygote_mem_settle_heap(size_t max_bytes)
     return pinned;
 }
 
-/* A file-backed code mapping of this process: [lo, hi). */
+/* A read-only, file-backed, private mapping of this process (a binary's code or constants):
+ * [lo, hi). */
 struct code_map {
     uintptr_t lo, hi;
 };
 
-/* Up to max code mappings from /proc/self/maps (file-backed, r-xp: not [vdso], not anonymous
- * executable memory). Returns how many, -1 when maps cannot be read. */
+/* Up to max read-only file mappings from /proc/self/maps (r-xp or r--p with a path: not
+ * [vdso], not anonymous memory). Returns how many, -1 when maps cannot be read. */
 static ssize_t
 read_code_maps(struct code_map *maps, size_t max)
 {
@@ -193,8 +194,8 @@ read_code_maps(struct code_map *maps, size_t max)
     while (n < max && fgets(line, sizeof(line), f)) {
         unsigned long lo, hi;
         char perms[5];
-        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && strcmp(perms, "r-xp") == 0 &&
-            strchr(line, '/'))
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
+            (strcmp(perms, "r-xp") == 0 || strcmp(perms, "r--p") == 0) && strchr(line, '/'))
             maps[n++] = (struct code_map){.lo = lo, .hi = hi};
     }
     fclose(f);
@@ -221,9 +222,11 @@ bit_get(const unsigned char *bits, size_t i)
 
 /* Counts the pages of m that have a page-table entry in this process, read from its
  * /proc/self/pagemap (pagemap_fd): bit 63 of each page's entry; with bits, also sets one bit
- * for each of them, from offset on. -1 on a read error. */
+ * for each of them, from offset on; with written, counts there those that are no longer the
+ * file's (bit 61 clear: a private copy). -1 on a read error. */
 static ssize_t
-mark_present_pages(int pagemap_fd, const struct code_map *m, unsigned char *bits, size_t offset)
+mark_present_pages(int pagemap_fd, const struct code_map *m, unsigned char *bits, size_t offset,
+                   size_t *written)
 {
     uint64_t entries[512];
     size_t pages = map_pages(m), done = 0, present = 0;
@@ -238,10 +241,36 @@ mark_present_pages(int pagemap_fd, const struct code_map *m, unsigned char *bits
                 size_t b = offset + done;
                 if (bits)
                     bits[b / 8] |= (unsigned char) (1u << (b % 8));
+                if (written && !((entries[i] >> 61) & 1))
+                    (*written)++;
                 present++;
             }
     }
     return (ssize_t) present;
+}
+
+/* Drops from maps, keeping their order, the mappings with a page written before they were made
+ * read-only (RELRO, text relocations): dropping their pages (MADV_DONTNEED) would put the
+ * file's bytes back, and a fork copies their entries already. Returns how many are left, -1
+ * when pagemap cannot be read. */
+static ssize_t
+keep_unwritten_maps(struct code_map *maps, size_t n_maps)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t kept = 0;
+    for (size_t m = 0; m < n_maps; m++) {
+        size_t written = 0;
+        if (mark_present_pages(fd, &maps[m], NULL, 0, &written) < 0) {
+            close(fd);
+            return -1;
+        }
+        if (written == 0)
+            maps[kept++] = maps[m];
+    }
+    close(fd);
+    return (ssize_t) kept;
 }
 
 /* Gives the mapping at lo one private page holding the bytes it had (read and written back
@@ -266,7 +295,7 @@ probe_child(pid_t parent, void (*probe)(void *), void *userdata, const struct co
     int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     size_t offset = 0;
     for (size_t m = 0; fd >= 0 && m < n_maps; offset += map_pages(&maps[m]), m++)
-        if (mark_present_pages(fd, &maps[m], bits, offset) < 0)
+        if (mark_present_pages(fd, &maps[m], bits, offset, NULL) < 0)
             _exit(2);
     _exit(fd >= 0 ? 0 : 1);
 }
@@ -302,7 +331,7 @@ trim_to_probed_pages(const struct code_map *m, const unsigned char *bits, size_t
             (void) *(volatile const unsigned char *) (m->lo + i * page_size());
 }
 
-#define MAX_CODE_MAPS 512
+#define MAX_CODE_MAPS 1024
 
 /* The code pages this process has mapped in maps (all of them, or those with a bit in only). */
 static size_t
@@ -311,7 +340,7 @@ count_present_pages(const struct code_map *maps, size_t n_maps, const bool *only
     int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     size_t n = 0;
     for (size_t m = 0; fd >= 0 && m < n_maps; m++) {
-        ssize_t r = only && !only[m] ? 0 : mark_present_pages(fd, &maps[m], NULL, 0);
+        ssize_t r = only && !only[m] ? 0 : mark_present_pages(fd, &maps[m], NULL, 0, NULL);
         n += r > 0 ? (size_t) r : 0;
     }
     if (fd >= 0)
@@ -326,6 +355,8 @@ zygote_mem_share_code(void (*probe)(void *), void *userdata, struct zygote_mem_c
     struct code_map maps[MAX_CODE_MAPS];
     bool shared[MAX_CODE_MAPS] = {false};
     ssize_t n_maps = read_code_maps(maps, MAX_CODE_MAPS);
+    if (n_maps > 0)
+        n_maps = keep_unwritten_maps(maps, (size_t) n_maps);
     if (n_maps <= 0)
         return -1;
     ret->mappings = (size_t) n_maps;

@@ -196,9 +196,10 @@ page_present(uintptr_t addr)
     return n == (ssize_t) sizeof(entry) ? (int) (entry >> 63) : -1;
 }
 
-/* A file-backed r-x mapping of the test's own, every page of it in the page cache: the pages
- * below are 512 KiB apart, so no fault-around window (64 KiB: a fault on a file page maps its
- * cached neighbours in that window too) holds both, and nothing but the test reads them. */
+/* A file-backed read-only mapping of the test's own (code, r-x, or constants, r--), every page
+ * of it in the page cache: the pages below are 512 KiB apart, so no fault-around window (64
+ * KiB: a fault on a file page maps its cached neighbours in that window too) holds both, and
+ * nothing but the test reads them. */
 #define TEST_CODE_BYTES (1024 * 1024)
 #define PROBED_OFFSET   (128 * 1024)
 #define UNPROBED_OFFSET (640 * 1024)
@@ -206,6 +207,7 @@ page_present(uintptr_t addr)
 #    define MFD_EXEC 0x0010U
 #endif
 static unsigned char *test_code;
+static int test_code_prot = PROT_READ | PROT_EXEC;
 
 static unsigned char *
 map_test_code(void)
@@ -219,7 +221,7 @@ map_test_code(void)
     static unsigned char ret[TEST_CODE_BYTES];
     memset(ret, 0xc3, sizeof(ret)); /* any bytes: the test only reads them */
     void *p = pwrite(fd, ret, sizeof(ret), 0) == (ssize_t) sizeof(ret)
-                      ? mmap(NULL, TEST_CODE_BYTES, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0)
+                      ? mmap(NULL, TEST_CODE_BYTES, test_code_prot, MAP_PRIVATE, fd, 0)
                       : MAP_FAILED;
     close(fd);
     return p == MAP_FAILED ? NULL : p;
@@ -329,6 +331,33 @@ scenario_probed(void)
     return fork_sees(1, 0, 0);
 }
 
+/* The same for a binary's constants (r--p): forks copy the entries of the pages the probe
+ * read, and only those. */
+static int
+scenario_probed_constants(void)
+{
+    test_code_prot = PROT_READ;
+    return scenario_probed();
+}
+
+/* A read-only mapping written before it was made so (RELRO, where the dynamic linker wrote
+ * relocations) keeps what was written: its pages are not dropped for the file's. */
+static int
+scenario_written_then_read_only(void)
+{
+    test_code_prot = PROT_READ | PROT_WRITE;
+    int r = run_all_three();
+    if (r)
+        return r;
+    test_code[PROBED_OFFSET] = 0x5a;
+    if (mprotect(test_code, TEST_CODE_BYTES, PROT_READ) < 0)
+        return 40;
+    struct zygote_mem_code_stats st;
+    if (zygote_mem_share_code(probe_reads_probed_page, NULL, &st) < 0 || !st.probed)
+        return 41;
+    return read_byte(PROBED_OFFSET) == 0x5a ? 0 : 42;
+}
+
 /* Without a probe's answer, every mapping is shared with every entry the zygote had. */
 static int
 shares_everything_with(void (*probe)(void *))
@@ -362,6 +391,20 @@ test_a_fork_gets_the_code_pages_the_probe_ran_and_only_those(void **state)
 }
 
 static void
+test_a_fork_gets_the_constants_the_probe_read_and_only_those(void **state)
+{
+    (void) state;
+    assert_scenario(scenario_probed_constants);
+}
+
+static void
+test_a_written_read_only_mapping_keeps_its_bytes(void **state)
+{
+    (void) state;
+    assert_scenario(scenario_written_then_read_only);
+}
+
+static void
 test_a_failed_probe_shares_all_the_code_the_parent_ran(void **state)
 {
     (void) state;
@@ -386,6 +429,8 @@ main(void)
             cmocka_unit_test_setup_teardown(test_a_forked_child_has_no_arena, setup, teardown),
             cmocka_unit_test(test_heap_settles_new_allocations_leave_old_holes_alone),
             cmocka_unit_test(test_a_fork_gets_the_code_pages_the_probe_ran_and_only_those),
+            cmocka_unit_test(test_a_fork_gets_the_constants_the_probe_read_and_only_those),
+            cmocka_unit_test(test_a_written_read_only_mapping_keeps_its_bytes),
             cmocka_unit_test(test_a_failed_probe_shares_all_the_code_the_parent_ran),
             cmocka_unit_test(test_without_a_probe_a_fork_gets_all_the_code_the_parent_ran),
     };
