@@ -35,6 +35,12 @@ discard_output(void *userdata, const char *data, size_t len)
     (void) userdata, (void) data, (void) len;
 }
 
+struct exec_env *
+worker_warm_up_env_new(struct pf_error **err)
+{
+    return exec_env_new(&warm_up_policy, err);
+}
+
 bool
 worker_warm_up_wanted(int fd)
 {
@@ -43,27 +49,22 @@ worker_warm_up_wanted(int fd)
 }
 
 int
-worker_warm_up(int fd)
+worker_warm_up(int fd, struct exec_env *scratch)
 {
-    return worker_warm_up_wanted(fd) ? worker_warm_up_run() : 0;
+    return worker_warm_up_wanted(fd) ? worker_warm_up_run(scratch) : 0;
 }
 
 int
-worker_warm_up_run(void)
+worker_warm_up_run(struct exec_env *scratch)
 {
-    struct pf_error *err = NULL;
-    struct exec_env *env = exec_env_new(&warm_up_policy, &err);
-    if (!env) {
-        pf_error_free(err);
+    if (!scratch)
         return -1;
-    }
-    cJSON *res = exec_env_run(env, warm_up_code, discard_output, NULL);
+    cJSON *res = exec_env_run(scratch, warm_up_code, discard_output, NULL);
     const cJSON *outcome = cJSON_GetObjectItemCaseSensitive(res, "outcome");
     int ret = cJSON_IsString(outcome) && strcmp(outcome->valuestring, "ok") == 0 ? 1 : -1;
     /* The result's way out: the worker encodes its result the same way. */
     _cleanup_free_ char *text = res ? cJSON_PrintUnformatted(res) : NULL;
     cJSON_Delete(text ? cJSON_Parse(text) : NULL);
     cJSON_Delete(res);
-    exec_env_free(env);
     return ret;
 }

@@ -366,7 +366,8 @@ run_job(int fd, struct run_job *job)
 }
 
 void
-worker_main(int channel_fd, const struct harden_params *params, struct exec_env *spare_env)
+worker_main(int channel_fd, const struct harden_params *params, struct exec_env *spare_env,
+            struct exec_env *warm_env)
 {
     struct harden_params p = *params;
     _cleanup_pf_error_ struct pf_error *err = NULL;
@@ -393,7 +394,7 @@ worker_main(int channel_fd, const struct harden_params *params, struct exec_env 
                         WORKER_EXIT_HARDEN_FAILED);
     }
 
-    worker_warm_up(fd);
+    worker_warm_up(fd, warm_env);
     struct frame_slot slot = {NULL, 0};
     struct run_job job = {.spare_env = spare_env};
     if (worker_read_frame(fd, &slot, &err) < 0 || parse_run(slot.payload, slot.len, &job, &err) < 0)

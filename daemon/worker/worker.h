@@ -17,9 +17,10 @@
  * the GIL held (zygote_python.h: what fork redid). channel_fd is the worker's end of the
  * socketpair; params is copied before anything else runs. spare_env, when not NULL, is the
  * zygote's prebuilt executor environment (exec_env_prebuild), which this worker configures and
- * uses for its job instead of building one. */
+ * uses for its job instead of building one; warm_env is the zygote's scratch environment for
+ * the warm-up (worker_warm_up_env_new). */
 struct exec_env;
 _Noreturn void worker_main(int channel_fd, const struct harden_params *params,
-                           struct exec_env *spare_env);
+                           struct exec_env *spare_env, struct exec_env *warm_env);
 
 #endif

@@ -182,7 +182,7 @@ become_worker(struct zygote *z, int channel_fd, const struct harden_params *para
         pf_log_error(ZYGOTE, "worker: %s", err->msg);
         _exit(WORKER_EXIT_HARDEN_FAILED);
     }
-    worker_main(channel_fd, params, z->python.spare_env);
+    worker_main(channel_fd, params, z->python.spare_env, z->python.warm_env);
 }
 
 static int
@@ -591,7 +591,7 @@ probe_worker_code(void *userdata)
 {
     struct zygote *z = userdata;
     z->ctl = pf_close(z->ctl);
-    (void) worker_warm_up_run();
+    (void) worker_warm_up_run(z->python.warm_env);
 }
 
 /* Once, before the zygote says it is ready: what it writes per job from then on stays out of

@@ -7,6 +7,7 @@
 
 #include "exec.h"
 #include "pf_log.h"
+#include "warm_up.h"
 
 /* Moves every object, the prebuilt environment included, to the permanent generation: the
  * workers' garbage collections then never walk (and copy) the pages they share with the
@@ -73,7 +74,9 @@ zygote_python_prepare(struct zygote_python *zp, struct pf_error **err)
     zp->random_seed = NULL;
     zp->gauss_next = NULL;
     zp->spare_env = NULL;
-    if (find_random(zp, err) < 0 || !(zp->spare_env = exec_env_prebuild(err)))
+    zp->warm_env = NULL;
+    if (find_random(zp, err) < 0 || !(zp->spare_env = exec_env_prebuild(err)) ||
+        !(zp->warm_env = worker_warm_up_env_new(err)))
         return -1;
     freeze_heap();
     return 0;
@@ -106,4 +109,5 @@ zygote_python_release(struct zygote_python *zp)
     zp->random_seed = NULL;
     zp->gauss_next = NULL;
     zp->spare_env = exec_env_free(zp->spare_env);
+    zp->warm_env = exec_env_free(zp->warm_env);
 }
