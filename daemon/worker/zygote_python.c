@@ -67,23 +67,50 @@ fail:
                         "cannot find random._inst and _random.Random.seed to reseed workers");
 }
 
+/* numpy's legacy global generator (numpy.random.rand, shuffle, pandas' sample without a
+ * random_state) is numpy.random.mtrand._rand, seeded once when numpy is imported: in the
+ * zygote, so every worker would draw the same numbers. Its bound seed method reseeds it from the
+ * kernel's random bytes when called without an argument. */
+static int
+find_numpy_random(struct zygote_python *zp, struct pf_error **err)
+{
+    PyObject *name = PyUnicode_FromString("numpy.random.mtrand");
+    PyObject *mtrand = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (!mtrand)
+        return PyErr_Occurred() ? -1 : 0; /* not preloaded: an import seeds it afresh */
+    PyObject *rand = PyObject_GetAttrString(mtrand, "_rand");
+    Py_DECREF(mtrand);
+    PyObject *seed = rand ? PyObject_GetAttrString(rand, "seed") : NULL;
+    Py_XDECREF(rand);
+    if (!seed || !PyCallable_Check(seed)) {
+        Py_XDECREF(seed);
+        PyErr_Clear();
+        return pf_error_set(err, PF_E_INTERNAL,
+                            "cannot find numpy.random.mtrand._rand.seed to reseed workers");
+    }
+    zp->numpy_seed = seed;
+    return 0;
+}
+
 int
 zygote_python_prepare(struct zygote_python *zp, struct pf_error **err)
 {
     zp->random_inst = NULL;
     zp->random_seed = NULL;
     zp->gauss_next = NULL;
+    zp->numpy_seed = NULL;
     zp->spare_env = NULL;
     zp->warm_env = NULL;
-    if (find_random(zp, err) < 0 || !(zp->spare_env = exec_env_prebuild(err)) ||
-        !(zp->warm_env = worker_warm_up_env_new(err)))
+    if (find_random(zp, err) < 0 || find_numpy_random(zp, err) < 0 ||
+        !(zp->spare_env = exec_env_prebuild(err)) || !(zp->warm_env = worker_warm_up_env_new(err)))
         return -1;
     freeze_heap();
     return 0;
 }
 
-int
-zygote_python_after_fork(const struct zygote_python *zp, struct pf_error **err)
+static int
+reseed_random(const struct zygote_python *zp, struct pf_error **err)
 {
     if (!zp->random_inst)
         return 0;
@@ -99,6 +126,26 @@ zygote_python_after_fork(const struct zygote_python *zp, struct pf_error **err)
     return 0;
 }
 
+static int
+reseed_numpy(const struct zygote_python *zp, struct pf_error **err)
+{
+    if (!zp->numpy_seed)
+        return 0;
+    PyObject *r = PyObject_CallNoArgs(zp->numpy_seed);
+    if (!r) {
+        PyErr_Clear();
+        return pf_error_set(err, PF_E_INTERNAL, "cannot reseed numpy's global generator");
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+int
+zygote_python_after_fork(const struct zygote_python *zp, struct pf_error **err)
+{
+    return reseed_random(zp, err) < 0 || reseed_numpy(zp, err) < 0 ? -1 : 0;
+}
+
 void
 zygote_python_release(struct zygote_python *zp)
 {
@@ -108,6 +155,8 @@ zygote_python_release(struct zygote_python *zp)
     zp->random_inst = NULL;
     zp->random_seed = NULL;
     zp->gauss_next = NULL;
+    Py_XDECREF((PyObject *) zp->numpy_seed);
+    zp->numpy_seed = NULL;
     zp->spare_env = exec_env_free(zp->spare_env);
     zp->warm_env = exec_env_free(zp->warm_env);
 }

@@ -9,7 +9,8 @@
  * touch is a page the worker must copy: about 200 page faults, half of a trivial job's, at about
  * 2 µs each. Workers therefore skip the protocol and redo the one thing that matters to a
  * snippet: a fresh seed for random's module-level generator, from the kernel, as random.seed()
- * would take it.
+ * would take it, and for numpy's legacy global generator where the zygote preloaded numpy (it
+ * has no after-fork hook at all: every worker of the data profile drew the same numbers).
  *
  * For the same reason the zygote prebuilds one executor environment (exec_env_prebuild) that
  * each worker configures for its job: building the namespace in every worker cost it ~60 more
@@ -28,6 +29,7 @@ struct zygote_python {
     void *random_inst;          /* PyObject *: random._inst, NULL when random is not loaded */
     void *random_seed;          /* PyObject *: _random.Random.seed, the C method */
     void *gauss_next;           /* PyObject *: the interned name "gauss_next" */
+    void *numpy_seed;           /* PyObject *: numpy.random.mtrand._rand.seed, NULL without numpy */
     struct exec_env *spare_env; /* never used here: each worker takes over its own copy */
     struct exec_env *warm_env;  /* the same for the warm-up's scratch (warm_up.h) */
 };

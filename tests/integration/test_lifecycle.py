@@ -295,3 +295,16 @@ def test_workers_draw_their_own_random_numbers(daemon):
     with daemon.client() as c:
         draws = [tuple(c.exec(code).output) for _ in range(6)]
     assert len(set(draws)) == len(draws), draws
+
+
+def test_workers_draw_their_own_numpy_random_numbers(daemon):
+    """numpy's legacy global generator (numpy.random.rand, pandas' sample) is seeded when the
+    data profile's zygote imports numpy: each worker must reseed it, or every job of the
+    profile draws the same numbers."""
+    code = ("import numpy as np\n"
+            "[float(np.random.rand()), int(np.random.randint(1 << 30)), float(np.random.randn())]")
+    with daemon.client() as c:
+        if not c.exec("import numpy", profile="data").ok:
+            pytest.skip("numpy is not installed (Debian's python3-numpy)")
+        draws = [tuple(c.exec(code, profile="data").output) for _ in range(6)]
+    assert len(set(draws)) == len(draws), draws
