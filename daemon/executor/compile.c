@@ -39,11 +39,11 @@ exec_construct_name(const char *ast_type)
     return ast_type;
 }
 
-/* AST field names as interned strings, each made once per process (in the zygote, for the
- * fields its warm-up meets). CPython's type attribute cache only hits for the very name object
- * it stored: a name made afresh per lookup (PyObject_GetAttrString) misses every time and
- * rewrites the cache entry, which in a worker is a copy-on-write fault on a page it shares
- * with the zygote. ~60 names exist; the table has room for four times that. */
+/* AST field names, and the few names compiling makes, as interned strings, each made once per
+ * process (in the zygote, for the names its warm-up meets). CPython's type attribute cache only
+ * hits for the very name object it stored: a name made afresh per lookup (PyObject_GetAttrString)
+ * misses every time and rewrites the cache entry, which in a worker is a copy-on-write fault on a
+ * page it shares with the zygote. ~60 names exist; the table has room for four times that. */
 #define FIELD_SLOTS 256
 static PyObject *field_names[FIELD_SLOTS];
 
@@ -56,9 +56,8 @@ field_hash(const char *s)
     return h;
 }
 
-/* A borrowed, interned name; NULL with an exception set. */
-static PyObject *
-field_name(const char *s)
+PyObject *
+exec_interned_name(const char *s)
 {
     uint32_t h = field_hash(s);
     for (uint32_t i = 0; i < FIELD_SLOTS; i++) {
@@ -68,14 +67,14 @@ field_name(const char *s)
         if (PyUnicode_CompareWithASCIIString(*slot, s) == 0)
             return *slot;
     }
-    PyErr_Format(PyExc_SystemError, "more than %d AST field names", FIELD_SLOTS);
+    PyErr_Format(PyExc_SystemError, "more than %d AST field and compile names", FIELD_SLOTS);
     return NULL;
 }
 
 PyObject *
 exec_ast_field(PyObject *ast, const char *name)
 {
-    PyObject *n = field_name(name);
+    PyObject *n = exec_interned_name(name);
     return n ? PyObject_GetAttr(ast, n) : NULL;
 }
 
@@ -115,7 +114,7 @@ exec_node_new(struct cstate *cs, PyObject *ast, enum node_kind kind)
     memset(n, 0, sizeof(*n));
     n->kind = kind;
     long lineno = 0, col = 0, end_lineno = 0, end_col = 0;
-    PyObject *lineno_name = ast ? field_name("lineno") : NULL;
+    PyObject *lineno_name = ast ? exec_interned_name("lineno") : NULL;
     if (ast && !lineno_name)
         return NULL;
     if (ast && PyObject_HasAttr(ast, lineno_name)) {
@@ -441,7 +440,7 @@ conv_comp(struct cstate *cs, PyObject *ast, struct node *n, const char *type)
     PyObject *name = exec_keep(cs, PyUnicode_FromString(names[n->op]));
     struct exec_code *code = name ? exec_code_new(cs, CODE_COMP, name, n->lineno) : NULL;
     struct cscope *s = code ? exec_scope_push(cs, CODE_COMP) : NULL;
-    PyObject *dot0 = s ? exec_keep(cs, PyUnicode_InternFromString(".0")) : NULL;
+    PyObject *dot0 = s ? exec_keep(cs, Py_XNewRef(exec_interned_name(".0"))) : NULL;
     struct node *ret = NULL;
     if (s)
         s->code = code;
@@ -482,7 +481,7 @@ static struct node *
 conv_lambda(struct cstate *cs, PyObject *ast, struct node *n)
 {
     n->kind = NK_E_LAMBDA;
-    PyObject *name = exec_keep(cs, PyUnicode_InternFromString("<lambda>"));
+    PyObject *name = exec_keep(cs, Py_XNewRef(exec_interned_name("<lambda>")));
     PyObject *args = name ? exec_ast_field(ast, "args") : NULL;
     struct node *ret = NULL;
     if (!args || !(n->code = exec_code_new(cs, CODE_LAMBDA, name, n->lineno)) ||

@@ -48,6 +48,9 @@ const char *exec_ast_type(PyObject *ast);
 const char *exec_construct_name(const char *ast_type);
 /* ast.<name> (a new reference), looked up by an interned name made once per process. */
 PyObject *exec_ast_field(PyObject *ast, const char *name);
+/* A borrowed interned name, made once per process (a worker making it afresh would write the
+ * shared interned table and the name's page); NULL with an exception set. */
+PyObject *exec_interned_name(const char *s);
 int exec_field_int(PyObject *ast, const char *name, long *ret);
 PyObject *exec_field_str(struct cstate *cs, PyObject *ast, const char *name);
 struct node *exec_node_new(struct cstate *cs, PyObject *ast, enum node_kind kind);

@@ -110,7 +110,7 @@ exec_tree_compile(const char *code)
     struct cstate cs = {.t = t};
     int r = -1;
     if (exec_scope_push(&cs, SCOPE_MODULE)) {
-        PyObject *name = exec_keep(&cs, PyUnicode_InternFromString("<module>"));
+        PyObject *name = exec_keep(&cs, Py_XNewRef(exec_interned_name("<module>")));
         t->module = name ? exec_code_new(&cs, CODE_FUNCTION, name, 1) : NULL;
         cs.scope->code = t->module;
         if (t->module && exec_conv_list(&cs, mod, "body", exec_conv_stmt, &t->body, &t->nbody) == 0)
