@@ -77,10 +77,10 @@ find_numpy_random(struct zygote_python *zp, struct pf_error **err)
     PyObject *name = PyUnicode_FromString("numpy.random.mtrand");
     PyObject *mtrand = name ? PyImport_GetModule(name) : NULL;
     Py_XDECREF(name);
-    if (!mtrand)
-        return PyErr_Occurred() ? -1 : 0; /* not preloaded: an import seeds it afresh */
-    PyObject *rand = PyObject_GetAttrString(mtrand, "_rand");
-    Py_DECREF(mtrand);
+    if (!mtrand && !PyErr_Occurred())
+        return 0; /* not preloaded: an import in a worker seeds it afresh */
+    PyObject *rand = mtrand ? PyObject_GetAttrString(mtrand, "_rand") : NULL;
+    Py_XDECREF(mtrand);
     PyObject *seed = rand ? PyObject_GetAttrString(rand, "seed") : NULL;
     Py_XDECREF(rand);
     if (!seed || !PyCallable_Check(seed)) {
