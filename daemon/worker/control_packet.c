@@ -60,10 +60,9 @@ control_packet_recv(int sock, char *buf, size_t len, int flags, struct control_p
 }
 
 void
-control_packet_close_fds(struct control_packet_fds *fds, size_t first)
+control_packet_close_fds(struct control_packet_fds *fds)
 {
-    for (size_t i = first; i < fds->n; i++)
+    for (size_t i = 0; i < fds->n; i++)
         close(fds->fd[i]);
-    if (first < fds->n)
-        fds->n = first;
+    fds->n = 0;
 }

@@ -28,7 +28,7 @@ struct control_packet_fds {
 ssize_t control_packet_recv(int sock, char *buf, size_t len, int flags,
                             struct control_packet_fds *fds);
 
-/* Closes every fd in fds (from index first) and forgets them. */
-void control_packet_close_fds(struct control_packet_fds *fds, size_t first);
+/* Closes every fd in fds and forgets them. */
+void control_packet_close_fds(struct control_packet_fds *fds);
 
 #endif

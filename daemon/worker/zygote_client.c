@@ -236,7 +236,7 @@ take_one_fd(struct zproc *p, struct control_packet_fds *fds)
     if (fds->n > 1 || fds->truncated) {
         pf_log_error(ZYGOTE, "zygote pid %d: a packet came with %zu fds%s, closing them",
                      (int) p->pid, fds->n, fds->truncated ? " (truncated)" : "");
-        control_packet_close_fds(fds, 0);
+        control_packet_close_fds(fds);
         return -1;
     }
     fds->n = 0;

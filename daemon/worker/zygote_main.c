@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -51,6 +52,7 @@ struct zygote {
     char *rx;         /* CONTROL_MAX_PACKET bytes that no fork copies (zygote_mem.h) */
     struct job *jobs; /* live workers, unordered */
     size_t n_jobs, cap_jobs;
+    bool warned_pidfd; /* a failing pidfd_open is said once, not per job */
 };
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -217,11 +219,16 @@ spawn(struct zygote *z, uint64_t id, const struct harden_params *params, int cha
     /* The daemon's handle on the worker, for when this zygote is gone (CHANNEL.md). Opened
      * here, before this process reaps anything, so it cannot name a reused pid. */
     _cleanup_close_ int pidfd = pidfd_open(pid, 0);
-    if (pidfd < 0)
+    if (pidfd < 0 && !z->warned_pidfd) {
+        z->warned_pidfd = true;
         pf_log_warning(ZYGOTE,
-                       "job %llu: pidfd_open(%d): %m; pyfenced cannot kill this worker "
-                       "if the zygote dies before it",
+                       "job %llu: pidfd_open(%d): %m; pyfenced cannot kill this worker, nor "
+                       "later ones whose pidfd_open fails, if the zygote dies before them "
+                       "(said once)",
                        (unsigned long long) id, (int) pid);
+    } else if (pidfd < 0) {
+        pf_log_debug(ZYGOTE, "job %llu: pidfd_open(%d): %m", (unsigned long long) id, (int) pid);
+    }
     return send_event_fd(z, o, pidfd);
 }
 
@@ -335,7 +342,7 @@ read_control(struct zygote *z)
         return 0;
     if (fds.truncated) {
         pf_log_error(ZYGOTE, "control channel: packet or its fds truncated, ignoring");
-        control_packet_close_fds(&fds, 0);
+        control_packet_close_fds(&fds);
         return 1;
     }
     return handle_packet(z, z->rx, (size_t) n, fds.fd, fds.n) < 0 ? -1 : 1;
