@@ -436,6 +436,32 @@ dataclass_in_progress(void)
     return found;
 }
 
+/* sys._getframe(depth) answered `target`. Library code may read frames down to the one the
+ * snippet stands on (enum and namedtuple read its globals' __name__), not past it: past it is
+ * the library code that called the snippet back, whose globals hold the real builtins (pandas'
+ * Scope reads f_globals at a depth its caller chooses), or, at a run's top, nothing. The walk
+ * from the current frame meets the target first if it is the snippet's frame or above it. */
+static bool
+frame_is_past_snippet(PyObject *target)
+{
+    if (!snippet_entered_from || !target || !PyFrame_Check(target))
+        return false;
+    PyFrameObject *cur = PyEval_GetFrame();
+    bool past = true; /* a target the walk never meets is no frame of this stack's: refused */
+    Py_XINCREF(cur);
+    while (cur) {
+        if ((PyObject *) cur == target) {
+            past = false;
+            break;
+        }
+        if (cur == snippet_entered_from)
+            break;
+        Py_SETREF(cur, PyFrame_GetBack(cur));
+    }
+    Py_XDECREF(cur);
+    return past;
+}
+
 static bool
 is_frame_attr(PyObject *name)
 {
@@ -529,6 +555,14 @@ audit_hook(const char *event, PyObject *args, void *unused)
             (set ? PyUnicode_CompareWithASCIIString(name, "__code__") == 0 : is_frame_attr(name)) &&
             !import_in_progress())
             return refuse("reaching frames or replacing code", event);
+        return 0;
+    }
+    if (strcmp(event, "sys._getframe") == 0) {
+        PyObject *frame = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : NULL;
+        if (frame_is_past_snippet(frame) && !import_in_progress())
+            return refuse("reading a frame past the snippet's (the library code that called it, "
+                          "or none)",
+                          event);
         return 0;
     }
     for (size_t i = 0; i < sizeof(refused_events) / sizeof(refused_events[0]); i++) {

@@ -71,11 +71,13 @@ exec_stack_limit_here(void)
  * Scope (ensure_scope, Scope, its subclass PyTablesScope) puts sys._getframe(level).f_globals
  * into the ChainMap it answers as .scope and .resolve()s any name in it. Called from the
  * snippet's frame that was the run's frame (main_frame.c: nothing more than the snippet has);
- * called from a snippet function that library code called back, level 0 is that library's
- * frame, whose globals hold the real builtins, which C code (map, operator.itemgetter) took
- * out where no value check looks. pandas' own callers (eval, query) compile their expression,
- * which the audit hook refuses anyway, so snippets lose nothing. Allowed only when a profile
- * names them exactly: no wildcard ("pandas.*") and no allowed package covers them. */
+ * called from a snippet function that library code called back, one level past the snippet's
+ * trampoline frame is that library's, whose globals hold the real builtins, which C code (map,
+ * operator.itemgetter) took out where no value check looks. pandas' own callers (eval,
+ * query) compile their expression, which the audit hook refuses anyway, so snippets lose
+ * nothing. Allowed only when a profile names them exactly: no wildcard ("pandas.*") and no
+ * allowed package covers them. Since the audit hook refuses frames past the snippet's
+ * (audit.c), this list is a second fence. */
 static const char *const caller_frame_readers[] = {
         "pandas.core.computation.scope",
 };
