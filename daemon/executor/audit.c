@@ -73,6 +73,27 @@ exec_audit_snippet_may_enter(struct exec_run *r)
     return -1;
 }
 
+/* Walks from the current frame: the target is in view if met before or at the snippet's
+ * frame. Past it is the library code that called the snippet back (its globals hold the real
+ * builtins) or, at a run's top, nothing; a frame never met (no longer running) is out too. */
+bool
+exec_audit_frame_in_view(PyObject *frame)
+{
+    if (!frame || !PyFrame_Check(frame))
+        return false;
+    PyFrameObject *cur = PyEval_GetFrame();
+    bool seen = false;
+    Py_XINCREF(cur);
+    while (cur && !seen) {
+        seen = (PyObject *) cur == frame;
+        if (cur == snippet_entered_from)
+            break;
+        Py_SETREF(cur, PyFrame_GetBack(cur));
+    }
+    Py_XDECREF(cur);
+    return seen;
+}
+
 PyFrameObject *
 exec_audit_snippet_enter(void)
 {
@@ -436,36 +457,12 @@ dataclass_in_progress(void)
     return found;
 }
 
-/* sys._getframe(depth) answered `target`. Library code may read frames down to the one the
- * snippet stands on (enum and namedtuple read its globals' __name__), not past it: past it is
- * the library code that called the snippet back, whose globals hold the real builtins (pandas'
- * Scope reads f_globals at a depth its caller chooses), or, at a run's top, nothing. The walk
- * from the current frame meets the target first if it is the snippet's frame or above it. */
-static bool
-frame_is_past_snippet(PyObject *target)
-{
-    if (!snippet_entered_from || !target || !PyFrame_Check(target))
-        return false;
-    PyFrameObject *cur = PyEval_GetFrame();
-    bool past = true; /* a target the walk never meets is no frame of this stack's: refused */
-    Py_XINCREF(cur);
-    while (cur) {
-        if ((PyObject *) cur == target) {
-            past = false;
-            break;
-        }
-        if (cur == snippet_entered_from)
-            break;
-        Py_SETREF(cur, PyFrame_GetBack(cur));
-    }
-    Py_XDECREF(cur);
-    return past;
-}
-
+/* The reads CPython 3.11 audits (PY_AUDIT_READ members). f_back is not one of them: frame_view.c
+ * checks it, with the frame's globals, builtins and locals. */
 static bool
 is_frame_attr(PyObject *name)
 {
-    static const char *const names[] = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back"};
+    static const char *const names[] = {"gi_frame", "cr_frame", "ag_frame", "tb_frame"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (PyUnicode_CompareWithASCIIString(name, names[i]) == 0)
             return true;
@@ -558,8 +555,9 @@ audit_hook(const char *event, PyObject *args, void *unused)
         return 0;
     }
     if (strcmp(event, "sys._getframe") == 0) {
+        /* down to the snippet's frame: enum and namedtuple read its globals' __name__ */
         PyObject *frame = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : NULL;
-        if (frame_is_past_snippet(frame) && !import_in_progress())
+        if (frame && !exec_audit_frame_in_view(frame) && !import_in_progress())
             return refuse("reading a frame past the snippet's (the library code that called it, "
                           "or none)",
                           event);

@@ -344,6 +344,13 @@ PyFrameObject *exec_audit_snippet_enter(void);
  * progress: guard_store.c checks stores of modules' and classes' attributes then. */
 bool exec_audit_stores_checked(void);
 void exec_audit_snippet_leave(PyFrameObject *before);
+/* frame is on the current stack, at or above the frame the snippet stands on: what library code
+ * may see of the stack while a snippet runs (frame_view.c). */
+bool exec_audit_frame_in_view(PyObject *frame);
+
+/* frame_view.c: frame objects' f_back, f_globals, f_builtins and f_locals checked while a
+ * snippet runs; installed once, before any run. */
+int exec_frame_view_install(void);
 
 /* main_frame.c: the Python frame a run stands on, whose globals say __main__ (library code
  * naming a class's module after its caller's: enum, namedtuple, typing). init compiles its

@@ -32,10 +32,10 @@
  * values like the real ones. Snippet code that library Python code calls back (a function,
  * a generator resumed) is put on a trampoline frame of its own first (exec_main_frame_callback),
  * so library code it calls in turn finds __main__'s globals one frame up, not the library's
- * that called back, whose globals hold the real builtins. Library code asking sys._getframe
- * for a frame further up is refused by the audit hook (audit.c, frame_is_past_snippet), and
- * modules known to hand out their caller's globals at a depth the caller chooses are refused
- * by name as well (policy.c, caller_frame_readers). */
+ * that called back, whose globals hold the real builtins. Library code sees the stack end at
+ * the snippet's frame: sys._getframe past it is refused by the audit hook, f_back there
+ * answers None (frame_view.c), and modules known to hand out their caller's globals at a depth
+ * the caller chooses are refused by name as well (policy.c, caller_frame_readers). */
 #include "exec_internal.h"
 
 /* `lambda run: run()`, renamed <module>: compiled once, before any run (no audit event then). */

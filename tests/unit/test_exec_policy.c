@@ -724,6 +724,65 @@ test_frame_builtins(void **state)
     exec_env_free(env);
 }
 
+/* What library code sees of the stack while a snippet runs (frame_view.c): walking f_back up
+ * from its caller it finds the snippet's frame and no further, at the run's top as in a snippet
+ * function it called back (where one frame more was the library's own, with the real
+ * builtins); sys._getframe past it is refused; f_globals of a frame no longer running (a
+ * library function's own, kept after it returned) is refused. Outside runs, CPython's
+ * answers. */
+static void
+test_frame_view(void **state)
+{
+    (void) state;
+    struct exec_policy p = {0};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"walk", "call", "deeper", "kept", NULL};
+    PyObject *ns = t_library(env, "libframes",
+                             "import sys\n"
+                             "def walk():\n"
+                             "    f, seen = sys._getframe(1), []\n"
+                             "    while f is not None:\n"
+                             "        seen.append((f.f_code.co_name, f.f_globals['__name__'],\n"
+                             "                     'open' in f.f_builtins, sorted(f.f_locals)))\n"
+                             "        f = f.f_back\n"
+                             "    return seen\n"
+                             "def call(f):\n"
+                             "    return f()\n"
+                             "def deeper(n):\n"
+                             "    return sys._getframe(n).f_globals['__name__']\n"
+                             "def own():\n"
+                             "    return sys._getframe(0)\n"
+                             "def kept():\n"
+                             "    return own().f_globals['__name__']\n",
+                             names);
+    cJSON *res = t_run_in(env, "print(walk())\n"
+                               "def cb():\n    return walk()\n"
+                               "print(call(cb))\n"
+                               "print(call(lambda: deeper(1)))\n");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "[('<module>', '__main__', False, ['run'])]\n"
+                                            "[('<module>', '__main__', False, ['run'])]\n"
+                                            "__main__\n");
+    cJSON_Delete(res);
+    res = t_run_in(env, "call(lambda: deeper(2))\n");
+    assert_string_equal(t_str(res, "outcome"), "error");
+    assert_non_null(strstr(t_str(cJSON_GetObjectItem(res, "error"), "message"),
+                           "reading a frame past the snippet's"));
+    cJSON_Delete(res);
+    res = t_run_in(env, "kept()\n");
+    assert_string_equal(t_str(res, "outcome"), "error");
+    assert_non_null(strstr(t_str(cJSON_GetObjectItem(res, "error"), "message"),
+                           "reading f_globals of a frame past the snippet's or no longer running"));
+    cJSON_Delete(res);
+    /* outside runs, CPython's answers */
+    PyObject *name = PyObject_CallNoArgs(PyDict_GetItemString(ns, "kept"));
+    assert_non_null(name);
+    assert_string_equal(PyUnicode_AsUTF8(name), "libframes");
+    Py_DECREF(name);
+    Py_DECREF(ns);
+    exec_env_free(env);
+}
+
 /* A ChainMap is a namespace when one of its maps is (nested too, as pandas' DeepChainMap holds
  * a ChainMap): library code wrapped a copy of its caller's globals so (pandas' Scope). */
 static void
@@ -1030,6 +1089,7 @@ main(void)
             cmocka_unit_test(test_frame_builtins_follow_policy),
             cmocka_unit_test(test_frame_globals_reset),
             cmocka_unit_test(test_callback_frame),
+            cmocka_unit_test(test_frame_view),
             cmocka_unit_test(test_chainmap_namespace),
             cmocka_unit_test(test_function_from_code_refused),
     };
