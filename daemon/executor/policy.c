@@ -196,12 +196,33 @@ static const char *const introspection_attrs[] = {
         "f_back",    "f_builtins", "f_code",       "f_globals", "f_locals", "f_trace",
 };
 
-/* enum's helpers that read and write a module's namespace chosen by name: Enum._convert_ and
- * _old_convert_ take sys.modules[module].__dict__ (or any held object's __dict__) as the
- * members of a new class and write into that namespace; global_enum writes the members into
- * sys.modules[cls.__module__].__dict__. Refused by name on every object, like the
- * introspection names, and as values (exec_check_value). */
-static const char *const namespace_helpers[] = {"_convert_", "_old_convert_", "global_enum"};
+/* Library functions refused by name on every object, like the introspection names, and as
+ * values (exec_check_value), whatever route reached them (from enum import global_enum, a
+ * container a library returned, operator.attrgetter):
+ * - enum's helpers that read and write a module's namespace chosen by name: Enum._convert_
+ *   and _old_convert_ take sys.modules[module].__dict__ (or any held object's __dict__) as
+ *   the members of a new class and write into that namespace; global_enum writes the members
+ *   into sys.modules[cls.__module__].__dict__;
+ * - inspect's readers of every attribute: getmembers (and _static) answers each attribute of
+ *   any object as a value the walk never sees, a library function's __globals__ with the real
+ *   builtins among them; getclosurevars answers the real builtins a function's code names
+ *   (getattr, eval); getattr_static any one attribute, classify_class_attrs a class's slot
+ *   wrappers (object.__getattribute__). C code (map, operator.call) took __import__ out of
+ *   them and imported os (policy cases 313, 314). The rest of inspect answers names, text,
+ *   signatures and the snippet's own frames. */
+struct refused_function {
+    const char *module, *name, *kind;
+};
+static const struct refused_function refused_functions[] = {
+        {"enum", "_convert_", "module namespace helper"},
+        {"enum", "_old_convert_", "module namespace helper"},
+        {"enum", "global_enum", "module namespace helper"},
+        {"inspect", "getmembers", "reflection function"},
+        {"inspect", "getmembers_static", "reflection function"},
+        {"inspect", "getclosurevars", "reflection function"},
+        {"inspect", "getattr_static", "reflection function"},
+        {"inspect", "classify_class_attrs", "reflection function"},
+};
 
 static const char *
 refused_kind(const char *name)
@@ -214,9 +235,9 @@ refused_kind(const char *name)
     for (size_t i = 0; i < sizeof(introspection_attrs) / sizeof(introspection_attrs[0]); i++)
         if (strcmp(introspection_attrs[i], name) == 0)
             return "introspection attribute";
-    for (size_t i = 0; i < sizeof(namespace_helpers) / sizeof(namespace_helpers[0]); i++)
-        if (strcmp(namespace_helpers[i], name) == 0)
-            return "module namespace helper";
+    for (size_t i = 0; i < sizeof(refused_functions) / sizeof(refused_functions[0]); i++)
+        if (strcmp(refused_functions[i].name, name) == 0)
+            return refused_functions[i].kind;
     return NULL;
 }
 
@@ -371,16 +392,16 @@ function_module(PyObject *func)
     return own ? PyUnicode_AsUTF8(name) : NULL;
 }
 
-/* enum's namespace helpers held as values: reached by a route no name check sees (from enum
- * import global_enum, a container a library returned). */
-static bool
-is_namespace_helper(PyObject *func)
+/* A refused library function held as a value: its kind, or NULL. */
+static const char *
+refused_function_kind(const char *module, PyObject *func)
 {
     PyObject *name = ((PyFunctionObject *) func)->func_name;
-    for (size_t i = 0; i < sizeof(namespace_helpers) / sizeof(namespace_helpers[0]); i++)
-        if (PyUnicode_CompareWithASCIIString(name, namespace_helpers[i]) == 0)
-            return true;
-    return false;
+    for (size_t i = 0; i < sizeof(refused_functions) / sizeof(refused_functions[0]); i++)
+        if (strcmp(refused_functions[i].module, module) == 0 &&
+            PyUnicode_CompareWithASCIIString(name, refused_functions[i].name) == 0)
+            return refused_functions[i].kind;
+    return NULL;
 }
 
 /* __main__ is where the snippet's classes say they live: dataclasses builds their methods
@@ -393,8 +414,9 @@ check_python_function(struct exec_run *r, PyObject *v)
     const char *module = function_module(v);
     if (!module)
         return PyErr_Occurred() ? -1 : 0;
-    if (strcmp(module, "enum") == 0 && is_namespace_helper(v)) {
-        exec_fail(r, ABORT_NONE, "Forbidden access to module namespace helper: enum.%U",
+    const char *kind = refused_function_kind(module, v);
+    if (kind) {
+        exec_fail(r, ABORT_NONE, "Forbidden access to %s: %s.%U", kind, module,
                   ((PyFunctionObject *) v)->func_qualname);
         return -1;
     }
