@@ -18,6 +18,13 @@ static const char *const file_modules[] = {
         "linecache", "glob", "gzip", "bz2",   "lzma",    "zipfile", "tarfile", "tokenize",
 };
 
+/* Modules that hand snippets other modules and their namespaces, which the executor's checks
+ * see only where the walk takes a value out itself: C code (map, operator.call) iterating
+ * what they answer does not (daemon/executor/README.md, "Policy"). sys.modules is every loaded
+ * module; importlib.import_module loads any module, past the profile's imports; inspect's
+ * getmodule answers a function's module (its readers of every attribute are refused). */
+static const char *const reflection_modules[] = {"inspect", "sys", "importlib"};
+
 struct warnings {
     struct policy_strings list;
     int failed; /* out of memory once: the rest is skipped, the caller gets an error */
@@ -135,6 +142,15 @@ warn_imports(struct warnings *w, const struct policy_profile *p)
                         "files, so snippets reach every file the worker's other layers leave it, "
                         "although the builtin open is never given",
                         p->name, file_modules[m], list_names[l]);
+    for (size_t l = 0; l < PF_ELEMENTSOF(lists); l++)
+        for (size_t i = 0; i < lists[l]->n; i++)
+            for (size_t m = 0; m < PF_ELEMENTSOF(reflection_modules); m++)
+                if (names_module(lists[l]->items[i], reflection_modules[m]))
+                    add(w,
+                        "profile '%s' allows module '%s' (%s): it hands snippets other modules "
+                        "and their contents, which the executor checks only where the snippet's "
+                        "own code takes them, not where C code such as map() does",
+                        p->name, reflection_modules[m], list_names[l]);
 }
 
 static bool

@@ -149,6 +149,27 @@ test_file_modules(void **state)
 }
 
 static void
+test_reflection_modules(void **state)
+{
+    (void) state;
+    static const char *const texts[] = {
+            "{\"name\": \"r\", \"imports\": [\"inspect\", \"sysconfig\", \"importlib.*\"], "
+            "\"extra_imports\": [\"sys\"]}",
+            NULL,
+    };
+    struct policy *p = make_policy(texts);
+    struct policy_strings w = warnings_of(p, 0);
+    assert_int_equal(w.n, 3);
+    assert_int_equal(count(&w, "profile 'r' allows module 'inspect' (imports): it hands snippets "
+                               "other modules"),
+                     1);
+    assert_int_equal(count(&w, "allows module 'importlib' (imports)"), 1);
+    assert_int_equal(count(&w, "allows module 'sys' (extra_imports)"), 1);
+    policy_strings_finish(&w);
+    policy_free(p);
+}
+
+static void
 test_default_for(void **state)
 {
     (void) state;
@@ -217,6 +238,7 @@ main(void)
             cmocka_unit_test(test_layers_off_without_root),
             cmocka_unit_test(test_only_off_warns),
             cmocka_unit_test(test_file_modules),
+            cmocka_unit_test(test_reflection_modules),
             cmocka_unit_test(test_default_for),
             cmocka_unit_test(test_shipped_profiles_give_none),
     };
