@@ -554,6 +554,10 @@ int exec_guard_str_format_install(void);
  * the snippet called: map(type, objs)) has its answer checked as a value. -1 with an
  * exception set. */
 int exec_guard_type_install(void);
+/* guard_builtins.c, once before any run: the real __import__, getattr, setattr, delattr, vars
+ * and open refuse a call made with the snippet's frame current (by C code the snippet called,
+ * holding one some route leaked). -1 with an exception set. */
+int exec_guard_builtins_install(void);
 /* guard_function.c, once before any run: while a snippet runs (outside imports) no code makes a
  * function from a code object (function.__new__ has no audit event). -1 with an exception
  * set. */

@@ -34,8 +34,8 @@ exec_policy_init_types(void)
             PyExc_BaseException, NULL);
     if (!exec_InterpreterError || !exec_FinalAnswerException ||
         exec_guard_str_format_install() < 0 || exec_guard_type_install() < 0 ||
-        exec_guard_function_install() < 0 || exec_guard_store_install() < 0 ||
-        exec_class_dunders_install() < 0)
+        exec_guard_builtins_install() < 0 || exec_guard_function_install() < 0 ||
+        exec_guard_store_install() < 0 || exec_class_dunders_install() < 0)
         return -1;
     return exec_audit_install();
 }

@@ -783,6 +783,62 @@ test_frame_view(void **state)
     exec_env_free(env);
 }
 
+/* The real __import__, getattr, setattr, delattr, vars and open, should a route leak one into a
+ * container the walk does not look inside, refuse to be called by C code the snippet calls
+ * (map calling map's items here); library code calls them as ever, and outside runs they
+ * answer as in CPython (guard_builtins.c). */
+static void
+test_real_builtins_guarded(void **state)
+{
+    (void) state;
+    struct exec_policy p = {0};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"leaked", "uses", NULL};
+    PyObject *ns = t_library(env, "libleaky",
+                             "def leaked():\n"
+                             "    return [__import__, getattr, setattr, delattr, vars, open]\n"
+                             "class T:\n"
+                             "    a = 1\n"
+                             "def uses():\n"
+                             "    t = T()\n"
+                             "    setattr(t, 'b', 2)\n"
+                             "    delattr(t, 'b')\n"
+                             "    return (__import__('math').pi > 3, getattr(t, 'a'), vars(t),\n"
+                             "            open('/dev/null').read())\n",
+                             names);
+    static const char *const calls[][2] = {
+            {"list(map(list, map(map, leaked()[0:1], [['os']])))", "__import__"},
+            {"list(map(list, map(map, leaked()[1:2], [[len]], [['__self__']])))", "getattr"},
+            {"list(map(list, map(map, leaked()[2:3], [[len]], [['x']], [[1]])))", "setattr"},
+            {"list(map(list, map(map, leaked()[3:4], [[len]], [['x']])))", "delattr"},
+            {"list(map(list, map(map, leaked()[4:5], [[len]])))", "vars"},
+            {"list(map(list, map(map, leaked()[5:6], [['/etc/hostname']])))", "open"},
+    };
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        cJSON *res = t_run_in(env, calls[i][0]);
+        char want[160];
+        snprintf(want, sizeof(want), "the real builtin %s called on the snippet's behalf",
+                 calls[i][1]);
+        const char *msg = t_str(cJSON_GetObjectItem(res, "error"), "message");
+        if (!msg || !strstr(msg, want))
+            fail_msg("%s: outcome %s, %s", calls[i][0], t_str(res, "outcome"),
+                     msg ? msg : "no error");
+        cJSON_Delete(res);
+    }
+    cJSON *res = t_run_in(env, "print(uses())\n");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "(True, 1, {}, '')\n");
+    cJSON_Delete(res);
+    PyObject *leaked = PyObject_CallNoArgs(PyDict_GetItemString(ns, "leaked"));
+    assert_non_null(leaked);
+    PyObject *math = PyObject_CallFunction(PyList_GET_ITEM(leaked, 0), "s", "math");
+    assert_non_null(math);
+    Py_DECREF(math);
+    Py_DECREF(leaked);
+    Py_DECREF(ns);
+    exec_env_free(env);
+}
+
 /* A ChainMap is a namespace when one of its maps is (nested too, as pandas' DeepChainMap holds
  * a ChainMap): library code wrapped a copy of its caller's globals so (pandas' Scope). */
 static void
@@ -1090,6 +1146,7 @@ main(void)
             cmocka_unit_test(test_frame_globals_reset),
             cmocka_unit_test(test_callback_frame),
             cmocka_unit_test(test_frame_view),
+            cmocka_unit_test(test_real_builtins_guarded),
             cmocka_unit_test(test_chainmap_namespace),
             cmocka_unit_test(test_function_from_code_refused),
     };
