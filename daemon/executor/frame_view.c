@@ -59,13 +59,13 @@ install_one(PyObject *type_dict, struct view_attr *a)
         return -1;
     }
     const PyGetSetDef *cpython = ((PyGetSetDescrObject *) orig)->d_getset;
+    if (cpython->set) { /* read-only in 3.11: a setter would need CPython's closure, not ours */
+        PyErr_Format(PyExc_RuntimeError, "frame.%s can be set: not guarding it", a->name);
+        return -1;
+    }
     a->cpython_get = cpython->get;
     a->cpython_closure = cpython->closure;
-    a->def = (PyGetSetDef){.name = a->name,
-                           .get = view_get,
-                           .set = cpython->set,
-                           .doc = cpython->doc,
-                           .closure = a};
+    a->def = (PyGetSetDef){.name = a->name, .get = view_get, .doc = cpython->doc, .closure = a};
     PyObject *ours = PyDescr_NewGetSet(&PyFrame_Type, &a->def);
     int rc = ours ? PyDict_SetItemString(type_dict, a->name, ours) : -1;
     Py_XDECREF(ours);
