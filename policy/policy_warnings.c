@@ -9,21 +9,46 @@
 
 #include "pf_cleanup.h"
 
-/* Modules whose purpose is files: each hands out a way to open, read or list any file the
- * worker's other layers leave it (io.open is the real open, which the builtins never give).
- * Not a complete list of what reaches files, which is why it warns and does not refuse: a
- * module is allowed only after its functions have been reviewed (pyfence-profile(5)). */
-static const char *const file_modules[] = {
-        "io",        "_io",  "os",   "posix", "pathlib", "shutil",  "codecs",  "fileinput",
-        "linecache", "glob", "gzip", "bz2",   "lzma",    "zipfile", "tarfile", "tokenize",
+/* Modules a profile is warned about allowing, and why.
+ * - Files: each hands out a way to open, read or list any file the worker's other layers leave
+ *   it (io.open is the real open, which the builtins never give).
+ * - Reflection: each hands snippets other modules and their namespaces, which the executor's
+ *   checks see only where the walk takes a value out itself; C code (map, operator.call)
+ *   iterating what they answer is not checked (daemon/executor/README.md, "Policy").
+ *   sys.modules is every loaded module; importlib.import_module loads any module, past the
+ *   profile's imports; inspect's getmodule answers a function's module (its readers of every
+ *   attribute are refused).
+ * Not complete lists, which is why they warn and do not refuse: a module is allowed only after
+ * its functions have been reviewed (pyfence-profile(5)). */
+#define WHY_FILES                                                                              \
+    "its functions open, read or list files, so snippets reach every file the worker's other " \
+    "layers leave it, although the builtin open is never given"
+#define WHY_REFLECTION                                                                          \
+    "it hands snippets other modules and their contents, which the executor checks only where " \
+    "the snippet's own code takes them, not where C code such as map() does"
+static const struct {
+    const char *name, *why;
+} risky_modules[] = {
+        {"io", WHY_FILES},
+        {"_io", WHY_FILES},
+        {"os", WHY_FILES},
+        {"posix", WHY_FILES},
+        {"pathlib", WHY_FILES},
+        {"shutil", WHY_FILES},
+        {"codecs", WHY_FILES},
+        {"fileinput", WHY_FILES},
+        {"linecache", WHY_FILES},
+        {"glob", WHY_FILES},
+        {"gzip", WHY_FILES},
+        {"bz2", WHY_FILES},
+        {"lzma", WHY_FILES},
+        {"zipfile", WHY_FILES},
+        {"tarfile", WHY_FILES},
+        {"tokenize", WHY_FILES},
+        {"inspect", WHY_REFLECTION},
+        {"sys", WHY_REFLECTION},
+        {"importlib", WHY_REFLECTION},
 };
-
-/* Modules that hand snippets other modules and their namespaces, which the executor's checks
- * see only where the walk takes a value out itself: C code (map, operator.call) iterating
- * what they answer does not (daemon/executor/README.md, "Policy"). sys.modules is every loaded
- * module; importlib.import_module loads any module, past the profile's imports; inspect's
- * getmodule answers a function's module (its readers of every attribute are refused). */
-static const char *const reflection_modules[] = {"inspect", "sys", "importlib"};
 
 struct warnings {
     struct policy_strings list;
@@ -135,22 +160,10 @@ warn_imports(struct warnings *w, const struct policy_profile *p)
     static const char *const list_names[] = {"imports", "extra_imports"};
     for (size_t l = 0; l < PF_ELEMENTSOF(lists); l++)
         for (size_t i = 0; i < lists[l]->n; i++)
-            for (size_t m = 0; m < PF_ELEMENTSOF(file_modules); m++)
-                if (names_module(lists[l]->items[i], file_modules[m]))
-                    add(w,
-                        "profile '%s' allows module '%s' (%s): its functions open, read or list "
-                        "files, so snippets reach every file the worker's other layers leave it, "
-                        "although the builtin open is never given",
-                        p->name, file_modules[m], list_names[l]);
-    for (size_t l = 0; l < PF_ELEMENTSOF(lists); l++)
-        for (size_t i = 0; i < lists[l]->n; i++)
-            for (size_t m = 0; m < PF_ELEMENTSOF(reflection_modules); m++)
-                if (names_module(lists[l]->items[i], reflection_modules[m]))
-                    add(w,
-                        "profile '%s' allows module '%s' (%s): it hands snippets other modules "
-                        "and their contents, which the executor checks only where the snippet's "
-                        "own code takes them, not where C code such as map() does",
-                        p->name, reflection_modules[m], list_names[l]);
+            for (size_t m = 0; m < PF_ELEMENTSOF(risky_modules); m++)
+                if (names_module(lists[l]->items[i], risky_modules[m].name))
+                    add(w, "profile '%s' allows module '%s' (%s): %s", p->name,
+                        risky_modules[m].name, list_names[l], risky_modules[m].why);
 }
 
 static bool
