@@ -28,6 +28,7 @@ struct guarded_builtin {
     PyMethodDef ours;
 };
 
+/* declared before its definition: the guards read it, and its entries name the guards */
 static struct guarded_builtin guarded[N_GUARDED];
 
 static bool
