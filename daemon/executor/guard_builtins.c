@@ -1,7 +1,7 @@
 /* The real builtins the snippet's namespace lacks or has checking versions of (policy.c,
  * refused_builtins) are refused as values wherever the walk sees one. C code the snippet calls
  * (map, operator.call) calls what it iterates with no such check: a library's namespace
- * reached that way handed out the real __import__ and getattr (policy cases 312-314, closed
+ * reached that way handed out the real __import__ and getattr (policy cases 310-314, closed
  * where they leaked). So, as a second fence, the ones that reach past the executor's checks
  * refuse a call made while the snippet's frame is the current one (by the walk, or by C code
  * it called): __import__ (any loaded or loadable module), getattr, setattr and delattr (any
