@@ -48,6 +48,12 @@ exec_audit_snippet_run(void)
     return active && PyEval_GetFrame() == snippet_entered_from ? running : NULL;
 }
 
+struct exec_run *
+exec_audit_running(void)
+{
+    return running;
+}
+
 bool
 exec_audit_active(void)
 {

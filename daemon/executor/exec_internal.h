@@ -327,6 +327,8 @@ void exec_audit_leave(void);
 /* The run whose snippet code is the caller now (the walk, or C code it called: the Python frame
  * current is the one the snippet was entered from), or NULL (no run, or library code's frame). */
 struct exec_run *exec_audit_snippet_run(void);
+/* The outermost run in progress, whoever's code is current, or NULL. */
+struct exec_run *exec_audit_running(void);
 /* A snippet's run is in progress (the hook and str.format's check act only then). */
 bool exec_audit_active(void);
 void exec_audit_own_compile(bool on);
@@ -558,6 +560,9 @@ int exec_guard_type_install(void);
  * and open refuse a call made with the snippet's frame current (by C code the snippet called,
  * holding one some route leaked). -1 with an exception set. */
 int exec_guard_builtins_install(void);
+/* The name of the real builtin f is, if it is one of those (its method table is ours), else
+ * NULL. */
+const char *exec_guard_builtins_name(PyObject *f);
 /* guard_function.c, once before any run: while a snippet runs (outside imports) no code makes a
  * function from a code object (function.__new__ has no audit event). -1 with an exception
  * set. */

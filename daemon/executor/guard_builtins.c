@@ -109,6 +109,17 @@ install_one(PyObject *builtins, struct guarded_builtin *g)
     return 0;
 }
 
+const char *
+exec_guard_builtins_name(PyObject *f)
+{
+    if (!PyCFunction_Check(f))
+        return NULL;
+    for (size_t i = 0; i < N_GUARDED; i++)
+        if (((PyCFunctionObject *) f)->m_ml == &guarded[i].ours)
+            return guarded[i].name;
+    return NULL;
+}
+
 int
 exec_guard_builtins_install(void)
 {

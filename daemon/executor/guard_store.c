@@ -570,10 +570,33 @@ copy_writes_into(PyObject *y, PyObject *ctx)
     return false;
 }
 
+/* Every C method's reducer is (getattr, (obj, name)), and a deep copy copies those arguments
+ * through the memo, which the snippet may fill (a dict subclass's get, or the memo its
+ * __deepcopy__ is handed): answering json.dumps for the method's object and '__globals__' for
+ * its name had copy's frame read a library function's globals with the real getattr. So the
+ * real getattr as a reducer's function reads as the snippet's getattr does, name and value
+ * checked; the other real builtins the snippet lacks no reducer of CPython's names. */
+static PyObject *
+call_factory(PyObject *func, PyObject *args, PyObject *kwargs)
+{
+    const char *real = exec_guard_builtins_name(func);
+    struct exec_run *r = exec_audit_running();
+    if (!real || !r)
+        return PyObject_Call(func, args, kwargs);
+    if (strcmp(real, "getattr") != 0 || (kwargs && PyDict_GET_SIZE(kwargs) > 0) ||
+        PyTuple_GET_SIZE(args) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(args, 1)))
+        return PyErr_Format(exec_InterpreterError,
+                            "Forbidden: copy calling the real builtin %s as a reducer's function "
+                            "(copy rebuilds only a method, with getattr(obj, name))",
+                            real);
+    PyObject *obj = PyTuple_GET_ITEM(args, 0);
+    return exec_check_value(r, obj) < 0 ? NULL : exec_getattr(r, obj, PyTuple_GET_ITEM(args, 1));
+}
+
 static PyObject *
 checked_factory(PyObject *ctx, PyObject *args, PyObject *kwargs)
 {
-    PyObject *y = PyObject_Call(PyList_GET_ITEM(ctx, CTX_FUNC), args, kwargs);
+    PyObject *y = call_factory(PyList_GET_ITEM(ctx, CTX_FUNC), args, kwargs);
     /* made by the call, or held elsewhere too: read before anything else takes a reference */
     bool existed = y && Py_REFCNT(y) > 1;
     if (y && PyModule_Check(y)) {
