@@ -295,6 +295,9 @@ call_method(struct exec_run *r, const struct node *n)
             PyMethodDescrObject *d = (PyMethodDescrObject *) meth;
             if (exec_check_c_method(r, PyDescr_TYPE(d), d->d_method->ml_name) < 0)
                 Py_CLEAR(meth);
+        } else if (meth && unbound && Py_IS_TYPE(meth, &PyWrapperDescr_Type)) {
+            if (exec_check_slot_wrapper(r, meth, stack[0]) < 0) /* a slot's: as if bound */
+                Py_CLEAR(meth);
         } else if (meth) {
             meth = exec_getattr_result(r, stack[0], fn->obj, meth);
         }

@@ -501,6 +501,10 @@ bool exec_class_is_snippets(PyTypeObject *t);
 /* t's module as type.__module__ reads it, into buf; false when it names none that fits. */
 bool exec_class_module(PyTypeObject *t, char *buf, size_t size);
 int exec_check_c_method_slow(struct exec_run *r, PyTypeObject *owner, const char *name);
+/* A slot wrapper (int.__add__, obj.__init__): __init__ only bound to an object of the
+ * snippet's own class, or of a C class whose init fills the object's contents alone. self:
+ * what an unbound one (a wrapper descriptor) is about to be called on, or NULL. */
+int exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
 /* A builtin type (str, list, dict): every profile allows its class and methods. */

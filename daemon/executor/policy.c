@@ -601,6 +601,8 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
     }
     if (PyType_Check(v))
         return exec_check_class(r, (PyTypeObject *) v);
+    if (Py_IS_TYPE(v, &PyWrapperDescr_Type) || Py_IS_TYPE(v, &_PyMethodWrapper_Type))
+        return exec_check_slot_wrapper(r, v, NULL);
     if (Py_IS_TYPE(v, &PyMethodDescr_Type) || Py_IS_TYPE(v, &PyClassMethodDescr_Type))
         return exec_check_c_method(r, PyDescr_TYPE(v),
                                    ((PyMethodDescrObject *) v)->d_method->ml_name);

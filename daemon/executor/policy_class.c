@@ -230,3 +230,71 @@ exec_check_bound_c_method(struct exec_run *r, PyObject *func)
         return exec_check_c_method(r, owner, name);
     return check_whole_mro(r, PyType_Check(self) ? (PyTypeObject *) self : Py_TYPE(self), name);
 }
+
+/* A C type's init whose only effect is the object's own contents, as its methods could fill
+ * them: the containers and the exceptions (their args and fields). */
+static bool
+init_fills_contents_only(PyTypeObject *t)
+{
+    static const char *const collections_types[] = {"collections.deque", "collections.defaultdict",
+                                                    "collections.OrderedDict"};
+    if (t == &PyBaseObject_Type || t == &PyDict_Type || t == &PyList_Type || t == &PySet_Type ||
+        t == &PyByteArray_Type || PyType_IsSubtype(t, (PyTypeObject *) PyExc_BaseException))
+        return true;
+    for (size_t i = 0; i < sizeof(collections_types) / sizeof(collections_types[0]); i++)
+        if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE) && strcmp(t->tp_name, collections_types[i]) == 0)
+            return true;
+    return false;
+}
+
+static int
+refuse_init(struct exec_run *r, PyTypeObject *owner, PyObject *self)
+{
+    if (self)
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden: calling %s.__init__ again on a %s object the snippet did not make "
+                  "(it would rewrite the object's state past every check)",
+                  owner->tp_name, Py_TYPE(self)->tp_name);
+    else
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden access to %s.__init__ unbound (it would run again on any %s object; "
+                  "a subclass's __init__ calls it as super().__init__(...))",
+                  owner->tp_name, owner->tp_name);
+    return -1;
+}
+
+/* __init__ is an allowed dunder, and on an object of a C type it is a slot wrapper that runs
+ * the type's init again on an object that exists, writing its state past every store check:
+ * module.__init__(json, 'os') renamed a library module (its __name__, __doc__, __spec__),
+ * property.__init__ on the property in uuid.UUID's dict changed what every UUID answers,
+ * FileIO.__init__ would reopen the worker's stdout on another path. So one is held only bound
+ * to an object of the snippet's own class (super().__init__(...) in its __init__), or where
+ * the init fills only the object's contents; unbound (property.__init__), it could be called
+ * on any object of the class, C code calling it included. */
+int
+exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self)
+{
+    if (Py_IS_TYPE(v, &PyWrapperDescr_Type)) {
+        PyWrapperDescrObject *d = (PyWrapperDescrObject *) v;
+        if (strcmp(d->d_base->name, "__init__") != 0 || init_fills_contents_only(PyDescr_TYPE(v)) ||
+            (self && exec_class_is_snippets(Py_TYPE(self))))
+            return 0;
+        return refuse_init(r, PyDescr_TYPE(v), self);
+    }
+    PyObject *name = PyObject_GetAttrString(v, "__name__");
+    PyObject *owner = PyObject_GetAttrString(v, "__objclass__");
+    self = PyObject_GetAttrString(v, "__self__");
+    int rc = -1;
+    if (!name || !owner || !self || !PyType_Check(owner))
+        exec_fail(r, ABORT_NONE, "Forbidden: a method-wrapper that does not say what it wraps");
+    else if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "__init__") != 0 ||
+             init_fills_contents_only((PyTypeObject *) owner) ||
+             exec_class_is_snippets(Py_TYPE(self)))
+        rc = 0;
+    else
+        rc = refuse_init(r, (PyTypeObject *) owner, self);
+    Py_XDECREF(name);
+    Py_XDECREF(owner);
+    Py_XDECREF(self);
+    return rc;
+}
