@@ -374,7 +374,8 @@ checked_type_new(PyTypeObject *metatype, PyObject *args, PyObject *kwds)
         PyDict_Check(PyTuple_GET_ITEM(args, 2))) {
         PyObject *name = PyTuple_GET_ITEM(args, 0), *ns = PyTuple_GET_ITEM(args, 2);
         struct exec_run *r = exec_audit_snippet_run();
-        if ((r ? exec_check_class_namespace(r, ns, name) : check_library_namespace(ns, name)) < 0)
+        if (exec_check_class_bases(r, PyTuple_GET_ITEM(args, 1), name) < 0 ||
+            (r ? exec_check_class_namespace(r, ns, name) : check_library_namespace(ns, name)) < 0)
             return NULL;
         return finish_class(r, real_type_new(metatype, args, kwds), name);
     }

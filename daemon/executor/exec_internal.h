@@ -505,6 +505,9 @@ int exec_check_c_method_slow(struct exec_run *r, PyTypeObject *owner, const char
  * snippet's own class, or of a C class whose init fills the object's contents alone. self:
  * what an unbound one (a wrapper descriptor) is about to be called on, or NULL. */
 int exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self);
+/* A class made while a snippet runs (r: by the snippet, NULL: by library code) derives from
+ * none of typing's internal classes (typing._Final's). -1 with InterpreterError set. */
+int exec_check_class_bases(struct exec_run *r, PyObject *bases, PyObject *clsname);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
 /* A builtin type (str, list, dict): every profile allows its class and methods. */

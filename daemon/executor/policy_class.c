@@ -298,3 +298,42 @@ exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self)
     Py_XDECREF(self);
     return rc;
 }
+
+/* typing._Final, if typing is loaded (borrowed), else NULL. */
+static PyTypeObject *
+typing_final(void)
+{
+    PyObject *typing = PyDict_GetItemString(PyImport_GetModuleDict(), "typing"); /* borrowed */
+    PyObject *final = typing && PyModule_Check(typing)
+                              ? PyDict_GetItemString(PyModule_GetDict(typing), "_Final")
+                              : NULL;
+    return final && PyType_Check(final) ? (PyTypeObject *) final : NULL;
+}
+
+/* typing's internal classes (typing._Final's subclasses: ForwardRef, TypeVar, the generic
+ * aliases) refuse subclasses but for `_root=True`, a keyword meant for typing's own module
+ * body. typing calls their methods with module namespaces and trusts what they answer:
+ * get_type_hints calls t._evaluate(globalns, ...) on each ForwardRef, and a snippet's
+ * ForwardRef with `_evaluate = collections.ChainMap` got the namespace of any module (chosen
+ * by a class's __module__ or a function's __wrapped__) back in the hints. typing makes none of
+ * them after its import, so no class made while a snippet runs may derive from one. */
+int
+exec_check_class_bases(struct exec_run *r, PyObject *bases, PyObject *clsname)
+{
+    PyTypeObject *final = typing_final();
+    if (!final || !PyTuple_Check(bases))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        PyObject *base = PyTuple_GET_ITEM(bases, i);
+        if (PyType_Check(base) && PyType_IsSubtype((PyTypeObject *) base, final)) {
+            exec_fail(r, ABORT_NONE,
+                      "Forbidden: class %V derives from typing.%s, one of typing's internal "
+                      "classes (typing hands them module namespaces and trusts what they "
+                      "answer); none is made while a snippet runs",
+                      clsname && PyUnicode_Check(clsname) ? clsname : NULL, "?",
+                      ((PyTypeObject *) base)->tp_name);
+            return -1;
+        }
+    }
+    return 0;
+}
