@@ -8,7 +8,9 @@
  * attribute, dunders included), vars (any namespace), open (any file). Library Python code
  * calling them has its own frame current and is not affected; nor is C code importing through
  * PyImport_Import, which takes the current frame's __import__ (main_frame.c's own). eval, exec
- * and compile are the audit hook's (audit.c).
+ * and compile are the audit hook's (audit.c). Nor, so, is a leaked one called by a map that
+ * library Python code iterates (copy's listiter, statistics' list(data)): its frame is current
+ * then, and nothing tells that call from the library's own.
  *
  * Each function object keeps its identity (library code compares them, pickle names them): its
  * method-table pointer is swapped, once, in the zygote, for a copy whose C function checks
