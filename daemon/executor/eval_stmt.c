@@ -224,9 +224,10 @@ exec_assign(struct exec_run *r, const struct node *t, PyObject *value)
     case NK_E_ATTR:
         if (!(obj = exec_eval(r, t->a)))
             return -1;
-        /* a refused name (NF_FORBIDDEN), a module or a class go to exec_setattr, which
-         * refuses the name or what it would change */
-        rc = (t->flags & NF_FORBIDDEN) || PyModule_Check(obj) || PyType_Check(obj)
+        /* a refused name (NF_FORBIDDEN), a module, a class or a typing object go to
+         * exec_setattr, which refuses the name or what it would change */
+        rc = (t->flags & NF_FORBIDDEN) || PyModule_Check(obj) || PyType_Check(obj) ||
+                             exec_is_typing_object(obj)
                      ? exec_setattr(r, obj, t->obj, value)
                      : PyObject_SetAttr(obj, t->obj, value);
         Py_DECREF(obj);

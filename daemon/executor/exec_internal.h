@@ -508,6 +508,16 @@ int exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self);
 /* A class made while a snippet runs (r: by the snippet, NULL: by library code) derives from
  * none of typing's internal classes (typing._Final's). -1 with InterpreterError set. */
 int exec_check_class_bases(struct exec_run *r, PyObject *bases, PyObject *clsname);
+/* typing._Final, the base of typing's internal classes, if typing is loaded (borrowed), else
+ * NULL. */
+PyTypeObject *exec_typing_final(void);
+/* obj is one of typing's special forms or aliases (an instance of typing._Final's). */
+static inline bool
+exec_is_typing_object(PyObject *obj)
+{
+    PyTypeObject *final = exec_typing_final();
+    return final && PyObject_TypeCheck(obj, final);
+}
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
 /* A builtin type (str, list, dict): every profile allows its class and methods. */

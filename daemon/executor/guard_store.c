@@ -463,7 +463,10 @@ guard_functions(void)
  * then, unless y has a __setstate__, writes state into y.__dict__ and sets slotstate attribute
  * by attribute (state may be a pair (state, slotstate)), deep-copying state first when memo is
  * given. func and state are the reducer's choice (a snippet's copy.dispatch_table entry), so:
- *   - y is checked before copy touches it: no module (its namespace would be written);
+ *   - y is checked before copy touches it: no module (its namespace would be written), and
+ *     a value the snippet may hold, as copy hands it back, in containers the walk does not
+ *     look into: typing's alias reducer is (operator.getitem, (globals()[alias._name], args)),
+ *     and an alias whose _name was '__builtins__' was rebuilt as the real __import__;
  *   - the state copy writes is checked once it is the one copy writes (the shallow copy's as
  *     y is made, the deep copy's as _reconstruct's deepcopy returns it, through the deepcopy
  *     keyword copy never passes): every key that is a str is a plain str and no dunder an
@@ -599,6 +602,9 @@ checked_factory(PyObject *ctx, PyObject *args, PyObject *kwargs)
     PyObject *y = call_factory(PyList_GET_ITEM(ctx, CTX_FUNC), args, kwargs);
     /* made by the call, or held elsewhere too: read before anything else takes a reference */
     bool existed = y && Py_REFCNT(y) > 1;
+    struct exec_run *r = exec_audit_running();
+    if (y && r && exec_check_value(r, y) < 0)
+        Py_CLEAR(y);
     if (y && PyModule_Check(y)) {
         const char *m = PyModule_GetName(y);
         PyErr_Clear();

@@ -675,6 +675,17 @@ exec_check_attr_owner(struct exec_run *r, PyObject *obj, PyObject *name, bool de
      * builds source text from Field.name, which a property could make anything). */
     if (PyType_Check(obj))
         return exec_check_class_writable(r, (PyTypeObject *) obj, name, what);
+    /* typing's special forms and aliases: typing's code trusts what they hold as it trusts
+     * its classes (an alias's reducer looks its _name up in typing's globals: '__builtins__'
+     * rebuilt it as the real __import__; Union._getitem answers every Union[...]), and those
+     * made at its import are every user's. */
+    if (exec_is_typing_object(obj)) {
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden %s an attribute of typing's internal object %s: %U (typing's own "
+                  "code trusts what its special forms and aliases hold)",
+                  what, Py_TYPE(obj)->tp_name, name);
+        return -1;
+    }
     return 0;
 }
 

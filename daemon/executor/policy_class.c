@@ -299,15 +299,28 @@ exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self)
     return rc;
 }
 
-/* typing._Final, if typing is loaded (borrowed), else NULL. */
-static PyTypeObject *
-typing_final(void)
+/* Found once typing is loaded, then kept: nothing rebinds typing._Final (the snippet cannot
+ * store into a module), and stores ask it, so a missing typing costs one interned lookup. */
+PyTypeObject *
+exec_typing_final(void)
 {
-    PyObject *typing = PyDict_GetItemString(PyImport_GetModuleDict(), "typing"); /* borrowed */
-    PyObject *final = typing && PyModule_Check(typing)
-                              ? PyDict_GetItemString(PyModule_GetDict(typing), "_Final")
-                              : NULL;
-    return final && PyType_Check(final) ? (PyTypeObject *) final : NULL;
+    static PyTypeObject *final;
+    static PyObject *typing_name, *final_name;
+    if (final)
+        return final;
+    if (!typing_name && !(typing_name = PyUnicode_InternFromString("typing")))
+        goto fail;
+    if (!final_name && !(final_name = PyUnicode_InternFromString("_Final")))
+        goto fail;
+    PyObject *typing = PyDict_GetItemWithError(PyImport_GetModuleDict(), typing_name);
+    PyObject *f = typing && PyModule_Check(typing)
+                          ? PyDict_GetItemWithError(PyModule_GetDict(typing), final_name)
+                          : NULL;
+    if (f && PyType_Check(f))
+        final = (PyTypeObject *) Py_NewRef(f);
+fail:
+    PyErr_Clear();
+    return final;
 }
 
 /* typing's internal classes (typing._Final's subclasses: ForwardRef, TypeVar, the generic
@@ -320,7 +333,7 @@ typing_final(void)
 int
 exec_check_class_bases(struct exec_run *r, PyObject *bases, PyObject *clsname)
 {
-    PyTypeObject *final = typing_final();
+    PyTypeObject *final = exec_typing_final();
     if (!final || !PyTuple_Check(bases))
         return 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(bases); i++) {

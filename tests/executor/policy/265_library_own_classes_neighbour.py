@@ -1,7 +1,8 @@
 # imports: dataclasses, enum, functools, re, typing
 # Library code still finishes the classes it makes for the snippet while it runs (namedtuple's
 # __module__, dataclasses' methods, make_dataclass's, enum's members) and still stores on the
-# snippet's classes when the snippet steers it there (typing's aliases, typing.final,
+# snippet's classes when the snippet steers it there (typing's aliases, through library code
+# such as update_wrapper since the walk refuses stores on aliases themselves, typing.final,
 # runtime_checkable); library classes made at import still work unchanged (re's flags combined).
 import collections, dataclasses, enum, functools, re, typing
 N = collections.namedtuple('N', 'a b', module='__main__')
@@ -15,11 +16,14 @@ E = enum.Enum('E', 'A B', module='__main__')
 F = enum.Flag('F', 'R W X')
 class K:
     pass
-typing.Annotated[K, 0].x = 1
+class Src:
+    x = 1
+    y = 2
+functools.update_wrapper(typing.Annotated[K, 0], Src, assigned=('x',), updated=())
 V = typing.TypeVar('V')
 class Box(typing.Generic[V]):
     pass
-Box[int].y = 2
+functools.update_wrapper(Box[int], Src, assigned=('y',), updated=())
 @typing.runtime_checkable
 class Proto(typing.Protocol):
     def m(self): ...

@@ -1,4 +1,4 @@
-# imports: enum, typing
+# imports: enum, functools, typing
 # expect: refused Forbidden while a snippet runs: enum's code setting attribute 'foo' of class enum.Enum
 # The record of which module made each class was a dict keyed by weakrefs, which hash and
 # compare as their referents: a snippet metaclass (based on enum's) with __hash__ returning
@@ -6,7 +6,7 @@
 # lookup find the snippet's enum class's entry, made by enum's code: enum.Enum became a class
 # enum made during the run, which enum's own code (typing.Annotated's __setattr__ forwarding)
 # could then change. The record is keyed by identity.
-import enum, typing
+import enum, functools, typing
 h = hash(enum.Enum)
 class M(enum.EnumType):
     def __hash__(cls):
@@ -15,5 +15,7 @@ class M(enum.EnumType):
 class E(enum.Enum, metaclass=M):
     A = 1
 print(E.A.value)
-typing.Annotated[enum.Enum, 0].foo = 1
+class Src:
+    foo = 1
+functools.update_wrapper(typing.Annotated[enum.Enum, 0], Src, assigned=('foo',), updated=())
 print('enum.Enum.foo =', enum.Enum.foo)
