@@ -291,6 +291,13 @@ with_item(struct exec_run *r, const struct node *s, uint32_t i)
         return FLOW_ERROR;
     }
     Py_DECREF(mgr);
+    /* judged as obj.__enter__ read by the walk would be: a refused class's methods (the
+     * worker's stdout's _io close, threading.Condition's acquire) are not run by `with` */
+    if (exec_check_value(r, enter) < 0 || exec_check_value(r, exit_) < 0) {
+        Py_DECREF(enter);
+        Py_DECREF(exit_);
+        return FLOW_ERROR;
+    }
     PyObject *val = PyObject_CallNoArgs(enter);
     Py_DECREF(enter);
     int flow = FLOW_ERROR;
