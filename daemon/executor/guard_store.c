@@ -681,6 +681,14 @@ checked_reconstruct(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyO
         return PyErr_Format(PyExc_TypeError,
                             "copy._reconstruct: x, memo and func must be positional, and no "
                             "keyword is taken");
+    /* a deep copy puts copies of the reducer's arguments in the memo, which the snippet
+     * holds: they are values it may hold (typing's alias reducer handed over typing's
+     * builtins dict, the real eval in a plain dict's copy) */
+    struct exec_run *r = exec_audit_running();
+    if (r && nargs > 3 && PyTuple_Check(args[3]))
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[3]); i++)
+            if (exec_check_value(r, PyTuple_GET_ITEM(args[3], i)) < 0)
+                return NULL;
     bool items = (nargs > 5 && args[5] != Py_None) || (nargs > 6 && args[6] != Py_None);
     PyObject *ctx =
             Py_BuildValue("[OOOOO]", args[2], nargs > 4 ? args[4] : Py_None, Py_None,
