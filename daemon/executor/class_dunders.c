@@ -352,6 +352,71 @@ check_slots(struct exec_run *r, PyTypeObject *t, PyObject *clsname)
     return 0;
 }
 
+bool
+exec_type_tree_any(PyTypeObject *t, bool (*pred)(PyTypeObject *))
+{
+    if (pred(t))
+        return true;
+    PyObject *f = PyDict_GetItemString(PyType_Type.tp_dict, "__subclasses__"); /* borrowed */
+    PyObject *subs = f ? PyObject_CallOneArg(f, (PyObject *) t) : NULL;
+    if (!subs || !PyList_Check(subs)) {
+        Py_XDECREF(subs);
+        PyErr_Clear();
+        return true; /* unknown: as if it held, for the callers refuse then */
+    }
+    bool any = false;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs) && !any; i++)
+        any = exec_type_tree_any((PyTypeObject *) PyList_GET_ITEM(subs, i), pred);
+    Py_DECREF(subs);
+    return any;
+}
+
+/* A metaclass answering == and hash() for its classes makes a snippet class equal to another
+ * in every table keyed by class: ABCMeta's caches (a weakref set: a weakref hashes and
+ * compares as its class does) took a class answering hash(str) and True as str, and
+ * isinstance('s', Mapping) was True for every library in the run; class_maker.c met the same
+ * in its own table. A metaclass compares and hashes its classes as type does. */
+static bool
+is_metaclass(PyTypeObject *t)
+{
+    return PyType_IsSubtype(t, &PyType_Type);
+}
+
+static bool
+compares_classes_as_type(PyTypeObject *t)
+{
+    return !is_metaclass(t) ||
+           (t->tp_hash == PyType_Type.tp_hash && t->tp_richcompare == PyType_Type.tp_richcompare);
+}
+
+static int
+check_metaclass_identity(struct exec_run *r, PyTypeObject *t)
+{
+    if (compares_classes_as_type(t))
+        return 0;
+    exec_fail(r, ABORT_NONE,
+              "Forbidden: metaclass %s defines __eq__, __ne__ or __hash__ (its classes would "
+              "compare and hash as other classes in every table keyed by class)",
+              t->tp_name);
+    return -1;
+}
+
+int
+exec_check_class_identity_store(struct exec_run *r, PyTypeObject *t, PyObject *name)
+{
+    static const char *const names[] = {"__eq__", "__ne__", "__hash__"};
+    bool compare = false;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !compare; i++)
+        compare = PyUnicode_CompareWithASCIIString(name, names[i]) == 0;
+    if (!compare || !exec_type_tree_any(t, is_metaclass))
+        return 0;
+    exec_fail(r, ABORT_NONE,
+              "Forbidden: setting %U of class %s, a metaclass or a base of one (its classes "
+              "would compare and hash as other classes in every table keyed by class)",
+              name, t->tp_name);
+    return -1;
+}
+
 /* What type.__new__ does to a class it made while a snippet runs: the checking lookup
  * (class_getattr.c), its maker recorded (class_maker.c), its slots checked. Consumes cls;
  * returns it, or NULL with an exception set. */
@@ -361,7 +426,10 @@ finish_class(struct exec_run *r, PyObject *cls, PyObject *name)
     if (!cls || !PyType_Check(cls))
         return cls;
     exec_class_getattr_guard((PyTypeObject *) cls);
-    if (check_slots(r, (PyTypeObject *) cls, name) < 0 ||
+    PyObject *new_value = PyDict_GetItemString(((PyTypeObject *) cls)->tp_dict, "__new__");
+    if ((new_value && exec_check_new_value(r, (PyTypeObject *) cls, new_value) < 0) ||
+        check_metaclass_identity(r, (PyTypeObject *) cls) < 0 ||
+        check_slots(r, (PyTypeObject *) cls, name) < 0 ||
         exec_class_maker_note((PyTypeObject *) cls) < 0)
         Py_CLEAR(cls);
     return cls;

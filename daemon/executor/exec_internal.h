@@ -290,6 +290,9 @@ struct exec_function {
     PyObject *weakreflist;
 };
 extern PyTypeObject exec_function_type;
+/* v may answer t's __new__ (function.c): a function, plain or as a static or class method.
+ * -1 with InterpreterError set (r may be NULL). */
+int exec_check_new_value(struct exec_run *r, PyTypeObject *t, PyObject *v);
 
 /* State of one exec_env_run. */
 struct exec_run {
@@ -405,6 +408,11 @@ int exec_class_dunders_install(void);
 /* fn(t), then the same for every subclass of t, found through type's own __subclasses__.
  * Returns 0, or -1 with an exception set. */
 int exec_type_tree_apply(PyTypeObject *t, void (*fn)(PyTypeObject *));
+/* pred holds for t or a subclass of it (or the subclasses could not be listed). */
+bool exec_type_tree_any(PyTypeObject *t, bool (*pred)(PyTypeObject *));
+/* Setting name (__eq__, __ne__, __hash__) on t, a metaclass or a base of one, is refused: -1
+ * with InterpreterError set; 0 for any other store. */
+int exec_check_class_identity_store(struct exec_run *r, PyTypeObject *t, PyObject *name);
 
 /* dunder_read.c: dunders read but never set or deleted (__class__, __bases__, __mro__,
  * __members__, __init_subclass__). The read check (exec_check_attr_name) lets them pass. */

@@ -252,6 +252,61 @@ frame_call_run(void *arg)
     call->res = exec_run_frame(call->r, call->frame);
 }
 
+/* Code that makes an object by calling cls.__new__(cls) writes the new object's state into
+ * what __new__ returns: collections.UserDict.__copy__ runs inst.__dict__.update(...) on it,
+ * and a snippet's __new__ answering json had json's namespace written, no attribute store
+ * made. So a snippet function that is cls's __new__, called with cls, returns no module and
+ * none of typing's objects (the kinds whose attributes the snippet may not set either). */
+static int
+check_new_result(struct exec_run *r, PyObject *self, PyObject *cls, PyObject *res)
+{
+    if (!PyModule_Check(res) && !exec_is_typing_object(res))
+        return 0;
+    static PyObject *new_name;
+    if (!new_name && !(new_name = PyUnicode_InternFromString("__new__")))
+        return -1;
+    PyObject *found = _PyType_Lookup((PyTypeObject *) cls, new_name); /* borrowed */
+    PyObject *func = found && Py_IS_TYPE(found, &PyStaticMethod_Type)
+                             ? PyObject_GetAttrString(found, "__func__")
+                             : NULL;
+    PyErr_Clear();
+    bool is_new = func == self;
+    Py_XDECREF(func);
+    if (!is_new)
+        return 0;
+    exec_fail(r, ABORT_NONE,
+              "Forbidden: %s.__new__ returning a %s object (code making a %s writes its state "
+              "into what __new__ returns)",
+              ((PyTypeObject *) cls)->tp_name, Py_TYPE(res)->tp_name,
+              ((PyTypeObject *) cls)->tp_name);
+    return -1;
+}
+
+/* The other half of check_new_result: what answers a snippet class's __new__ is a function
+ * (the snippet's, whose result that check sees, or a library's Python one, namedtuple's),
+ * plain or as a static or class method, never a callable object or C function answering what
+ * no check sees (functools.partial(operator.getitem, {K: json})). */
+int
+exec_check_new_value(struct exec_run *r, PyTypeObject *t, PyObject *v)
+{
+    PyObject *f = v;
+    if (Py_IS_TYPE(v, &PyStaticMethod_Type) || Py_IS_TYPE(v, &PyClassMethod_Type))
+        f = PyObject_GetAttrString(v, "__func__");
+    else
+        Py_INCREF(f);
+    bool ok = f && (Py_IS_TYPE(f, &exec_function_type) || PyFunction_Check(f));
+    Py_XDECREF(f);
+    PyErr_Clear();
+    if (ok)
+        return 0;
+    exec_fail(r, ABORT_NONE,
+              "Forbidden: %s.__new__ must be a function (a def or lambda, or one as a static or "
+              "class method), not a %s: code making a %s writes its state into what __new__ "
+              "returns, and only a function's answer is checked",
+              t->tp_name, Py_TYPE(v)->tp_name, t->tp_name);
+    return -1;
+}
+
 static PyObject *
 function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -295,6 +350,8 @@ function_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObje
     if (exec_main_frame_callback(r->env, frame_call_run, &call) == 0)
         res = call.res;
     r->depth--;
+    if (res && nargs >= 1 && PyType_Check(args[0]) && check_new_result(r, self, args[0], res) < 0)
+        Py_CLEAR(res);
 out:
     if (slots)
         exec_slots_free(slots, c->nslots);

@@ -304,6 +304,13 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
     if (exec_class_is_snippets(t)) {
         if (!name_ok)
             return refuse_dunder_store(w, t, name);
+        if (value && PyUnicode_Check(name) &&
+            PyUnicode_CompareWithASCIIString(name, "__new__") == 0 &&
+            exec_check_new_value(exec_audit_running(), t, value) < 0)
+            return -1;
+        if (PyUnicode_Check(name) &&
+            exec_check_class_identity_store(exec_audit_running(), t, name) < 0)
+            return -1;
         /* CPython resets the __getattr__ dispatcher of t and its subclasses on some stores */
         int rc = real_type_setattro(obj, name, value);
         return rc < 0 ? rc : exec_class_getattr_guard_tree(t);
