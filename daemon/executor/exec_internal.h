@@ -597,6 +597,9 @@ int exec_guard_function_install(void);
  * own code, whoever makes the store; copy never rebuilds an object as a module. -1 with an
  * exception set. */
 int exec_guard_store_install(void);
+/* guard_copy.c, from exec_guard_store_install: copy._reconstruct and copy._keep_alive replaced
+ * by checking versions. -1 with an exception set. */
+int exec_guard_copy_install(void);
 /* The unchecked attrgetter, methodcaller or Formatter class, update_wrapper or wraps function:
  * refused as values (wraps(f).func is the real update_wrapper). */
 bool exec_is_unguarded_class(PyObject *v);
