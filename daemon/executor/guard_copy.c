@@ -247,6 +247,71 @@ static PyMethodDef checked_reconstruct_def = {
         METH_FASTCALL | METH_KEYWORDS,
         "copy._reconstruct, refusing to rebuild into a module or to write a refused dunder"};
 
+/* deepcopy keeps every original it copied alive in the memo, at memo[id(memo)], so that the
+ * ids it files copies under stay unique: originals copy reached inside CPython code, where no
+ * attribute check ran (a bound method's __self__: random's module-level Random instance behind
+ * random.choice; a library object's real __dict__ as its reducer's state), and the memo is the
+ * snippet's (it passed one, or its __deepcopy__ is handed it). So they are kept in a list
+ * inside a capsule, which has no attribute or item anyone can read: alive as long as the
+ * memo, out of the snippet's reach. */
+static const char keep_alive_name[] = "pyfence.copy_keep_alive";
+
+static void
+keep_alive_free(PyObject *capsule)
+{
+    Py_XDECREF(PyCapsule_GetPointer(capsule, keep_alive_name));
+}
+
+static PyObject *
+new_keep_alive(PyObject *x)
+{
+    PyObject *list = PyList_New(1);
+    if (!list)
+        return NULL;
+    PyList_SET_ITEM(list, 0, Py_NewRef(x));
+    PyObject *capsule = PyCapsule_New(list, keep_alive_name, keep_alive_free);
+    if (!capsule)
+        Py_DECREF(list);
+    return capsule;
+}
+
+static PyObject *
+checked_keep_alive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void) self;
+    if (nargs != 2)
+        return PyErr_Format(PyExc_TypeError, "copy._keep_alive takes x and memo");
+    PyObject *key = PyLong_FromVoidPtr(args[1]); /* id(memo), as copy keys it */
+    if (!key)
+        return NULL;
+    PyObject *held = PyObject_GetItem(args[1], key);
+    int rc = -1;
+    if (held && PyCapsule_IsValid(held, keep_alive_name)) {
+        rc = PyList_Append(PyCapsule_GetPointer(held, keep_alive_name), args[0]);
+    } else if (held || PyErr_ExceptionMatches(PyExc_KeyError)) {
+        PyErr_Clear();
+        PyObject *capsule = new_keep_alive(args[0]);
+        rc = capsule ? PyObject_SetItem(args[1], key, capsule) : -1;
+        Py_XDECREF(capsule);
+    }
+    Py_XDECREF(held);
+    Py_DECREF(key);
+    return rc < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static PyMethodDef checked_keep_alive_def = {
+        "_keep_alive", (PyCFunction) (void (*)(void)) checked_keep_alive, METH_FASTCALL,
+        "copy._keep_alive, keeping the originals where the memo's owner cannot read them"};
+
+static int
+replace_in(PyObject *ns, PyMethodDef *def)
+{
+    PyObject *checked = PyCFunction_New(def, NULL);
+    int rc = checked ? PyDict_SetItemString(ns, def->ml_name, checked) : -1;
+    Py_XDECREF(checked);
+    return rc;
+}
+
 int
 exec_guard_copy_install(void)
 {
@@ -256,17 +321,20 @@ exec_guard_copy_install(void)
     PyObject *ns = PyModule_GetDict(copy); /* borrowed */
     real_reconstruct = PyDict_GetItemString(ns, "_reconstruct");
     real_deepcopy = PyDict_GetItemString(ns, "deepcopy");
-    PyObject *checked = PyCFunction_New(&checked_reconstruct_def, NULL);
+    PyObject *keep_alive = PyDict_GetItemString(ns, "_keep_alive");
     int rc = -1;
-    if (!real_reconstruct || !PyFunction_Check(real_reconstruct) || !real_deepcopy)
-        PyErr_SetString(PyExc_RuntimeError,
-                        "copy._reconstruct or copy.deepcopy is not the function expected");
-    else if (checked) {
+    if (!real_reconstruct || !PyFunction_Check(real_reconstruct) || !real_deepcopy || !keep_alive ||
+        !PyFunction_Check(keep_alive)) {
+        PyErr_SetString(PyExc_RuntimeError, "copy._reconstruct, copy.deepcopy or "
+                                            "copy._keep_alive is not the function expected");
+    } else {
         Py_INCREF(real_reconstruct);
         Py_INCREF(real_deepcopy);
-        rc = PyDict_SetItemString(ns, "_reconstruct", checked);
+        rc = replace_in(ns, &checked_reconstruct_def) < 0 ||
+                             replace_in(ns, &checked_keep_alive_def) < 0
+                     ? -1
+                     : 0;
     }
-    Py_XDECREF(checked);
     Py_DECREF(copy);
     return rc;
 }
