@@ -266,9 +266,13 @@ check_new_result(struct exec_run *r, PyObject *self, PyObject *cls, PyObject *re
     if (!new_name && !(new_name = PyUnicode_InternFromString("__new__")))
         return -1;
     PyObject *found = _PyType_Lookup((PyTypeObject *) cls, new_name); /* borrowed */
-    PyObject *func = found && Py_IS_TYPE(found, &PyStaticMethod_Type)
-                             ? PyObject_GetAttrString(found, "__func__")
-                             : NULL;
+    bool wrapped = found && (Py_IS_TYPE(found, &PyStaticMethod_Type) ||
+                             Py_IS_TYPE(found, &PyClassMethod_Type));
+    PyObject *func = NULL;
+    if (wrapped)
+        func = PyObject_GetAttrString(found, "__func__");
+    else if (found)
+        func = Py_NewRef(found);
     PyErr_Clear();
     bool is_new = func == self;
     Py_XDECREF(func);
@@ -282,10 +286,45 @@ check_new_result(struct exec_run *r, PyObject *self, PyObject *cls, PyObject *re
     return -1;
 }
 
-/* The other half of check_new_result: what answers a snippet class's __new__ is a function
- * (the snippet's, whose result that check sees, or a library's Python one, namedtuple's),
- * plain or as a static or class method, never a callable object or C function answering what
- * no check sees (functools.partial(operator.getitem, {K: json})). */
+/* A Python function library code made from text (namedtuple's __new__): its globals are no
+ * module's own dict. The snippet cannot make one (guard_function.c). */
+static bool
+made_from_text(PyObject *f)
+{
+    PyObject *globals = PyFunction_GET_GLOBALS(f);
+    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
+    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
+    bool modules = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return !modules;
+}
+
+/* enum.Enum.__new__, which enum puts on every Enum class it makes. */
+static bool
+is_enum_new(PyObject *f)
+{
+    PyObject *enum_mod = PyDict_GetItemString(PyImport_GetModuleDict(), "enum"); /* borrowed */
+    PyObject *enum_cls = enum_mod && PyModule_Check(enum_mod)
+                                 ? PyDict_GetItemString(PyModule_GetDict(enum_mod), "Enum")
+                                 : NULL;
+    PyObject *own = enum_cls && PyType_Check(enum_cls)
+                            ? PyDict_GetItemString(((PyTypeObject *) enum_cls)->tp_dict, "__new__")
+                            : NULL; /* a static method: type.__new__ made it one */
+    PyObject *func = own && Py_IS_TYPE(own, &PyStaticMethod_Type)
+                             ? PyObject_GetAttrString(own, "__func__")
+                             : NULL;
+    PyErr_Clear();
+    bool same = func && func == f;
+    Py_XDECREF(func);
+    return same;
+}
+
+/* The other half of check_new_result: what answers a snippet class's __new__ is the
+ * snippet's function, whose answer that check sees, plain or as a static or class method, or
+ * the Python function enum or namedtuple put there; never a callable object, a C function or
+ * another library function answering what no check sees (functools.partial(operator.getitem,
+ * {K: json}); statistics.mode(K) answering what K's metaclass iterates). */
 int
 exec_check_new_value(struct exec_run *r, PyTypeObject *t, PyObject *v)
 {
@@ -294,7 +333,8 @@ exec_check_new_value(struct exec_run *r, PyTypeObject *t, PyObject *v)
         f = PyObject_GetAttrString(v, "__func__");
     else
         Py_INCREF(f);
-    bool ok = f && (Py_IS_TYPE(f, &exec_function_type) || PyFunction_Check(f));
+    bool ok = f && (Py_IS_TYPE(f, &exec_function_type) ||
+                    (PyFunction_Check(f) && (made_from_text(f) || is_enum_new(f))));
     Py_XDECREF(f);
     PyErr_Clear();
     if (ok)
