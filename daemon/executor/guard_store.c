@@ -129,6 +129,65 @@ checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
     return -1;
 }
 
+/* A module's namespace, read through its __dict__ attribute, is every store into it at once:
+ * library code writing into the dict it got makes no attribute store. collections'
+ * UserDict.__copy__ ran inst.__dict__.update(...) on what a snippet class's __new__ answered
+ * (json: json.dumps replaced for every caller), and pprint's namespace printer, filed by the
+ * snippet under a module's repr, read any module's. So while a snippet runs a module's
+ * __dict__ is answered only to the module's own code and to the two libraries that read
+ * another module's namespace to evaluate a class's annotations in it (typing's
+ * get_type_hints, dataclasses' generated methods); anyone else gets InterpreterError.
+ * Imports, and C code (PyModule_GetDict), are not affected. */
+static bool
+reads_annotation_namespaces(const char *reader)
+{
+    static const char *const readers[] = {"typing", "dataclasses"};
+    for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
+        if (strcmp(reader, readers[i]) == 0)
+            return true;
+    return false;
+}
+
+static PyObject *
+checked_module_dict(PyObject *m, void *closure)
+{
+    (void) closure;
+    PyObject *ns = PyModule_GetDict(m); /* borrowed */
+    if (!ns || !exec_audit_stores_checked())
+        return Py_XNewRef(ns);
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    PyObject *reader = f && !exec_audit_snippet_run() ? frame_module_name(f) : NULL;
+    const char *r = reader ? PyUnicode_AsUTF8(reader) : NULL;
+    PyErr_Clear();
+    if (r && (frame_in(f, m) || reads_annotation_namespaces(r)))
+        return Py_NewRef(ns);
+    const char *target = PyModule_GetName(m);
+    PyErr_Clear();
+    return PyErr_Format(exec_InterpreterError,
+                        "Forbidden while a snippet runs: %s reading the namespace of module %s "
+                        "through its __dict__ (answered only to the module's own code, typing's "
+                        "and dataclasses')",
+                        r ? r : "code of no module", target ? target : "?");
+}
+
+static PyGetSetDef module_dict_getset = {"__dict__", checked_module_dict, NULL,
+                                         "the module's namespace", NULL};
+
+static int
+guard_module_dict(void)
+{
+    PyObject *d = PyDict_GetItemString(PyModule_Type.tp_dict, "__dict__"); /* borrowed */
+    if (!d || !Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyErr_SetString(PyExc_RuntimeError, "module.__dict__ is not the member expected");
+        return -1;
+    }
+    PyObject *checked = PyDescr_NewGetSet(&PyModule_Type, &module_dict_getset);
+    int rc = checked ? PyDict_SetItemString(PyModule_Type.tp_dict, "__dict__", checked) : -1;
+    Py_XDECREF(checked);
+    PyType_Modified(&PyModule_Type);
+    return rc;
+}
+
 /* The top-level package of a module name, written into buf. */
 static void
 top_package(const char *module, char *buf, size_t size)
@@ -477,7 +536,8 @@ exec_guard_store_install(void)
     if (patch_descriptors(&PyModule_Type, real_module_setattro, checked_module_setattro) < 0 ||
         patch_descriptors(&PyType_Type, real_type_setattro, checked_type_setattro) < 0 ||
         patch_slot(&PyModule_Type, real_module_setattro, checked_module_setattro) < 0 ||
-        patch_slot(&PyType_Type, real_type_setattro, checked_type_setattro) < 0)
+        patch_slot(&PyType_Type, real_type_setattro, checked_type_setattro) < 0 ||
+        guard_module_dict() < 0)
         return -1;
     /* a class types.new_class makes for its caller is its caller's to change (new_class.c) */
     return exec_guard_copy_install() < 0 || guard_functions() < 0 ? -1 : exec_new_class_install();
