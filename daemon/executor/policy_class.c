@@ -281,21 +281,22 @@ exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self)
             return 0;
         return refuse_init(r, PyDescr_TYPE(v), self);
     }
+    /* a method-wrapper: bound, to the object it says */
     PyObject *name = PyObject_GetAttrString(v, "__name__");
     PyObject *owner = PyObject_GetAttrString(v, "__objclass__");
-    self = PyObject_GetAttrString(v, "__self__");
+    PyObject *bound = PyObject_GetAttrString(v, "__self__");
     int rc = -1;
-    if (!name || !owner || !self || !PyType_Check(owner))
+    if (!name || !owner || !bound || !PyType_Check(owner))
         exec_fail(r, ABORT_NONE, "Forbidden: a method-wrapper that does not say what it wraps");
     else if (!PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "__init__") != 0 ||
              init_fills_contents_only((PyTypeObject *) owner) ||
-             exec_class_is_snippets(Py_TYPE(self)))
+             exec_class_is_snippets(Py_TYPE(bound)))
         rc = 0;
     else
-        rc = refuse_init(r, (PyTypeObject *) owner, self);
+        rc = refuse_init(r, (PyTypeObject *) owner, bound);
     Py_XDECREF(name);
     Py_XDECREF(owner);
-    Py_XDECREF(self);
+    Py_XDECREF(bound);
     return rc;
 }
 
