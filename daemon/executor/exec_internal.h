@@ -705,4 +705,9 @@ int exec_builtins_adjust(struct exec_env *env, const struct exec_policy *p, stru
  * max_output_bytes. Returns 0, or -1 with an exception set. */
 int exec_output(struct exec_run *r, const char *data, size_t len);
 
+/* stdio.c: sys.stdin, sys.stdout and sys.stderr replaced by streams that write to the running
+ * snippet's logs (to CPython's own streams outside runs) and have nothing else to hand out.
+ * Once, before any library is imported. */
+int exec_stdio_install(void);
+
 #endif

@@ -4,6 +4,7 @@
 # Embedded into differential.c and bench_executor.c at build time; trusted code only.
 import ast
 import builtins
+import contextlib
 import io
 
 
@@ -28,7 +29,11 @@ def compile_snippet(src):
 
 
 class _Out:
-    """Where print writes; a session swaps in a fresh buffer for each snippet."""
+    """Where print writes, and sys.stdout and sys.stderr while a snippet runs; a session swaps
+    in a fresh buffer for each snippet."""
+
+    closed = False
+    encoding = "utf-8"
 
     def __init__(self):
         self.buf = io.StringIO()
@@ -38,6 +43,9 @@ class _Out:
 
     def flush(self):
         pass
+
+    def writable(self):
+        return True
 
 
 def fresh_globals(out):
@@ -65,11 +73,16 @@ class Session:
         """-> (logs, value, is_final_answer, exc_type or None, exc_message or None, repr or None)"""
         self.out.buf = io.StringIO()
         value, final, etype, emsg = None, False, None, None
+        # what library code writes to sys.stdout or sys.stderr is in the executor's logs too
+        redirect = contextlib.ExitStack()
+        redirect.enter_context(contextlib.redirect_stdout(self.out))
+        redirect.enter_context(contextlib.redirect_stderr(self.out))
         try:
-            body, last = compile_snippet(src)
-            exec(body, self.g)
-            if last is not None:
-                value = eval(last, self.g)
+            with redirect:
+                body, last = compile_snippet(src)
+                exec(body, self.g)
+                if last is not None:
+                    value = eval(last, self.g)
         except _FinalAnswer as f:
             value, final = f.value, True
         except SyntaxError as e:

@@ -630,6 +630,62 @@ t_library(struct exec_env *env, const char *module, const char *source, const ch
     return ns;
 }
 
+/* What library code writes to sys.stdout or sys.stderr while a snippet runs is printed output
+ * (stdio.c): in the logs, streamed, counted against max_output_bytes; sys.stdin is empty. The
+ * streams have nothing to close and take no stores. Outside runs, writes reach the streams
+ * CPython made (here the test's own fd 1, redirected to a file to be read back). */
+static void
+test_std_streams(void **state)
+{
+    (void) state;
+    struct exec_policy p = {.max_output_bytes = 100};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"shout", "out", NULL};
+    PyObject *ns = t_library(env, "loud",
+                             "import sys\n"
+                             "out = sys.stdout\n"
+                             "def shout(text, times=1):\n"
+                             "    for _ in range(times):\n"
+                             "        sys.stderr.write(text)\n"
+                             "        sys.stdout.write(text.upper())\n"
+                             "    return sys.stdin.read(), sys.stdin.readline()\n",
+                             names);
+    struct chunks c = {0};
+    cJSON *res = exec_env_run(env, "print(shout('ab'))", collect, &c);
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "abAB('', '')\n");
+    assert_string_equal(c.buf, "abAB('', '')\n");
+    cJSON_Delete(res);
+    res = t_run_in(env, "shout('x' * 9, 20)");
+    assert_string_equal(t_str(res, "outcome"), "output_limit");
+    assert_int_equal(strlen(t_str(res, "logs")), 100);
+    cJSON_Delete(res);
+    res = t_run_in(env, "out.close()");
+    assert_non_null(strstr(t_err(res, "message"), "has no attribute 'close'"));
+    cJSON_Delete(res);
+    res = t_run_in(env, "out.write = print");
+    assert_non_null(strstr(t_err(res, "message"), "'write' is read-only"));
+    cJSON_Delete(res);
+
+    char path[] = "/tmp/pyfence-stdio-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    assert_true(saved >= 0 && dup2(fd, 1) == 1);
+    int rc = PyRun_SimpleString("import sys\nsys.stdout.write('outside')\nsys.stdout.flush()\n");
+    assert_true(dup2(saved, 1) == 1);
+    close(saved);
+    char got[32] = {0};
+    assert_true(pread(fd, got, sizeof(got) - 1, 0) >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    assert_string_equal(got, "outside");
+    Py_DECREF(ns);
+    exec_env_free(env);
+}
+
 /* A library class's own __getattr__ is not asked for a dunder a snippet's class may not define
  * while a snippet runs (class_getattr.c), whatever way it got its checking slot: a class made
  * at CPython's start-up (codecs.StreamReaderWriter, forwarding any name to its stream: the walk
@@ -1141,6 +1197,7 @@ main(void)
             cmocka_unit_test(test_string_formatter),
             cmocka_unit_test(test_builtins_add_remove),
             cmocka_unit_test(test_library_getattr),
+            cmocka_unit_test(test_std_streams),
             cmocka_unit_test(test_frame_builtins),
             cmocka_unit_test(test_frame_builtins_follow_policy),
             cmocka_unit_test(test_frame_globals_reset),
