@@ -618,31 +618,56 @@ delegate_result(void)
     return _PyGen_FetchStopIterationValue(&res) < 0 ? NULL : res;
 }
 
+/* The delegate's send, throw or close, judged as it.name read by the snippet is: yield from
+ * calls them by name, and a refused class's (the worker's stdout's _io close) is not run for
+ * the snippet this way either. */
+static PyObject *
+delegate_method(struct exec_run *r, PyObject *it, const char *name)
+{
+    PyObject *key = PyUnicode_InternFromString(name);
+    PyObject *m = key ? exec_getattr(r, it, key) : NULL;
+    Py_XDECREF(key);
+    return m;
+}
+
 /* CPython's SEND (PyIter_Send): None to an iterator is next(); any other value goes to the
  * delegate's send method, which a plain iterator lacks (itertools.count(): AttributeError,
  * raised at the yield from). An iterator whose next() ended returns NULL with no error set. */
 static PyObject *
-delegate_next(PyObject *it, PyObject *sent)
+delegate_next(struct exec_run *r, PyObject *it, PyObject *sent)
 {
-    static PyObject *send_name;
     if (sent == Py_None && PyIter_Check(it))
         return Py_TYPE(it)->tp_iternext(it);
-    if (!send_name && !(send_name = PyUnicode_InternFromString("send")))
-        return NULL;
-    return PyObject_CallMethodOneArg(it, send_name, sent);
+    PyObject *send = delegate_method(r, it, "send");
+    PyObject *v = send ? PyObject_CallOneArg(send, sent) : NULL;
+    Py_XDECREF(send);
+    return v;
+}
+
+/* Passes a GeneratorExit on: the delegate's close, when it has one. */
+static int
+delegate_close(struct exec_run *r, PyObject *it)
+{
+    if (!PyObject_HasAttrString(it, "close"))
+        return 0;
+    PyObject *close = delegate_method(r, it, "close");
+    PyObject *res = close ? PyObject_CallNoArgs(close) : NULL;
+    Py_XDECREF(close);
+    Py_XDECREF(res);
+    return res ? 0 : -1;
 }
 
 /* yield from it: PEP 380, with send, throw and close passed to the delegate. */
 static PyObject *
 yield_from(struct exec_run *r, PyObject *it)
 {
-    PyObject *v = delegate_next(it, Py_None);
+    PyObject *v = delegate_next(r, it, Py_None);
     for (;;) {
         if (!v)
             return delegate_result();
         PyObject *sent = exec_gen_yield(r, v);
         if (sent) {
-            v = delegate_next(it, sent);
+            v = delegate_next(r, it, sent);
             Py_DECREF(sent);
             continue;
         }
@@ -650,12 +675,8 @@ yield_from(struct exec_run *r, PyObject *it)
         PyErr_Fetch(&t, &e, &tb);
         PyErr_NormalizeException(&t, &e, &tb);
         bool exiting = PyErr_GivenExceptionMatches(t, PyExc_GeneratorExit);
-        if (exiting || !PyObject_HasAttrString(it, exiting ? "close" : "throw")) {
-            PyObject *closed = exiting && PyObject_HasAttrString(it, "close")
-                                       ? PyObject_CallMethod(it, "close", NULL)
-                                       : Py_NewRef(Py_None);
-            if (closed) {
-                Py_DECREF(closed);
+        if (exiting || !PyObject_HasAttrString(it, "throw")) {
+            if (!exiting || delegate_close(r, it) == 0) {
                 PyErr_Restore(t, e, tb);
             } else {
                 Py_XDECREF(t);
@@ -667,15 +688,15 @@ yield_from(struct exec_run *r, PyObject *it)
         /* throw()'s own arguments when it was called (a type stays a type); else the
          * exception, raised at the yield by a failing throw() */
         PyObject *targs = r->gen ? Py_XNewRef(r->gen->throw_args) : NULL;
-        if (targs) {
+        if (r->gen)
             r->gen->throw_args = NULL;
-            PyObject *meth = PyObject_GetAttrString(it, "throw");
-            v = meth ? PyObject_Call(meth, targs, NULL) : NULL;
-            Py_XDECREF(meth);
-            Py_DECREF(targs);
-        } else {
-            v = PyObject_CallMethod(it, "throw", "O", e);
-        }
+        PyObject *meth = delegate_method(r, it, "throw");
+        if (meth && targs)
+            v = PyObject_Call(meth, targs, NULL);
+        else
+            v = meth ? PyObject_CallOneArg(meth, e) : NULL;
+        Py_XDECREF(meth);
+        Py_XDECREF(targs);
         Py_XDECREF(t);
         Py_XDECREF(e);
         Py_XDECREF(tb);

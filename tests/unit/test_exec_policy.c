@@ -686,6 +686,34 @@ test_std_streams(void **state)
     exec_env_free(env);
 }
 
+/* `yield from` passes send, throw and close on to its delegate by name: each is judged as the
+ * snippet's own it.close would be. The delegate here is an io.BytesIO (module io not allowed)
+ * put in the namespace behind the checks' back; closing the generator ran its close unchecked.
+ * The neighbour: a snippet generator as the delegate is closed as in CPython. */
+static void
+test_yield_from_delegate_checked(void **state)
+{
+    (void) state;
+    struct exec_env *env = t_env(NULL);
+    static const char *const names[] = {"b", NULL};
+    PyObject *ns = t_library(env, "lib", "import io\nb = io.BytesIO(b'x\\ny\\n')\n", names);
+    cJSON *res = t_run_in(env, "def g():\n    yield from b\nit = g()\nnext(it)\nit.close()");
+    assert_non_null(strstr(t_err(res, "message"), "Forbidden access to _io."));
+    assert_non_null(strstr(t_err(res, "message"), "close"));
+    cJSON_Delete(res);
+    PyObject *closed = PyObject_GetAttrString(PyDict_GetItemString(ns, "b"), "closed");
+    assert_true(closed == Py_False);
+    Py_XDECREF(closed);
+    res = t_run_in(env, "def inner():\n    try:\n        yield 1\n    finally:\n"
+                        "        print('inner closed')\n"
+                        "def g():\n    yield from inner()\nit = g()\nnext(it)\nit.close()");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_string_equal(t_str(res, "logs"), "inner closed\n");
+    cJSON_Delete(res);
+    Py_DECREF(ns);
+    exec_env_free(env);
+}
+
 /* A library class's own __getattr__ is not asked for a dunder a snippet's class may not define
  * while a snippet runs (class_getattr.c), whatever way it got its checking slot: a class made
  * at CPython's start-up (codecs.StreamReaderWriter, forwarding any name to its stream: the walk
@@ -1198,6 +1226,7 @@ main(void)
             cmocka_unit_test(test_builtins_add_remove),
             cmocka_unit_test(test_library_getattr),
             cmocka_unit_test(test_std_streams),
+            cmocka_unit_test(test_yield_from_delegate_checked),
             cmocka_unit_test(test_frame_builtins),
             cmocka_unit_test(test_frame_builtins_follow_policy),
             cmocka_unit_test(test_frame_globals_reset),
