@@ -274,14 +274,10 @@ static newfunc real_type_new;
 static const char *
 frame_module(PyFrameObject *f)
 {
-    PyObject *globals = f ? PyFrame_GetGlobals(f) : NULL;
-    PyObject *name = globals ? PyDict_GetItemString(globals, "__name__") : NULL; /* borrowed */
-    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
-    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
-    Py_XDECREF(mod);
-    Py_XDECREF(globals);
+    PyObject *name = exec_frame_module(f);
+    const char *s = name ? PyUnicode_AsUTF8(name) : NULL;
     PyErr_Clear();
-    return own ? PyUnicode_AsUTF8(name) : NULL;
+    return s;
 }
 
 /* Module names a and b are of one top-level package. */
@@ -303,16 +299,8 @@ is_writers_function(PyObject *v, const char *writer)
 {
     if (!writer || !PyFunction_Check(v))
         return false;
-    PyObject *globals = PyFunction_GET_GLOBALS(v);
-    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
-    PyObject *mod = name && PyUnicode_CheckExact(name) ? PyImport_GetModule(name) : NULL;
-    const char *s = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals
-                            ? PyUnicode_AsUTF8(name)
-                            : NULL;
-    bool own = s && strcmp(s, "__main__") != 0 && same_package(s, writer);
-    Py_XDECREF(mod);
-    PyErr_Clear();
-    return own;
+    const char *s = exec_function_module(v);
+    return s && strcmp(s, "__main__") != 0 && same_package(s, writer);
 }
 
 static int

@@ -46,14 +46,9 @@ exec_class_maker_now(void)
         return PyUnicode_FromString("__main__");
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
     PyObject *globals = f ? PyFrame_GetGlobals(f) : NULL;
-    PyObject *name = globals ? PyDict_GetItemString(globals, "__name__") : NULL; /* borrowed */
-    PyObject *mod = name && PyUnicode_CheckExact(name) ? PyImport_GetModule(name) : NULL;
-    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
-    PyObject *res = own ? Py_NewRef(name) : NULL;
-    Py_XDECREF(mod);
+    PyObject *name = Py_XNewRef(exec_globals_module(globals));
     Py_XDECREF(globals);
-    PyErr_Clear();
-    return res;
+    return name;
 }
 
 int

@@ -480,6 +480,18 @@ void exec_raise_import_refused(const struct exec_env *env, const char *name);
 /* A dunder outside the allow-list, or an introspection attribute (gi_frame, f_globals, co_*):
  * refused by name on every route. */
 bool exec_dunder_forbidden(const char *name);
+/* The name of the module whose own namespace globals is (its __name__ names a module in
+ * sys.modules whose dict is globals itself), borrowed from globals, or NULL, no error set.
+ * Decided by identity: code exec'd with a namespace of its own (namedtuple's) may carry any
+ * __name__. */
+PyObject *exec_globals_module(PyObject *globals);
+/* The same for the code frame f runs (NULL f: NULL). Code compiled from a string (file name
+ * "<string>") is no module's own, whatever globals it was given: dataclasses runs the methods
+ * it generates for a snippet class in the embedding's __main__ namespace, real builtins and
+ * all, and they are not that module's code. */
+PyObject *exec_frame_module(PyFrameObject *f);
+/* exec_globals_module of a Python function's globals, as UTF-8 (borrowed), or NULL. */
+const char *exec_function_module(PyObject *func);
 /* name as a plain str (new reference): a str subclass could fake its hash and == */
 PyObject *exec_exact_str(PyObject *name);
 bool exec_is_allowed_dunder(const char *name);

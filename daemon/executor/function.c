@@ -291,13 +291,7 @@ check_new_result(struct exec_run *r, PyObject *self, PyObject *cls, PyObject *re
 static bool
 made_from_text(PyObject *f)
 {
-    PyObject *globals = PyFunction_GET_GLOBALS(f);
-    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
-    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
-    bool modules = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
-    Py_XDECREF(mod);
-    PyErr_Clear();
-    return !modules;
+    return !exec_globals_module(PyFunction_GET_GLOBALS(f));
 }
 
 /* enum.Enum.__new__, which enum puts on every Enum class it makes. */

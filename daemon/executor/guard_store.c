@@ -53,22 +53,6 @@ refuse_store(PyObject *writer, const char *kind, const char *target, PyObject *n
                         name, kind, target);
 }
 
-/* The module whose code f runs (its globals are that module's dict): its name, borrowed from
- * the globals, or NULL. Decided by identity, as the audit hook does: exec'd code may carry any
- * __name__ (dataclasses' generated methods carry their class's module's). */
-static PyObject *
-frame_module_name(PyFrameObject *f)
-{
-    PyObject *globals = PyFrame_GetGlobals(f);
-    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
-    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
-    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
-    Py_XDECREF(mod);
-    Py_DECREF(globals);
-    PyErr_Clear();
-    return own ? name : NULL;
-}
-
 /* The value of f's argument i (positional or keyword-only), borrowed from f's locals, or
  * NULL. */
 static PyObject *
@@ -119,7 +103,7 @@ checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
     if (!exec_audit_stores_checked())
         return real_module_setattro(m, name, value);
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    PyObject *writer = f ? frame_module_name(f) : NULL;
+    PyObject *writer = f ? exec_frame_module(f) : NULL;
     if (writer && !exec_audit_snippet_run() && frame_in(f, m) && !frame_has_arg(f, m))
         return real_module_setattro(m, name, value);
     const char *target = PyModule_Check(m) ? PyModule_GetName(m) : NULL;
@@ -156,7 +140,7 @@ checked_module_dict(PyObject *m, void *closure)
     if (!ns || !exec_audit_stores_checked())
         return Py_XNewRef(ns);
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    PyObject *reader = f && !exec_audit_snippet_run() ? frame_module_name(f) : NULL;
+    PyObject *reader = f && !exec_audit_snippet_run() ? exec_frame_module(f) : NULL;
     const char *r = reader ? PyUnicode_AsUTF8(reader) : NULL;
     PyErr_Clear();
     if (r && (frame_in(f, m) || reads_annotation_namespaces(r)))
@@ -356,7 +340,7 @@ checked_type_setattro(PyObject *obj, PyObject *name, PyObject *value)
     if (!exec_audit_stores_checked() || !PyType_Check(obj))
         return store_and_guard(obj, name, value, exec_class_getattr_guard_library_tree);
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    PyObject *writer = f ? frame_module_name(f) : NULL;
+    PyObject *writer = f ? exec_frame_module(f) : NULL;
     const char *w = writer ? PyUnicode_AsUTF8(writer) : NULL;
     PyErr_Clear();
     /* the snippet's own stores are checked by the walk (policy.c) */
@@ -454,13 +438,7 @@ static bool
 is_made_from_text(PyObject *fn, PyObject *value)
 {
     (void) value;
-    PyObject *globals = PyFunction_GET_GLOBALS(fn);
-    PyObject *name = PyDict_GetItemString(globals, "__name__"); /* borrowed */
-    PyObject *mod = name && PyUnicode_Check(name) ? PyImport_GetModule(name) : NULL;
-    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
-    Py_XDECREF(mod);
-    PyErr_Clear();
-    return !own;
+    return !exec_globals_module(PyFunction_GET_GLOBALS(fn));
 }
 
 static const struct {
@@ -500,7 +478,7 @@ checked_function_setattro(PyObject *fn, PyObject *name, PyObject *value)
         exec_class_dunder_instance_allowed(name))
         return real_function_setattro(fn, name, value);
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    PyObject *writer = f ? frame_module_name(f) : NULL;
+    PyObject *writer = f ? exec_frame_module(f) : NULL;
     if (PyFunction_Check(fn) && library_may_store_on_function(writer, fn, name, value))
         return real_function_setattro(fn, name, value);
     PyObject *qualname = PyFunction_Check(fn) ? ((PyFunctionObject *) fn)->func_qualname : NULL;

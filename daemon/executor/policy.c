@@ -373,23 +373,43 @@ refuse_module_function(struct exec_run *r, const char *module, const char *funct
     return -1;
 }
 
-/* The module whose namespace a Python function's globals are, or NULL (functions built by
- * exec with their own globals, as namedtuple's). Borrowed. */
-static const char *
-function_module(PyObject *func)
+PyObject *
+exec_globals_module(PyObject *globals)
 {
-    PyObject *globals = PyFunction_GET_GLOBALS(func);
-    PyObject *name = PyDict_Check(globals) ? PyDict_GetItemString(globals, "__name__") : NULL;
-    if (!name || !PyUnicode_Check(name))
+    PyObject *name = globals && PyDict_Check(globals)
+                             ? PyDict_GetItemString(globals, "__name__") /* borrowed */
+                             : NULL;
+    /* an exact str: a subclass's __hash__ and __eq__ would run in sys.modules' lookup */
+    PyObject *mod = name && PyUnicode_CheckExact(name) ? PyImport_GetModule(name) : NULL;
+    bool own = mod && PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return own ? name : NULL;
+}
+
+PyObject *
+exec_frame_module(PyFrameObject *f)
+{
+    if (!f)
         return NULL;
-    PyObject *mod = PyImport_GetModule(name);
-    if (!mod) {
-        PyErr_Clear();
+    PyCodeObject *code = PyFrame_GetCode(f);
+    bool from_text = PyUnicode_CompareWithASCIIString(code->co_filename, "<string>") == 0;
+    Py_DECREF(code);
+    if (from_text)
         return NULL;
-    }
-    bool own = PyModule_Check(mod) && PyModule_GetDict(mod) == globals;
-    Py_DECREF(mod);
-    return own ? PyUnicode_AsUTF8(name) : NULL;
+    PyObject *globals = PyFrame_GetGlobals(f);
+    PyObject *name = exec_globals_module(globals);
+    Py_DECREF(globals); /* a frame's globals outlive it: name stays borrowed from them */
+    return name;
+}
+
+const char *
+exec_function_module(PyObject *func)
+{
+    PyObject *name = exec_globals_module(PyFunction_GET_GLOBALS(func));
+    const char *s = name ? PyUnicode_AsUTF8(name) : NULL;
+    PyErr_Clear();
+    return s;
 }
 
 /* A refused library function held as a value: its kind, or NULL. */
@@ -411,7 +431,7 @@ check_python_function(struct exec_run *r, PyObject *v)
 {
     if (PyFunction_GET_GLOBALS(v) == r->globals)
         return 0; /* the snippet's own: the common case of method calls, without a lookup */
-    const char *module = function_module(v);
+    const char *module = exec_function_module(v);
     if (!module)
         return PyErr_Occurred() ? -1 : 0;
     const char *kind = refused_function_kind(module, v);

@@ -714,6 +714,42 @@ test_yield_from_delegate_checked(void **state)
     exec_env_free(env);
 }
 
+/* Code compiled from a string is no module's own code, whatever globals it runs with
+ * (exec_frame_module): dataclasses runs the methods it generates for a snippet class in the
+ * embedding's __main__ namespace. Shown with a module whose namespace holds two functions
+ * reading the module's own __dict__ (answered only to the module's own code while a snippet
+ * runs): one compiled from a file, one from a string. */
+static void
+test_text_code_is_no_modules(void **state)
+{
+    (void) state;
+    static const char *const imports[] = {"pf_textmod"};
+    struct exec_policy p = {.imports = imports, .n_imports = 1};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"from_file", "from_text", NULL};
+    PyObject *ns = t_library(
+            env, "setup",
+            "import sys, types\n"
+            "m = types.ModuleType('pf_textmod')\n"
+            "m.sys = sys\n"
+            "sys.modules['pf_textmod'] = m\n"
+            "src = 'def {}():\\n    return len(sys.modules[__name__].__dict__) > 0\\n'\n"
+            "exec(compile(src.format('from_file'), 'pf_textmod.py', 'exec'), m.__dict__)\n"
+            "exec(compile(src.format('from_text'), '<string>', 'exec'), m.__dict__)\n"
+            "from_file, from_text = m.from_file, m.from_text\n",
+            names);
+    cJSON *res = t_run_in(env, "from_file()");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    cJSON_Delete(res);
+    res = t_run_in(env, "from_text()");
+    assert_non_null(strstr(t_err(res, "message"),
+                           "code of no module reading the namespace of module pf_textmod"));
+    cJSON_Delete(res);
+    PyRun_SimpleString("import sys\ndel sys.modules['pf_textmod']\n");
+    Py_DECREF(ns);
+    exec_env_free(env);
+}
+
 /* A library class's own __getattr__ is not asked for a dunder a snippet's class may not define
  * while a snippet runs (class_getattr.c), whatever way it got its checking slot: a class made
  * at CPython's start-up (codecs.StreamReaderWriter, forwarding any name to its stream: the walk
@@ -1227,6 +1263,7 @@ main(void)
             cmocka_unit_test(test_library_getattr),
             cmocka_unit_test(test_std_streams),
             cmocka_unit_test(test_yield_from_delegate_checked),
+            cmocka_unit_test(test_text_code_is_no_modules),
             cmocka_unit_test(test_frame_builtins),
             cmocka_unit_test(test_frame_builtins_follow_policy),
             cmocka_unit_test(test_frame_globals_reset),
