@@ -586,6 +586,12 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         return check_chainmap(r, v, 0);
     if (PyModule_Check(v)) {
         const char *name = PyModule_GetName(v);
+        if (!name && PyErr_ExceptionMatches(PyExc_SystemError)) {
+            /* no __name__ yet: a module subclass's instance before its __init__ ran */
+            PyErr_Clear();
+            exec_fail(r, ABORT_NONE, "Forbidden access to a module object with no name");
+            return -1;
+        }
         if (!name)
             return -1;
         if (!exec_import_allowed(r->env, name)) {
