@@ -69,3 +69,21 @@ def test_c_stack_overflow_is_worker_crashed_saying_why(daemon, client):
         assert "SIGSEGV" in r.error["message"] and "C stack" in r.error["message"], r.error
     assert client.exec("1 + 1").output == 2
     daemon.assert_serving()
+
+
+def test_library_writes_to_stdout_are_printed_output(daemon, client):
+    """The worker's sys.stdout and sys.stderr are the executor's own (daemon/executor/stdio.c,
+    installed before the zygote preloads): what pprint writes is in the logs and the output
+    events, like print, and the stream pprint holds has nothing to close."""
+    events = []
+    r = client.exec(
+        "import pprint\n"
+        "pprint.pprint({'k': [1, 2]})\n"
+        "s = pprint.PrettyPrinter()._stream\n"
+        "print(hasattr(s, 'close'), hasattr(s, 'buffer'))",
+        imports=["pprint"],
+        on_output=events.append,
+    )
+    assert r.ok, (r, r.error)
+    assert r.logs == "{'k': [1, 2]}\nFalse False\n", r.logs
+    assert "".join(events) == r.logs, events
