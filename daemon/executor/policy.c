@@ -232,6 +232,10 @@ refused_kind(const char *name)
         return exec_is_allowed_dunder(name) ? NULL : "dunder attribute";
     if (strncmp(name, "co_", 3) == 0)
         return "introspection attribute";
+    /* ABCMeta's bookkeeping: _abc's C code trusts what a class's _abc_impl holds, and a
+     * snippet ABC given another's made every int a Mapping for every library */
+    if (strncmp(name, "_abc_", 5) == 0)
+        return "abstract base class bookkeeping attribute";
     for (size_t i = 0; i < sizeof(introspection_attrs) / sizeof(introspection_attrs[0]); i++)
         if (strcmp(introspection_attrs[i], name) == 0)
             return "introspection attribute";
@@ -424,6 +428,70 @@ refused_function_kind(const char *module, PyObject *func)
     return NULL;
 }
 
+/* A method, slot wrapper or descriptor named after an attribute the snippet may not read is
+ * refused as a value too, however it was reached: object.__getattribute__ is an unchecked
+ * getattr, and pprint's namespace printer, filed for classes, handed it to a snippet hook
+ * from object's __dict__ (policy case 347). name: the method's own name, or NULL. */
+static int
+check_method_name(struct exec_run *r, PyObject *v, const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    if (len < 5 || strncmp(name, "__", 2) != 0 || strcmp(name + len - 2, "__") != 0 ||
+        exec_is_allowed_dunder(name))
+        return 0;
+    PyObject *s = PyUnicode_FromString(name);
+    if (!s)
+        return -1;
+    bool readable = exec_is_read_only_dunder(s);
+    Py_DECREF(s);
+    if (readable)
+        return 0;
+    exec_fail(r, ABORT_NONE, "Forbidden access to dunder attribute %s: a %s reached as a value",
+              name, Py_TYPE(v)->tp_name);
+    return -1;
+}
+
+/* The own name of a C method or descriptor v, borrowed, or NULL for other objects. */
+static const char *
+c_method_name(PyObject *v)
+{
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyWrapperDescr_Type)
+        return ((PyWrapperDescrObject *) v)->d_base->name;
+    if (t == &PyMethodDescr_Type || t == &PyClassMethodDescr_Type)
+        return ((PyMethodDescrObject *) v)->d_method->ml_name;
+    if (t == &PyGetSetDescr_Type)
+        return ((PyGetSetDescrObject *) v)->d_getset->name;
+    if (t == &PyMemberDescr_Type)
+        return ((PyMemberDescrObject *) v)->d_member->name;
+    if (PyCFunction_Check(v))
+        return ((PyCFunctionObject *) v)->m_ml->ml_name;
+    return NULL;
+}
+
+/* A bound slot wrapper (method-wrapper) says its name only as an attribute. */
+static int
+check_method_wrapper_name(struct exec_run *r, PyObject *v)
+{
+    PyObject *name = PyObject_GetAttrString(v, "__name__");
+    const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    int rc = s ? check_method_name(r, v, s) : -1;
+    if (!s && !PyErr_Occurred())
+        exec_fail(r, ABORT_NONE, "Forbidden: a method-wrapper that does not say its name");
+    Py_XDECREF(name);
+    return rc;
+}
+
+/* A staticmethod or classmethod from a class's __dict__ is judged by what it wraps. */
+static int
+check_wrapped(struct exec_run *r, PyObject *v)
+{
+    PyObject *f = PyObject_GetAttrString(v, "__func__");
+    int rc = f ? exec_check_value(r, f) : -1;
+    Py_XDECREF(f);
+    return rc;
+}
+
 /* __main__ is where the snippet's classes say they live: dataclasses builds their methods
  * with its namespace, which holds nothing else. */
 static int
@@ -431,6 +499,10 @@ check_python_function(struct exec_run *r, PyObject *v)
 {
     if (PyFunction_GET_GLOBALS(v) == r->globals)
         return 0; /* the snippet's own: the common case of method calls, without a lookup */
+    /* a library class's own __getattr__ or __setstate__, say, held apart from its class */
+    const char *own_name = PyUnicode_AsUTF8(((PyFunctionObject *) v)->func_name);
+    if (!own_name || check_method_name(r, v, own_name) < 0)
+        return -1;
     const char *module = exec_function_module(v);
     if (!module)
         return PyErr_Occurred() ? -1 : 0;
@@ -576,7 +648,13 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
     if (PyMethod_Check(v))
         return exec_check_value(r, PyMethod_GET_FUNCTION(v));
     if (PyCFunction_Check(v))
-        return check_builtin_function(r, v);
+        return check_builtin_function(r, v) < 0 ? -1 : check_method_name(r, v, c_method_name(v));
+    if (Py_IS_TYPE(v, &PyStaticMethod_Type) || Py_IS_TYPE(v, &PyClassMethod_Type))
+        return check_wrapped(r, v); /* a staticmethod is callable as it is */
+    if (check_method_name(r, v, c_method_name(v)) < 0)
+        return -1;
+    if (Py_IS_TYPE(v, &_PyMethodWrapper_Type) && check_method_wrapper_name(r, v) < 0)
+        return -1;
     if (PyDict_Check(v))
         return check_dict(r, v);
     PyTypeObject *chainmap = chainmap_type();

@@ -1,0 +1,17 @@
+# imports: pprint, json, operator, random
+# expect: refused Forbidden access to dunder attribute __getattribute__: a wrapper_descriptor reached as a value
+# A method named after an attribute the snippet may not read is refused as a value too, however
+# it was reached. pprint's namespace printer, filed by the snippet under type.__repr__ in the
+# class-level dispatch table, formatted object's __dict__ and handed each value to the printer
+# filed for its type: a snippet hook got object.__getattribute__, an unchecked getattr. In C
+# chains it read json.dumps.__globals__ (codecs.open read /etc/hostname), random's os
+# (listdir('/')) and json.dumps.__kwdefaults__ (json.dumps patched for every caller).
+import pprint, json, operator, random
+d = pprint.PrettyPrinter._dispatch
+d[type.__repr__] = [v for v in d.values() if v.__name__ == '_pprint_simplenamespace'][0]
+got = []
+d[type(object.__repr__).__repr__] = lambda self, obj, *rest: got.append(obj)
+pprint.pformat(object, width=5)
+ga = [v for v in got if 'getattribute' in repr(v)][0]
+om = map(operator.itemgetter('_os'), map(ga, [random.Random.seed], ['__globals__']))
+print('listdir /:', list(map(len, map(operator.call, map(ga, om, ['listdir']), ['/']))))
