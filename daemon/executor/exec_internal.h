@@ -538,6 +538,17 @@ exec_is_typing_object(PyObject *obj)
     PyTypeObject *final = exec_typing_final();
     return final && PyObject_TypeCheck(obj, final);
 }
+/* The __origin__ a typing alias holds in its own dict (new reference), or NULL, no error set. */
+PyObject *exec_typing_origin(PyObject *v);
+/* guard_typing.c, once before any run (it imports typing): no code sets a special form's
+ * attributes through its class while a snippet runs. -1 with an exception set. */
+int exec_guard_typing_install(void);
+/* obj is one of typing's special forms (Union, Literal, ClassVar: typing._SpecialForm's). */
+bool exec_is_typing_special_form(PyObject *obj);
+/* A typing object whose attribute stores land on no class: a special form, or an alias whose
+ * origin is no class (typing's code forwards an alias's stores to its origin, and only a
+ * class's stores are guarded). */
+bool exec_typing_stores_unguarded(PyObject *obj);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
 /* A builtin type (str, list, dict): every profile allows its class and methods. */

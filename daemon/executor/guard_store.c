@@ -97,6 +97,21 @@ frame_in(PyFrameObject *f, PyObject *m)
     return in;
 }
 
+/* f runs an object's __setattr__ or __delattr__: a store it makes is passed on from whoever
+ * set the attribute on that object, not its module's own doing. typing's aliases pass stores on
+ * to their __origin__, and an alias of the typing module itself (made in C, where the walk's
+ * check of it does not stand), as self of a snippet dataclass's __init__, set typing.callable
+ * from typing's own code (policy case 353). */
+static bool
+frame_passes_store_on(PyFrameObject *f)
+{
+    PyCodeObject *co = PyFrame_GetCode(f);
+    bool on = PyUnicode_CompareWithASCIIString(co->co_name, "__setattr__") == 0 ||
+              PyUnicode_CompareWithASCIIString(co->co_name, "__delattr__") == 0;
+    Py_DECREF(co);
+    return on;
+}
+
 static int
 checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
 {
@@ -104,7 +119,8 @@ checked_module_setattro(PyObject *m, PyObject *name, PyObject *value)
         return real_module_setattro(m, name, value);
     PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
     PyObject *writer = f ? exec_frame_module(f) : NULL;
-    if (writer && !exec_audit_snippet_run() && frame_in(f, m) && !frame_has_arg(f, m))
+    if (writer && !exec_audit_snippet_run() && frame_in(f, m) && !frame_has_arg(f, m) &&
+        !frame_passes_store_on(f))
         return real_module_setattro(m, name, value);
     const char *target = PyModule_Check(m) ? PyModule_GetName(m) : NULL;
     if (!target)
@@ -518,5 +534,7 @@ exec_guard_store_install(void)
         guard_module_dict() < 0)
         return -1;
     /* a class types.new_class makes for its caller is its caller's to change (new_class.c) */
-    return exec_guard_copy_install() < 0 || guard_functions() < 0 ? -1 : exec_new_class_install();
+    return exec_guard_copy_install() < 0 || exec_guard_typing_install() < 0 || guard_functions() < 0
+                   ? -1
+                   : exec_new_class_install();
 }

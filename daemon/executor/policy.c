@@ -482,6 +482,48 @@ check_method_wrapper_name(struct exec_run *r, PyObject *v)
     return rc;
 }
 
+PyObject *
+exec_typing_origin(PyObject *v)
+{
+    PyObject *dict = PyObject_GenericGetDict(v, NULL);
+    if (!dict) {
+        PyErr_Clear(); /* a special form: slots, no origin */
+        return NULL;
+    }
+    PyObject *origin = Py_XNewRef(PyDict_GetItemString(dict, "__origin__"));
+    Py_DECREF(dict);
+    return origin;
+}
+
+/* typing's aliases pass reads and stores of their other attributes on to their __origin__,
+ * from typing's own code: an alias the snippet made with the typing module as its origin set
+ * typing's own names (its callable, which its protocol checks call) and would read its private
+ * ones. An alias's origin is a class or one of typing's special forms (Optional[int]'s is
+ * Union), as typing makes them: nothing else, a module least (policy case 350). */
+static int
+check_typing_origin(struct exec_run *r, PyObject *v)
+{
+    PyObject *origin = exec_typing_origin(v);
+    if (!origin || PyType_Check(origin) || exec_is_typing_special_form(origin)) {
+        Py_XDECREF(origin);
+        return 0;
+    }
+    const char *module = PyModule_Check(origin) ? PyModule_GetName(origin) : NULL;
+    PyErr_Clear();
+    if (module)
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden: a typing alias of module %s (typing passes an alias's attribute "
+                  "reads and stores on to its origin)",
+                  module);
+    else
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden: a typing alias of a %s object (an alias's origin is a class or a "
+                  "special form: typing passes its attribute reads and stores on to it)",
+                  Py_TYPE(origin)->tp_name);
+    Py_DECREF(origin);
+    return -1;
+}
+
 /* A staticmethod or classmethod from a class's __dict__ is judged by what it wraps. */
 static int
 check_wrapped(struct exec_run *r, PyObject *v)
@@ -707,6 +749,8 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         return exec_check_class(r, (PyTypeObject *) v);
     if (Py_IS_TYPE(v, &PyWrapperDescr_Type) || Py_IS_TYPE(v, &_PyMethodWrapper_Type))
         return exec_check_slot_wrapper(r, v, NULL);
+    if (exec_is_typing_object(v))
+        return check_typing_origin(r, v);
     if (Py_IS_TYPE(v, &PyMethodDescr_Type) || Py_IS_TYPE(v, &PyClassMethodDescr_Type))
         return exec_check_c_method(r, PyDescr_TYPE(v),
                                    ((PyMethodDescrObject *) v)->d_method->ml_name);

@@ -300,28 +300,56 @@ exec_check_slot_wrapper(struct exec_run *r, PyObject *v, PyObject *self)
     return rc;
 }
 
-/* Found once typing is loaded, then kept: nothing rebinds typing._Final (the snippet cannot
- * store into a module), and stores ask it, so a missing typing costs one interned lookup. */
+/* typing's class *name (an interned str, made on first use), cached in *cache once typing is
+ * loaded. Found once, then kept: nothing rebinds typing's names (the snippet cannot store into
+ * a module), and stores ask, so a missing typing costs one interned lookup. */
+static PyTypeObject *
+typing_class(const char *name, PyObject **key, PyTypeObject **cache)
+{
+    static PyObject *typing_name;
+    if (*cache)
+        return *cache;
+    if (!typing_name && !(typing_name = PyUnicode_InternFromString("typing")))
+        goto fail;
+    if (!*key && !(*key = PyUnicode_InternFromString(name)))
+        goto fail;
+    PyObject *typing = PyDict_GetItemWithError(PyImport_GetModuleDict(), typing_name);
+    PyObject *c = typing && PyModule_Check(typing)
+                          ? PyDict_GetItemWithError(PyModule_GetDict(typing), *key)
+                          : NULL;
+    if (c && PyType_Check(c))
+        *cache = (PyTypeObject *) Py_NewRef(c);
+fail:
+    PyErr_Clear();
+    return *cache;
+}
+
 PyTypeObject *
 exec_typing_final(void)
 {
+    static PyObject *key;
     static PyTypeObject *final;
-    static PyObject *typing_name, *final_name;
-    if (final)
-        return final;
-    if (!typing_name && !(typing_name = PyUnicode_InternFromString("typing")))
-        goto fail;
-    if (!final_name && !(final_name = PyUnicode_InternFromString("_Final")))
-        goto fail;
-    PyObject *typing = PyDict_GetItemWithError(PyImport_GetModuleDict(), typing_name);
-    PyObject *f = typing && PyModule_Check(typing)
-                          ? PyDict_GetItemWithError(PyModule_GetDict(typing), final_name)
-                          : NULL;
-    if (f && PyType_Check(f))
-        final = (PyTypeObject *) Py_NewRef(f);
-fail:
-    PyErr_Clear();
-    return final;
+    return typing_class("_Final", &key, &final);
+}
+
+bool
+exec_is_typing_special_form(PyObject *obj)
+{
+    static PyObject *key;
+    static PyTypeObject *special_form;
+    PyTypeObject *t = typing_class("_SpecialForm", &key, &special_form);
+    return t && PyObject_TypeCheck(obj, t);
+}
+
+bool
+exec_typing_stores_unguarded(PyObject *obj)
+{
+    if (!exec_is_typing_object(obj))
+        return false;
+    PyObject *origin = exec_typing_origin(obj);
+    bool guarded = origin && PyType_Check(origin);
+    Py_XDECREF(origin);
+    return !guarded;
 }
 
 /* typing's internal classes (typing._Final's subclasses: ForwardRef, TypeVar, the generic

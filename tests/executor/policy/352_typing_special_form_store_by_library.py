@@ -1,0 +1,26 @@
+# imports: typing, dataclasses
+# expect: logs refused: Forbidden while a snippet runs: setting attribute '_getitem' of typing's special form typing.Union
+# typing's aliases pass a store of a plain name on to their origin, which for Optional[int] is
+# the special form Union, shared by every user of typing. A snippet dataclass's __init__,
+# called with the alias as self, stored the snippet's function as Union._getitem: every
+# Union[...] after it answered 'patched'. No code sets a special form's attributes while a
+# snippet runs (guard_typing.c), nor object.__setattr__ (a frozen dataclass's __init__, with
+# Union itself as self); Union still works.
+import typing, dataclasses
+def g(self, params):
+    return 'patched'
+@dataclasses.dataclass
+class D:
+    _getitem: object
+try:
+    D.__init__(typing.Optional[int], g)
+except Exception as e:
+    print('refused:', e)
+@dataclasses.dataclass(frozen=True)
+class F:
+    _getitem: object
+try:
+    F.__init__(typing.Union, g)
+except TypeError as e:
+    print('frozen:', e)
+print(typing.Union[int, str])

@@ -1,0 +1,18 @@
+# imports: typing, dataclasses, functools
+# expect: logs refused: Forbidden while a snippet runs: typing's code setting attribute 'callable' of module typing
+# A module's own code may set its attributes while a snippet runs, but not when the code is an
+# object's __setattr__ passing on a store made on that object. typing's aliases pass stores of
+# plain names on to their __origin__: an alias of the typing module itself, made by C code
+# (where the walk never sees it, case 350), as self of a snippet dataclass's __init__, set
+# typing.callable (which typing's protocol checks call) from typing's own code.
+import typing, dataclasses, functools
+GA = type(typing.List[int])
+@dataclasses.dataclass
+class D:
+    callable: object
+def mine(x):
+    return True
+try:
+    list(map(D.__init__, map(functools.partial(GA, name='X'), [typing], [(int,)]), [mine]))
+except Exception as e:
+    print('refused:', e)
