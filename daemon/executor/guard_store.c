@@ -534,7 +534,8 @@ exec_guard_store_install(void)
         guard_module_dict() < 0)
         return -1;
     /* a class types.new_class makes for its caller is its caller's to change (new_class.c) */
-    return exec_guard_copy_install() < 0 || exec_guard_typing_install() < 0 || guard_functions() < 0
+    return exec_guard_copy_install() < 0 || exec_guard_typing_install() < 0 ||
+                           exec_guard_pprint_install() < 0 || guard_functions() < 0
                    ? -1
                    : exec_new_class_install();
 }

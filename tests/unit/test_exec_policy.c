@@ -723,10 +723,10 @@ static void
 test_text_code_is_no_modules(void **state)
 {
     (void) state;
-    static const char *const imports[] = {"pf_textmod"};
-    struct exec_policy p = {.imports = imports, .n_imports = 1};
+    static const char *const imports[] = {"pf_textmod", "json"};
+    struct exec_policy p = {.imports = imports, .n_imports = 2};
     struct exec_env *env = t_env(&p);
-    static const char *const names[] = {"from_file", "from_text", NULL};
+    static const char *const names[] = {"from_file", "from_text", "other", NULL};
     PyObject *ns = t_library(
             env, "setup",
             "import sys, types\n"
@@ -736,6 +736,9 @@ test_text_code_is_no_modules(void **state)
             "src = 'def {}():\\n    return len(sys.modules[__name__].__dict__) > 0\\n'\n"
             "exec(compile(src.format('from_file'), 'pf_textmod.py', 'exec'), m.__dict__)\n"
             "exec(compile(src.format('from_text'), '<string>', 'exec'), m.__dict__)\n"
+            "exec(compile('def other(m):\\n    return len(m.__dict__)\\n', 'pf_textmod.py', "
+            "'exec'), m.__dict__)\n"
+            "other = m.other\n"
             "from_file, from_text = m.from_file, m.from_text\n",
             names);
     cJSON *res = t_run_in(env, "from_file()");
@@ -745,7 +748,64 @@ test_text_code_is_no_modules(void **state)
     assert_non_null(strstr(t_err(res, "message"),
                            "code of no module reading the namespace of module pf_textmod"));
     cJSON_Delete(res);
+    /* another module's namespace, read by a module's own code (pprint's namespace printer
+     * did so, case 341) */
+    res = t_run_in(env, "import json\nother(json)");
+    assert_non_null(strstr(t_err(res, "message"),
+                           "pf_textmod reading the namespace of module json through its __dict__"));
+    cJSON_Delete(res);
     PyRun_SimpleString("import sys\ndel sys.modules['pf_textmod']\n");
+    Py_DECREF(ns);
+    exec_env_free(env);
+}
+
+/* A method named after a dunder the snippet may not read is refused as a value however it is
+ * reached (policy.c check_method_name): put in a library's list behind the checks' back,
+ * object.__getattribute__ (a slot wrapper, an unchecked getattr), a bound method-wrapper, a
+ * library class's Python __setstate__, and object.__dict__'s __dict__ getset wrapped in a
+ * staticmethod. Names the snippet may read stay held (dict.__repr__, object's
+ * __init_subclass__). pprint's namespace printer, which handed the first out (case 347),
+ * refuses to be called on anything but a types.SimpleNamespace, directly too (case 354). */
+static void
+test_dunder_methods_as_values(void **state)
+{
+    (void) state;
+    static const char *const imports[] = {"pprint", "random"};
+    struct exec_policy p = {.imports = imports, .n_imports = 2};
+    struct exec_env *env = t_env(&p);
+    static const char *const names[] = {"held", NULL};
+    PyObject *ns = t_library(env, "lib",
+                             "import random\n"
+                             "held = [object.__getattribute__, (1).__setattr__,\n"
+                             "        random.Random.__setstate__,\n"
+                             "        staticmethod(object.__dict__['__class__']),\n"
+                             "        staticmethod(type.__dict__['__dict__']),\n"
+                             "        dict.__repr__, object.__init_subclass__]\n",
+                             names);
+    static const char *const refused[][2] = {
+            {"held[0]", "dunder attribute __getattribute__: a wrapper_descriptor reached"},
+            {"held[1]", "dunder attribute __setattr__: a method-wrapper reached"},
+            {"held[2]", "dunder attribute __setstate__: a function reached"},
+            {"held[4]", "dunder attribute __dict__: a getset_descriptor reached"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        cJSON *res = t_run_in(env, refused[i][0]);
+        const char *msg = t_err(res, "message");
+        if (!msg || !strstr(msg, refused[i][1]))
+            fail_msg("%s: expected %s, got %s", refused[i][0], refused[i][1], msg ? msg : "ok");
+        cJSON_Delete(res);
+    }
+    cJSON *res = t_run_in(env, "[h.__name__ for h in held[5:]] + [type(held[3]).__name__]");
+    assert_string_equal(t_str(res, "outcome"), "ok");
+    assert_non_null(strstr(t_str(res, "output_repr"), "['__repr__', '__init_subclass__', "
+                                                      "'staticmethod']"));
+    cJSON_Delete(res);
+    res = t_run_in(env, "import pprint\npp = pprint.PrettyPrinter()\n"
+                        "pprint.PrettyPrinter._pprint_simplenamespace(pp, object, pp._stream, 0, "
+                        "0, {}, 0)");
+    assert_non_null(
+            strstr(t_err(res, "message"), "pprint's namespace printer formatting a type object"));
+    cJSON_Delete(res);
     Py_DECREF(ns);
     exec_env_free(env);
 }
@@ -1264,6 +1324,7 @@ main(void)
             cmocka_unit_test(test_std_streams),
             cmocka_unit_test(test_yield_from_delegate_checked),
             cmocka_unit_test(test_text_code_is_no_modules),
+            cmocka_unit_test(test_dunder_methods_as_values),
             cmocka_unit_test(test_frame_builtins),
             cmocka_unit_test(test_frame_builtins_follow_policy),
             cmocka_unit_test(test_frame_globals_reset),

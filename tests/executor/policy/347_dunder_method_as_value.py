@@ -1,11 +1,13 @@
 # imports: pprint, json, operator, random
-# expect: refused Forbidden access to dunder attribute __getattribute__: a wrapper_descriptor reached as a value
+# expect: refused Forbidden: pprint's namespace printer formatting a type object
 # A method named after an attribute the snippet may not read is refused as a value too, however
 # it was reached. pprint's namespace printer, filed by the snippet under type.__repr__ in the
 # class-level dispatch table, formatted object's __dict__ and handed each value to the printer
 # filed for its type: a snippet hook got object.__getattribute__, an unchecked getattr. In C
 # chains it read json.dumps.__globals__ (codecs.open read /etc/hostname), random's os
-# (listdir('/')) and json.dumps.__kwdefaults__ (json.dumps patched for every caller).
+# (listdir('/')) and json.dumps.__kwdefaults__ (json.dumps patched for every caller). The value
+# rule is shown by unit test test_dunder_methods_as_values; since case 354 the namespace
+# printer formats only a types.SimpleNamespace (guard_pprint.c), which refuses this first.
 import pprint, json, operator, random
 d = pprint.PrettyPrinter._dispatch
 d[type.__repr__] = [v for v in d.values() if v.__name__ == '_pprint_simplenamespace'][0]
