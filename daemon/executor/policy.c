@@ -548,6 +548,16 @@ check_python_function(struct exec_run *r, PyObject *v)
     const char *module = exec_function_module(v);
     if (!module)
         return PyErr_Occurred() ? -1 : 0;
+    /* typing's objects are made by its classes' __init__ and shared (typing.List[int] is
+     * cached, typing.AnyStr module-level): run again on one, it rewrote the alias every caller
+     * gets (case 355). Making one calls the __init__ from C; nothing needs to hold it. */
+    if (strcmp(module, "typing") == 0 && strcmp(own_name, "__init__") == 0) {
+        exec_fail(r, ABORT_NONE,
+                  "Forbidden access to typing's %U: it would run again on an object typing "
+                  "made and shares",
+                  ((PyFunctionObject *) v)->func_qualname);
+        return -1;
+    }
     const char *kind = refused_function_kind(module, v);
     if (kind) {
         exec_fail(r, ABORT_NONE, "Forbidden access to %s: %s.%U", kind, module,
