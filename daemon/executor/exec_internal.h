@@ -543,15 +543,11 @@ PyObject *exec_typing_origin(PyObject *v);
 /* guard_typing.c, once before any run (it imports typing): no code sets a special form's
  * attributes through its class while a snippet runs. -1 with an exception set. */
 int exec_guard_typing_install(void);
-/* guard_pprint.c, once before any run (it imports pprint): pprint's namespace printer formats
- * types.SimpleNamespace objects only, whoever files or calls it. -1 with an exception set. */
+/* guard_pprint.c, once before any run (it imports pprint): each of pprint's printers formats
+ * only the objects pprint files it for, whoever files or calls it. -1 with an exception set. */
 int exec_guard_pprint_install(void);
 /* obj is one of typing's special forms (Union, Literal, ClassVar: typing._SpecialForm's). */
 bool exec_is_typing_special_form(PyObject *obj);
-/* A typing object whose attribute stores land on no class: a special form, or an alias whose
- * origin is no class (typing's code forwards an alias's stores to its origin, and only a
- * class's stores are guarded). */
-bool exec_typing_stores_unguarded(PyObject *obj);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
 /* A builtin type (str, list, dict): every profile allows its class and methods. */

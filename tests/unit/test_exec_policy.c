@@ -803,8 +803,8 @@ test_dunder_methods_as_values(void **state)
     res = t_run_in(env, "import pprint\npp = pprint.PrettyPrinter()\n"
                         "pprint.PrettyPrinter._pprint_simplenamespace(pp, object, pp._stream, 0, "
                         "0, {}, 0)");
-    assert_non_null(
-            strstr(t_err(res, "message"), "pprint's namespace printer formatting a type object"));
+    assert_non_null(strstr(t_err(res, "message"),
+                           "pprint's printer _pprint_simplenamespace formatting a type object"));
     cJSON_Delete(res);
     Py_DECREF(ns);
     exec_env_free(env);

@@ -1,5 +1,5 @@
 # imports: pprint, json
-# expect: refused Forbidden: pprint's namespace printer formatting a module object
+# expect: refused Forbidden: pprint's printer _pprint_simplenamespace formatting a module object
 # A module's namespace read through __dict__ is every store into it at once: library code
 # writing into that dict makes no attribute store (UserDict.__copy__ wrote json's namespace
 # through a __new__ answering json, 331). Here pprint's namespace printer, filed by the snippet

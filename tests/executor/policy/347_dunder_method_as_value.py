@@ -1,5 +1,5 @@
 # imports: pprint, json, operator, random
-# expect: refused Forbidden: pprint's namespace printer formatting a type object
+# expect: refused Forbidden: pprint's printer _pprint_simplenamespace formatting a type object
 # A method named after an attribute the snippet may not read is refused as a value too, however
 # it was reached. pprint's namespace printer, filed by the snippet under type.__repr__ in the
 # class-level dispatch table, formatted object's __dict__ and handed each value to the printer
