@@ -629,20 +629,20 @@ guarded_update_wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargsf,
         goto out;
     }
     /* It sets the names on the wrapper in functools' own code: never on a module or a class
-     * the snippet did not make, which `.` and setattr refuse, nor on a typing object whose
-     * stores land on no class: a special form (typing.Union as the wrapper had its _getitem
-     * replaced, case 351), or an alias forwarding to one. An alias of a class forwards to the
-     * class, whose stores are checked (guard_store.c). */
+     * the snippet did not make, nor one of typing's special forms and aliases, which `.` and
+     * setattr refuse. typing.Union as the wrapper had its _getitem replaced (case 351); an
+     * alias keeps its dunders and __dict__ update to itself, and the cached typing.List[int]
+     * took ClassVar[int]'s __origin__ for every caller (case 358). */
     Py_ssize_t to = arg_slot(args, nargs, kwnames, 0, "wrapper");
     if (to >= 0 &&
-        (PyModule_Check(args[to]) || exec_typing_stores_unguarded(args[to]) ||
+        (PyModule_Check(args[to]) || exec_is_typing_object(args[to]) ||
          (PyType_Check(args[to]) && !exec_class_is_snippets((PyTypeObject *) args[to])))) {
         PyErr_Format(exec_InterpreterError,
                      "functools.update_wrapper/wraps cannot write into a %s: only objects and "
                      "the snippet's own classes may be changed",
                      PyModule_Check(args[to]) ? "module"
                      : PyType_Check(args[to]) ? "library's class"
-                                              : "typing special form");
+                                              : "typing object");
         goto out;
     }
     res = PyObject_Vectorcall(self, copy, nargs, kwnames);

@@ -341,17 +341,6 @@ exec_is_typing_special_form(PyObject *obj)
     return t && PyObject_TypeCheck(obj, t);
 }
 
-bool
-exec_typing_stores_unguarded(PyObject *obj)
-{
-    if (!exec_is_typing_object(obj))
-        return false;
-    PyObject *origin = exec_typing_origin(obj);
-    bool guarded = origin && PyType_Check(origin);
-    Py_XDECREF(origin);
-    return !guarded;
-}
-
 /* typing's internal classes (typing._Final's subclasses: ForwardRef, TypeVar, the generic
  * aliases) refuse subclasses but for `_root=True`, a keyword meant for typing's own module
  * body. typing calls their methods with module namespaces and trusts what they answer:

@@ -6,13 +6,17 @@
 # typing.Annotated[dataclasses.Field, 0].name = v is setattr(dataclasses.Field, 'name', v) done
 # by typing's code. The walk sees an assignment to an instance, which it allows. Same escape as
 # 201 after that.
-# The walk refuses a store on a typing alias itself (328); library code storing on one
-# (functools.update_wrapper's assigned names) still reaches the forwarding.
+# The walk refuses a store on a typing alias itself (328), and functools.update_wrapper
+# writes into none (351); library code storing on one (a snippet dataclass's __init__ run
+# with the alias as self) still reaches the forwarding.
 import dataclasses, functools, typing
 names = iter(['x', 'x', 'x', 'x', "__import__('os').getpid()"] + ['x'] * 50)
 class Src:
     name = property(functools.partial(next, names), {}.get)
-functools.update_wrapper(typing.Annotated[dataclasses.Field, 0], Src, assigned=('name',), updated=())
+@dataclasses.dataclass
+class Setter:
+    name: object
+Setter.__init__(typing.Annotated[dataclasses.Field, 0], Src.name)
 @dataclasses.dataclass(repr=False, eq=False, match_args=False)
 class C:
     "doc"

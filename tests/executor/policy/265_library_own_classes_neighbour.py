@@ -2,7 +2,8 @@
 # Library code still finishes the classes it makes for the snippet while it runs (namedtuple's
 # __module__, dataclasses' methods, make_dataclass's, enum's members) and still stores on the
 # snippet's classes when the snippet steers it there (typing's aliases, through library code
-# such as update_wrapper since the walk refuses stores on aliases themselves, typing.final,
+# such as a dataclass's __init__ run with the alias as self, since the walk refuses stores on
+# aliases themselves and update_wrapper writes into none, typing.final,
 # runtime_checkable); library classes made at import still work unchanged (re's flags combined).
 import collections, dataclasses, enum, functools, re, typing
 N = collections.namedtuple('N', 'a b', module='__main__')
@@ -19,11 +20,17 @@ class K:
 class Src:
     x = 1
     y = 2
-functools.update_wrapper(typing.Annotated[K, 0], Src, assigned=('x',), updated=())
+@dataclasses.dataclass
+class SetX:
+    x: int
+SetX.__init__(typing.Annotated[K, 0], Src.x)
 V = typing.TypeVar('V')
 class Box(typing.Generic[V]):
     pass
-functools.update_wrapper(Box[int], Src, assigned=('y',), updated=())
+@dataclasses.dataclass
+class SetY:
+    y: int
+SetY.__init__(Box[int], Src.y)
 @typing.runtime_checkable
 class Proto(typing.Protocol):
     def m(self): ...

@@ -1,11 +1,10 @@
 # imports: typing, functools
-# expect: refused functools.update_wrapper/wraps cannot write into a typing special form
+# expect: refused functools.update_wrapper/wraps cannot write into a typing object
 # Case 328 (typing.Union._getitem = g, refused by the walk) done by functools' setattr instead:
 # update_wrapper refused only a module or a library class as the wrapper, and the store on
 # typing's special form was made before its AttributeError on __wrapped__. Every later
 # Optional[...] and Union[...] answered the snippet's function. An alias of Union forwarded the
-# store to it from typing's code. An alias of a class forwards to the class, whose stores are
-# checked (cases 211, 256-258).
+# store to it from typing's code. update_wrapper writes into no typing object (case 358).
 import typing, functools
 def g(self, params):
     return 'patched'
