@@ -759,7 +759,7 @@ exec_check_value_slow(struct exec_run *r, PyObject *v)
         return exec_check_class(r, (PyTypeObject *) v);
     if (Py_IS_TYPE(v, &PyWrapperDescr_Type) || Py_IS_TYPE(v, &_PyMethodWrapper_Type))
         return exec_check_slot_wrapper(r, v, NULL);
-    if (exec_is_typing_object(v))
+    if (exec_is_typing_alias(v))
         return check_typing_origin(r, v);
     if (Py_IS_TYPE(v, &PyMethodDescr_Type) || Py_IS_TYPE(v, &PyClassMethodDescr_Type))
         return exec_check_c_method(r, PyDescr_TYPE(v),

@@ -333,6 +333,15 @@ exec_typing_final(void)
 }
 
 bool
+exec_is_typing_alias(PyObject *obj)
+{
+    static PyObject *key;
+    static PyTypeObject *alias;
+    PyTypeObject *t = typing_class("_BaseGenericAlias", &key, &alias);
+    return t && PyObject_TypeCheck(obj, t);
+}
+
+bool
 exec_is_typing_special_form(PyObject *obj)
 {
     static PyObject *key;
