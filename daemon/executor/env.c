@@ -83,9 +83,10 @@ exec_python_init(struct pf_error **err)
                                 t ? t : "?");
         }
     }
-    if (exec_policy_init_types() < 0 || exec_function_init_type() < 0 ||
+    /* the std streams first: the guards below import libraries (typing, pprint, copy) */
+    if (exec_stdio_install() < 0 || exec_policy_init_types() < 0 || exec_function_init_type() < 0 ||
         exec_generator_init_type() < 0 || exec_main_frame_init() < 0 ||
-        exec_frame_view_install() < 0 || exec_stdio_install() < 0) {
+        exec_frame_view_install() < 0) {
         _cleanup_free_ char *t = take_exception_text();
         return pf_error_set(err, PF_E_INTERNAL, "executor set-up failed: %s", t ? t : "?");
     }

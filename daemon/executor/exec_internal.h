@@ -543,14 +543,14 @@ PyObject *exec_typing_origin(PyObject *v);
 /* guard_typing.c, once before any run (it imports typing): no code sets a special form's
  * attributes through its class while a snippet runs. -1 with an exception set. */
 int exec_guard_typing_install(void);
+/* At a run's start: special form classes made since (typing_extensions') get the slot too. */
+int exec_guard_typing_refresh(void);
 /* guard_pprint.c, once before any run (it imports pprint): each of pprint's printers formats
  * only the objects pprint files it for, whoever files or calls it. -1 with an exception set. */
 int exec_guard_pprint_install(void);
 /* obj is one of typing's aliases (typing._BaseGenericAlias's: List[int], Optional[int]), which
  * pass reads and stores of plain names on to their __origin__. */
 bool exec_is_typing_alias(PyObject *obj);
-/* obj is one of typing's special forms (Union, Literal, ClassVar: typing._SpecialForm's). */
-bool exec_is_typing_special_form(PyObject *obj);
 /* A C function bound to an object that is no module (obj.method read as a value). */
 int exec_check_bound_c_method(struct exec_run *r, PyObject *func);
 /* A builtin type (str, list, dict): every profile allows its class and methods. */

@@ -9,20 +9,27 @@
  * (max(key=lst.append), cases 354, 357), which C chains then used without the walk ever holding
  * the value. So each printer formats only what CPython files it for: a printer of the table
  * only objects whose type's __repr__ is the key pprint filed it under, the dataclass printer
- * (called by pprint directly) only dataclass instances, no class. The executor's versions
+ * (called by pprint directly) no class or module. The executor's versions
  * replace pprint's in the table and as class attributes. Installed from
  * exec_guard_store_install, once, before any run. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "exec_internal.h"
 
 /* A checked printer's own: (pprint's function, the key CPython filed it under or None for
  * the dataclass printer). */
 enum { PRINTER_REAL, PRINTER_KEY, PRINTER_N };
 
+/* What pprint's dispatch finds for obj is key, or, for a C class's __repr__, obj is of that
+ * class: pprint's default-dict printer hands a defaultdict to the dict printer itself. */
 static bool
 printer_formats(PyObject *key, PyObject *obj)
 {
     if (key == Py_None)
         return !PyType_Check(obj) && !PyModule_Check(obj);
+    if (Py_IS_TYPE(key, &PyWrapperDescr_Type) && PyObject_TypeCheck(obj, PyDescr_TYPE(key)))
+        return true;
     PyObject *repr = PyObject_GetAttrString((PyObject *) Py_TYPE(obj), "__repr__");
     bool same = repr == key;
     Py_XDECREF(repr);
@@ -45,22 +52,22 @@ checked_printer(PyObject *own, PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(real, args, (size_t) nargs, NULL);
 }
 
-/* One definition a printer, named as pprint's function is (its __name__ is kept by the
- * function, which the checked version holds). Statics: they live as long as the interpreter's
- * classes do. */
+/* One definition a printer, named as pprint's function is. Statics, names included: they live
+ * as long as the interpreter's classes do. */
 static PyMethodDef printer_defs[32];
 static size_t n_printer_defs;
 
 static PyObject *
 make_checked(PyObject *real, PyObject *key)
 {
-    const char *name = PyUnicode_AsUTF8(((PyFunctionObject *) real)->func_name);
-    if (!name)
-        return NULL;
     if (n_printer_defs == sizeof(printer_defs) / sizeof(printer_defs[0])) {
         PyErr_SetString(PyExc_RuntimeError, "pprint has more printers than the executor expects");
         return NULL;
     }
+    const char *utf8 = PyUnicode_AsUTF8(((PyFunctionObject *) real)->func_name);
+    char *name = utf8 ? strdup(utf8) : NULL; /* kept with the definition, for good */
+    if (!name)
+        return utf8 ? PyErr_NoMemory() : NULL;
     PyMethodDef *def = &printer_defs[n_printer_defs++];
     *def = (PyMethodDef){name, (PyCFunction) (void (*)(void)) checked_printer, METH_FASTCALL,
                          "one of pprint's printers, formatting only the objects pprint files "

@@ -498,29 +498,22 @@ exec_typing_origin(PyObject *v)
 /* typing's aliases pass reads and stores of their other attributes on to their __origin__,
  * from typing's own code: an alias the snippet made with the typing module as its origin set
  * typing's own names (its callable, which its protocol checks call) and would read its private
- * ones. An alias's origin is a class or one of typing's special forms (Optional[int]'s is
- * Union), as typing makes them: nothing else, a module least (policy case 350). */
+ * ones. No module is an alias's origin (policy case 350); stores passed on to anything but a
+ * class are refused where they are made (guard_typing.c). */
 static int
 check_typing_origin(struct exec_run *r, PyObject *v)
 {
     PyObject *origin = exec_typing_origin(v);
-    if (!origin || PyType_Check(origin) || exec_is_typing_special_form(origin)) {
-        Py_XDECREF(origin);
+    const char *module = origin && PyModule_Check(origin) ? PyModule_GetName(origin) : NULL;
+    bool refused = origin && PyModule_Check(origin);
+    Py_XDECREF(origin);
+    if (!refused)
         return 0;
-    }
-    const char *module = PyModule_Check(origin) ? PyModule_GetName(origin) : NULL;
     PyErr_Clear();
-    if (module)
-        exec_fail(r, ABORT_NONE,
-                  "Forbidden: a typing alias of module %s (typing passes an alias's attribute "
-                  "reads and stores on to its origin)",
-                  module);
-    else
-        exec_fail(r, ABORT_NONE,
-                  "Forbidden: a typing alias of a %s object (an alias's origin is a class or a "
-                  "special form: typing passes its attribute reads and stores on to it)",
-                  Py_TYPE(origin)->tp_name);
-    Py_DECREF(origin);
+    exec_fail(r, ABORT_NONE,
+              "Forbidden: a typing alias of module %s (typing passes an alias's attribute reads "
+              "and stores on to its origin)",
+              module ? module : "?");
     return -1;
 }
 
@@ -543,7 +536,9 @@ check_python_function(struct exec_run *r, PyObject *v)
         return 0; /* the snippet's own: the common case of method calls, without a lookup */
     /* a library class's own __getattr__ or __setstate__, say, held apart from its class */
     const char *own_name = PyUnicode_AsUTF8(((PyFunctionObject *) v)->func_name);
-    if (!own_name || check_method_name(r, v, own_name) < 0)
+    if (!own_name)
+        PyErr_Clear(); /* a lone surrogate (functools.wraps copies any name): no dunder */
+    else if (check_method_name(r, v, own_name) < 0)
         return -1;
     const char *module = exec_function_module(v);
     if (!module)
@@ -551,7 +546,7 @@ check_python_function(struct exec_run *r, PyObject *v)
     /* typing's objects are made by its classes' __init__ and shared (typing.List[int] is
      * cached, typing.AnyStr module-level): run again on one, it rewrote the alias every caller
      * gets (case 355). Making one calls the __init__ from C; nothing needs to hold it. */
-    if (strcmp(module, "typing") == 0 && strcmp(own_name, "__init__") == 0) {
+    if (own_name && strcmp(module, "typing") == 0 && strcmp(own_name, "__init__") == 0) {
         exec_fail(r, ABORT_NONE,
                   "Forbidden access to typing's %U: it would run again on an object typing "
                   "made and shares",

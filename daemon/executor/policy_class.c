@@ -341,15 +341,6 @@ exec_is_typing_alias(PyObject *obj)
     return t && PyObject_TypeCheck(obj, t);
 }
 
-bool
-exec_is_typing_special_form(PyObject *obj)
-{
-    static PyObject *key;
-    static PyTypeObject *special_form;
-    PyTypeObject *t = typing_class("_SpecialForm", &key, &special_form);
-    return t && PyObject_TypeCheck(obj, t);
-}
-
 /* typing's internal classes (typing._Final's subclasses: ForwardRef, TypeVar, the generic
  * aliases) refuse subclasses but for `_root=True`, a keyword meant for typing's own module
  * body. typing calls their methods with module namespaces and trusts what they answer:

@@ -427,7 +427,8 @@ run_snippet(struct exec_env *env, const char *code, exec_output_cb cb, void *use
     PyObject *value = NULL;
     bool is_final = false;
     const struct node *failed = NULL;
-    struct exec_tree *tree = exec_tree_compile(code);
+    /* special form classes made since the last run (typing_extensions') are guarded too */
+    struct exec_tree *tree = exec_guard_typing_refresh() == 0 ? exec_tree_compile(code) : NULL;
     if (tree && !(r->tree_ref = PyCapsule_New(tree, "pyfence.tree", tree_destroy)))
         tree = exec_tree_free(tree);
     if (!tree) {

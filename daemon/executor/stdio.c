@@ -82,6 +82,39 @@ stream_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
+stream_readlines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *empty = stream_read(self, args, nargs);
+    if (!empty)
+        return NULL;
+    Py_DECREF(empty);
+    return PyList_New(0);
+}
+
+/* writelines(lines): each written as write() writes it */
+static PyObject *
+stream_writelines(PyObject *self, PyObject *lines)
+{
+    PyObject *it = PyObject_GetIter(lines);
+    PyObject *line;
+    while (it && (line = PyIter_Next(it)) != NULL) {
+        PyObject *n = stream_write(self, line);
+        Py_DECREF(line);
+        if (!n) {
+            Py_CLEAR(it);
+            break;
+        }
+        Py_DECREF(n);
+    }
+    if (!it || PyErr_Occurred()) {
+        Py_XDECREF(it);
+        return NULL;
+    }
+    Py_DECREF(it);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
 stream_readable(PyObject *self, PyObject *unused)
 {
     return PyBool_FromLong(((struct stdio_stream *) self)->role == STDIO_IN);
@@ -151,6 +184,9 @@ static PyMethodDef stream_methods[] = {
         {"flush", stream_flush, METH_NOARGS, "flush() -> None"},
         {"read", (PyCFunction) (void (*)(void)) stream_read, METH_FASTCALL, "read() -> ''"},
         {"readline", (PyCFunction) (void (*)(void)) stream_read, METH_FASTCALL, "readline() -> ''"},
+        {"readlines", (PyCFunction) (void (*)(void)) stream_readlines, METH_FASTCALL,
+         "readlines() -> []"},
+        {"writelines", stream_writelines, METH_O, "writelines(lines): each to the run's logs"},
         {"readable", stream_readable, METH_NOARGS, NULL},
         {"writable", stream_writable, METH_NOARGS, NULL},
         {"seekable", stream_false, METH_NOARGS, NULL},

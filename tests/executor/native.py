@@ -47,6 +47,10 @@ class _Out:
     def writable(self):
         return True
 
+    def writelines(self, lines):
+        for line in lines:
+            self.buf.write(line)
+
 
 def fresh_globals(out):
     def _print(*args, **kwargs):

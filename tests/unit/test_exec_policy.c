@@ -726,7 +726,7 @@ test_text_code_is_no_modules(void **state)
     static const char *const imports[] = {"pf_textmod", "json"};
     struct exec_policy p = {.imports = imports, .n_imports = 2};
     struct exec_env *env = t_env(&p);
-    static const char *const names[] = {"from_file", "from_text", "other", NULL};
+    static const char *const names[] = {"from_file", "from_text", "other", "Fwd", "bump", NULL};
     PyObject *ns = t_library(
             env, "setup",
             "import sys, types\n"
@@ -739,6 +739,11 @@ test_text_code_is_no_modules(void **state)
             "exec(compile('def other(m):\\n    return len(m.__dict__)\\n', 'pf_textmod.py', "
             "'exec'), m.__dict__)\n"
             "other = m.other\n"
+            "fwd = 'class Fwd:\\n    def __setattr__(self, n, v):\\n        "
+            "setattr(sys.modules[__name__], n, v)\\n"
+            "def bump():\\n    setattr(sys.modules[__name__], \\'count\\', 1)\\n'\n"
+            "exec(compile(fwd, 'pf_textmod.py', 'exec'), m.__dict__)\n"
+            "Fwd, bump = m.Fwd, m.bump\n"
             "from_file, from_text = m.from_file, m.from_text\n",
             names);
     cJSON *res = t_run_in(env, "from_file()");
@@ -753,6 +758,12 @@ test_text_code_is_no_modules(void **state)
     res = t_run_in(env, "import json\nother(json)");
     assert_non_null(strstr(t_err(res, "message"),
                            "pf_textmod reading the namespace of module json through its __dict__"));
+    cJSON_Delete(res);
+    /* a module's own code sets its attributes, but not from an object's __setattr__ passing a
+     * store on (typing's aliases did so, case 353) */
+    res = t_run_in(env, "bump()\nf = Fwd()\nf.planted = 1");
+    assert_non_null(strstr(t_err(res, "message"),
+                           "pf_textmod's code setting attribute 'planted' of module pf_textmod"));
     cJSON_Delete(res);
     PyRun_SimpleString("import sys\ndel sys.modules['pf_textmod']\n");
     Py_DECREF(ns);

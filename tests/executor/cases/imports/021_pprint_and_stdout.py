@@ -7,5 +7,6 @@ pp = pprint.PrettyPrinter(indent=2)
 pp.pprint(list(range(3)))
 s = pp._stream
 print(s.writable(), s.closed, s.encoding)
+s.writelines(['two ', 'lines\n'])
 n = s.write('written directly\n')
 n

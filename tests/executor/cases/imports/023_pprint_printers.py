@@ -16,3 +16,6 @@ data = {'p': P(1, ['a', 'b' * 30]), 'c': collections.Counter('hello'),
 pprint.pprint(data, width=40)
 print(pprint.pformat(collections.ChainMap({'a': 1}, {'b': 2}), width=10))
 print(pprint.PrettyPrinter._pprint_dict.__name__)
+# a defaultdict wider than the line: pprint's default-dict printer calls the dict printer itself
+pprint.pprint(collections.defaultdict(list, {'key' * 8 + str(i): list(range(8)) for i in range(3)}),
+              width=30)
