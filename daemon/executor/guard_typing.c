@@ -14,7 +14,7 @@
  * an alias) set an alias's own state, and passes a store on only to a class, whose stores
  * guard_store.c judges: a snippet dataclass's __init__ run with the cached alias as self
  * rewrote its _name, and one with an alias of a ForwardRef set that ForwardRef's _evaluate,
- * which get_type_hints calls with module namespaces (cases 359-360).
+ * which get_type_hints calls with module namespaces (case 359).
  *
  * Special form subclasses made after install (typing_extensions') get the slot when a run
  * starts (exec_guard_typing_refresh). Installed from exec_guard_store_install, once, before
@@ -27,14 +27,15 @@ checked_special_form_setattro(PyObject *self, PyObject *name, PyObject *value)
     if (!exec_audit_stores_checked())
         return PyObject_GenericSetAttr(self, name, value);
     PyObject *shown = PyObject_Repr(self); /* typing.Union */
-    if (!shown)
+    const char *s = shown && PyUnicode_Check(shown) ? PyUnicode_AsUTF8(shown) : NULL;
+    if (!s) {
         PyErr_Clear();
+        s = Py_TYPE(self)->tp_name;
+    }
     PyErr_Format(exec_InterpreterError,
                  "Forbidden while a snippet runs: %s attribute %R of typing's special form %s "
                  "(typing's own code trusts what its special forms hold)",
-                 value ? "setting" : "deleting", name,
-                 shown && PyUnicode_Check(shown) ? PyUnicode_AsUTF8(shown)
-                                                 : Py_TYPE(self)->tp_name);
+                 value ? "setting" : "deleting", name, s);
     Py_XDECREF(shown);
     return -1;
 }
